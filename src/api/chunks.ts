@@ -1,0 +1,170 @@
+import type { Engine, Ctx } from '../core/engine.js';
+import { ownedDataset, refreshDatasetCounts } from '../core/datasets.js';
+import { getDocument, documentToWire, type DocumentRow } from '../core/documents.js';
+import { chunkToWire } from '../core/chunks.js';
+import { chunkVectors } from '../core/embedding.js';
+import { ApiError, RetCode, fail } from './errors.js';
+import { upsertChunk, removeChunkRows, rewriteChunk, type ChunkRow } from '../store/chunks.js';
+import { chunkId } from '../util/hash.js';
+import { formatDateTime } from '../util/time.js';
+import { countTokens } from '../text/tokens.js';
+import { analyze } from '../text/analyze.js';
+import { highlight } from '../search/highlight.js';
+
+function guard(e: Engine, ctx: Ctx, datasetId: string, documentId: string): { kb: NonNullable<ReturnType<typeof ownedDataset>>; doc: DocumentRow } {
+  const kb = ownedDataset(e, ctx, datasetId);
+  if (!kb) fail('DATASET_NOT_OWNED', datasetId);
+  const doc = getDocument(e, kb.id, documentId);
+  if (!doc) fail('DOCUMENT_NOT_OWNED', documentId);
+  return { kb, doc };
+}
+
+function titleWeight(cfg: string): number {
+  const w = (JSON.parse(cfg) as { filename_embd_weight?: unknown }).filename_embd_weight;
+  return typeof w === 'number' && w >= 0 && w <= 1 ? w : 0.1;
+}
+
+/** Recounts one document's chunks and tokens from its rows, then its dataset's. */
+function recount(e: Engine, doc: DocumentRow): void {
+  e.db.prepare(`UPDATE document SET chunk_num = (SELECT COUNT(*) FROM chunk WHERE document_id = @id),
+    token_num = (SELECT COALESCE(SUM(token_num), 0) FROM chunk WHERE document_id = @id) WHERE id = @id`).run({ id: doc.id });
+  refreshDatasetCounts(e, doc.dataset_id);
+}
+
+function checkStrListField(v: unknown, notList: Parameters<typeof fail>[0]): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) fail(notList);
+  return v as string[];
+}
+
+export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentId: string, req: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { kb, doc } = guard(e, ctx, datasetId, documentId);
+  if (typeof req.content !== 'string' || !req.content.trim()) fail('CONTENT_REQUIRED');
+  const kw = checkStrListField(req.important_keywords, 'IMPORTANT_KEYWORDS_LIST');
+  const qs = checkStrListField(req.questions, 'QUESTIONS_LIST');
+  const tags = checkStrListField(req.tag_kwd, 'TAG_KWD_LIST');
+  if (tags.some((t) => typeof t !== 'string')) fail('TAG_KWD_STRINGS');
+  if (kw.some((t) => typeof t !== 'string') || qs.some((t) => typeof t !== 'string')) {
+    const bad = [...kw, ...qs].find((t) => typeof t !== 'string');
+    throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError('sequence item 0: expected str instance, ${pyType(bad)} found')`);
+  }
+  const questions = qs.map((q) => q.trim()).filter(Boolean);
+  const content = req.content;
+  const id = chunkId(content, doc.id);
+  const embedText = questions.length ? questions.join('\n') : content;
+  const [vector] = await chunkVectors(e, kb.embd_id, doc.name, [embedText], titleWeight(doc.parser_config));
+  const now = Date.now();
+  const order = (e.db.prepare('SELECT COALESCE(MAX(chunk_order), -1) + 1 AS n FROM chunk WHERE document_id = ?').get(doc.id) as { n: number }).n;
+  e.tx(() => {
+    upsertChunk(e.db, {
+      id, document_id: doc.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw, questions, tag_kwd: tags,
+      positions: [], available: true, chunk_order: order, token_num: countTokens(content),
+      create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vector!,
+    });
+    recount(e, doc);
+  });
+  const row = e.db.prepare('SELECT * FROM chunk WHERE id = ?').get(id) as ChunkRow;
+  const w = chunkToWire(row, doc.name);
+  return {
+    id: w.id, content: w.content, document_id: w.document_id, important_keywords: w.important_keywords, tag_kwd: w.tag_kwd,
+    questions: w.questions, dataset_id: w.dataset_id, create_timestamp: w.create_timestamp, create_time: w.create_time, image_id: w.image_id,
+    available: w.available, positions: w.positions, docnm_kwd: doc.name, document_keyword: doc.name,
+  };
+}
+
+const pyType = (v: unknown): string => (typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : v === null ? 'NoneType' : Array.isArray(v) ? 'list' : typeof v === 'object' ? 'dict' : typeof v === 'boolean' ? 'bool' : 'str');
+
+export function listChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: string, q: Record<string, unknown>): { total: number; chunks: Record<string, unknown>[]; doc: Record<string, unknown> } {
+  const { kb, doc } = guard(e, ctx, datasetId, documentId);
+  const docWire = documentToWire(doc);
+  if (typeof q.id === 'string' && q.id) {
+    const row = e.db.prepare('SELECT * FROM chunk WHERE id = ? AND document_id = ?').get(q.id, doc.id) as ChunkRow | undefined;
+    if (!row) fail('CHUNK_NOT_FOUND', kb.id, q.id);
+    return { total: 1, chunks: [chunkToWire(row, doc.name)], doc: docWire };
+  }
+  const page = Number(q.page ?? 1);
+  const pageSize = Number(q.page_size ?? 30);
+  if (!Number.isInteger(page) || page < 1 || !Number.isInteger(pageSize) || pageSize < 0) {
+    throw new ApiError(RetCode.ARGUMENT_ERROR, '`page` and `page_size` must be positive integers');
+  }
+  const limit = pageSize === 0 ? -1 : pageSize;
+  const offset = pageSize === 0 ? 0 : (page - 1) * pageSize;
+  const keywords = typeof q.keywords === 'string' ? q.keywords.trim() : '';
+  if (keywords) {
+    const terms = [...new Set(analyze(keywords))];
+    if (terms.length === 0) return { total: 0, chunks: [], doc: docWire };
+    const match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
+    const base = `FROM chunk_fts f JOIN chunk c ON c.rowid = f.rowid WHERE chunk_fts MATCH @match AND c.document_id = @doc`;
+    const total = (e.db.prepare(`SELECT COUNT(*) AS n ${base}`).get({ match, doc: doc.id }) as { n: number }).n;
+    const rows = e.db.prepare(`SELECT c.* ${base} ORDER BY bm25(chunk_fts, 1, 2, 30, 20) LIMIT @limit OFFSET @offset`)
+      .all({ match, doc: doc.id, limit, offset }) as ChunkRow[];
+    return {
+      total,
+      chunks: rows.map((r) => ({ ...chunkToWire(r, doc.name), content: highlight(r.content, keywords) ?? r.content })),
+      doc: docWire,
+    };
+  }
+  const total = (e.db.prepare('SELECT COUNT(*) AS n FROM chunk WHERE document_id = ?').get(doc.id) as { n: number }).n;
+  const rows = e.db.prepare(`SELECT * FROM chunk WHERE document_id = ? ORDER BY chunk_order, page_num, top, create_timestamp DESC
+    LIMIT ? OFFSET ?`).all(doc.id, limit, offset) as ChunkRow[];
+  return { total, chunks: rows.map((r) => chunkToWire(r, doc.name)), doc: docWire };
+}
+
+export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, documentId: string, chunkIdArg: string, req: Record<string, unknown>): Promise<void> {
+  const { kb, doc } = guard(e, ctx, datasetId, documentId);
+  const row = e.db.prepare('SELECT * FROM chunk WHERE id = ? AND document_id = ?').get(chunkIdArg, doc.id) as ChunkRow | undefined;
+  if (!row) fail('CANT_FIND_CHUNK', chunkIdArg);
+  let content = row.content;
+  if (req.content !== undefined && req.content !== null) {
+    if (typeof req.content !== 'string' || !req.content.trim()) fail('CONTENT_REQUIRED');
+    content = req.content;
+  }
+  const list = (k: string, notList: Parameters<typeof fail>[0], cur: string): unknown[] => {
+    if (req[k] === undefined || req[k] === null) return JSON.parse(cur) as unknown[];
+    if (!Array.isArray(req[k])) fail(notList);
+    return req[k] as unknown[];
+  };
+  const kw = list('important_keywords', 'KEYWORDS_SHOULD_BE_LIST', row.important_keywords);
+  const qs = list('questions', 'QUESTIONS_SHOULD_BE_LIST', row.questions);
+  const positions = list('positions', 'POSITIONS_SHOULD_BE_LIST', row.positions);
+  const tags = list('tag_kwd', 'TAG_KWD_SHOULD_BE_LIST', row.tag_kwd);
+  if (tags.some((t) => typeof t !== 'string')) fail('TAG_KWD_STRINGS');
+  const bad = [...kw, ...qs].find((t) => typeof t !== 'string');
+  if (bad !== undefined) throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError('sequence item 0: expected str instance, ${pyType(bad)} found')`);
+  let available = row.available === 1;
+  if (req.available !== undefined && req.available !== null) available = Boolean(Number(req.available));
+  const questions = (qs as string[]).map((q) => q.trim()).filter(Boolean);
+  if (doc.parser_id === 'qa') {
+    const parts = content.split(/\t|\r?\n/).filter((s) => s.length > 0);
+    if (parts.length !== 2) fail('QA_SEPARATOR');
+  }
+  const embedText = questions.length ? questions.join('\n') : content;
+  const [vector] = await chunkVectors(e, kb.embd_id, doc.name, [embedText], titleWeight(doc.parser_config));
+  e.tx(() => {
+    rewriteChunk(e.db, row.rowid, {
+      id: row.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw as string[], questions, tag_kwd: tags as string[],
+      positions: positions as number[][], available, token_num: countTokens(content), vector: vector!,
+    });
+    recount(e, doc);
+  });
+}
+
+export function deleteChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: string, req: Record<string, unknown>): { deleted: number } {
+  const { doc } = guard(e, ctx, datasetId, documentId);
+  const all = req.delete_all === true;
+  const ids = Array.isArray(req.chunk_ids) ? [...new Set(req.chunk_ids.map(String))] : [];
+  if (!all && ids.length === 0) return { deleted: 0 };
+  let rows: { rowid: number }[];
+  if (all) rows = e.db.prepare('SELECT rowid FROM chunk WHERE document_id = ?').all(doc.id) as { rowid: number }[];
+  else {
+    const sel = e.db.prepare('SELECT rowid FROM chunk WHERE id = ? AND document_id = ?');
+    rows = ids.map((id) => sel.get(id, doc.id) as { rowid: number } | undefined).filter((r): r is { rowid: number } => !!r);
+  }
+  e.tx(() => {
+    removeChunkRows(e.db, rows.map((r) => r.rowid));
+    recount(e, doc);
+  });
+  // RAGFlow deletes what it found, then reports the shortfall.
+  if (!all && rows.length !== ids.length) fail('RM_CHUNK_MISMATCH', rows.length, ids.length);
+  return { deleted: rows.length };
+}

@@ -1,0 +1,256 @@
+import type { Engine, Ctx } from '../core/engine.js';
+import { ownedDataset, visibleDataset, refreshDatasetCounts } from '../core/datasets.js';
+import { documentToWire, getDocument, fileType, documentChunkMethod, RUN, RUN_NAMES, type DocumentRow } from '../core/documents.js';
+import { ApiError, RetCode, fail } from './errors.js';
+import { Issues, checkStr, checkInt, checkFloat } from './validate.js';
+import { DOCUMENT_CHUNK_METHODS, validateParserConfig, storedParserConfig } from './parser-config.js';
+import { newId } from '../util/ids.js';
+import { nowMs } from '../util/time.js';
+import { duplicateName, fileSuffix, utf8Length } from '../util/names.js';
+import { deepMerge, isPlainObject, pyListRepr } from '../util/json.js';
+import { putBlob, getBlob, pruneBlobs } from '../store/blobs.js';
+import { removeDocumentChunks } from '../store/chunks.js';
+
+export interface UploadFile {
+  display_name?: unknown;
+  blob?: unknown;
+}
+
+export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: unknown): Record<string, unknown>[] {
+  const kb = visibleDataset(e, ctx, datasetId);
+  if (!kb) {
+    if (!e.db.prepare('SELECT 1 FROM dataset WHERE id = ?').get(datasetId)) fail('DATASET_NOT_FOUND_BY_ID', datasetId);
+    throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.');
+  }
+  if (!Array.isArray(files) || files.length === 0) fail('NO_FILE_PART');
+  const list = files as UploadFile[];
+  for (const f of list) {
+    if (!f || typeof f !== 'object' || typeof f.display_name !== 'string' || f.display_name === '') fail('NO_FILE_SELECTED');
+    if (!(f.blob instanceof Uint8Array)) throw new ApiError(RetCode.ARGUMENT_ERROR, `${f.display_name}: \`blob\` must be a Uint8Array or Buffer`);
+    if (utf8Length(f.display_name) > 255) fail('FILE_NAME_TOO_LONG');
+  }
+  const errors = list
+    .filter((f) => fileType(fileSuffix(f.display_name as string)) === 'other')
+    .map((f) => `${f.display_name}: This type of file has not been supported yet!`);
+  if (errors.length) throw new ApiError(RetCode.SERVER_ERROR, errors.join('\n'));
+
+  const t = nowMs();
+  const ids: string[] = [];
+  e.tx(() => {
+    const taken = e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ?');
+    for (const f of list) {
+      const name = duplicateName(f.display_name as string, (n) => !!taken.get(kb.id, n), true);
+      const blob = f.blob as Uint8Array;
+      const sha = putBlob(e.db, blob);
+      const suffix = fileSuffix(name);
+      const method = documentChunkMethod(suffix, kb.parser_id);
+      const id = newId();
+      ids.push(id);
+      e.db.prepare(`INSERT INTO document (id, dataset_id, name, suffix, type, size, blob_sha256, location, parser_id, parser_config,
+          created_by, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+        id, kb.id, name, suffix, fileType(suffix), blob.length, sha, name, method, kb.parser_config, ctx.userId, t, t);
+    }
+    refreshDatasetCounts(e, kb.id);
+    e.db.prepare('UPDATE dataset SET update_time = ? WHERE id = ?').run(t, kb.id);
+  });
+  return ids.map((id) => documentToWire(getDocument(e, kb.id, id)!));
+}
+
+function ownedOrFail(e: Engine, ctx: Ctx, datasetId: string, key: 'DATASET_NOT_OWNED' | 'DATASET_NOT_OWNED_TRAILING' = 'DATASET_NOT_OWNED') {
+  const kb = ownedDataset(e, ctx, datasetId);
+  if (!kb) fail(key, datasetId);
+  return kb;
+}
+
+const RUN_BY_NAME: Record<string, string> = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4' };
+
+export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): { total: number; docs: Record<string, unknown>[] } {
+  const kb = ownedOrFail(e, ctx, datasetId, 'DATASET_NOT_OWNED_TRAILING');
+  if (q.id !== undefined && q.id !== null && q.ids !== undefined && q.ids !== null) fail('ID_AND_IDS');
+  const where = ['dataset_id = @ds'];
+  const p: Record<string, unknown> = { ds: kb.id };
+  if (typeof q.id === 'string' && q.id) {
+    const doc = getDocument(e, kb.id, q.id);
+    if (!doc) fail('DOCUMENT_NOT_OWNED', q.id);
+    return { total: 1, docs: [documentToWire(doc)] };
+  }
+  if (typeof q.name === 'string' && q.name) {
+    if (!e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ?').get(kb.id, q.name)) fail('DOCUMENT_NOT_OWNED', q.name);
+    where.push('name = @name');
+    p.name = q.name;
+  }
+  if (Array.isArray(q.ids) && q.ids.length) {
+    where.push(`id IN (${q.ids.map((_, i) => `@id${i}`).join(', ')})`);
+    q.ids.forEach((v, i) => (p[`id${i}`] = String(v)));
+  }
+  if (typeof q.keywords === 'string' && q.keywords) {
+    where.push("LOWER(name) LIKE @kw ESCAPE '\\'");
+    p.kw = `%${q.keywords.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  }
+  if (Array.isArray(q.suffix) && q.suffix.length) {
+    where.push(`suffix IN (${q.suffix.map((_, i) => `@sf${i}`).join(', ')})`);
+    q.suffix.forEach((v, i) => (p[`sf${i}`] = String(v).replace(/^\./, '').toLowerCase()));
+  }
+  if (Array.isArray(q.types) && q.types.length) {
+    where.push(`type IN (${q.types.map((_, i) => `@ty${i}`).join(', ')})`);
+    q.types.forEach((v, i) => (p[`ty${i}`] = String(v)));
+  }
+  if (q.run !== undefined && q.run !== null) {
+    const runs = (Array.isArray(q.run) ? q.run : [q.run]).map((r) => String(r));
+    const mapped = runs.map((r) => (/^[0-4]$/.test(r) ? r : RUN_BY_NAME[r.toUpperCase()]));
+    if (mapped.some((m) => m === undefined)) fail('INVALID_RUN_FILTER', pyListRepr(runs));
+    if (mapped.length) {
+      where.push(`run IN (${mapped.map((_, i) => `@run${i}`).join(', ')})`);
+      mapped.forEach((m, i) => (p[`run${i}`] = m));
+    }
+  }
+  const is = new Issues(RetCode.DATA_ERROR);
+  const page = q.page ?? 1;
+  const pageSize = q.page_size ?? 30;
+  checkInt(is, 'page', page, 1);
+  checkInt(is, 'page_size', pageSize, 0);
+  const orderby = q.orderby ?? 'create_time';
+  if (orderby !== 'create_time' && orderby !== 'update_time' && orderby !== 'name' && orderby !== 'size') is.add('orderby', "Input should be 'create_time' or 'update_time'", orderby);
+  is.throwIfAny();
+  const desc = !(q.desc === false || q.desc === 'false' || q.desc === 'False');
+  const whereSql = where.join(' AND ');
+  const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM document WHERE ${whereSql}`).get(p) as { n: number }).n;
+  const limit = pageSize === 0 ? -1 : (pageSize as number);
+  let rows = e.db.prepare(`SELECT * FROM document WHERE ${whereSql} ORDER BY ${orderby as string} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}
+    LIMIT @limit OFFSET @offset`).all({ ...p, limit, offset: pageSize === 0 ? 0 : ((page as number) - 1) * (pageSize as number) }) as DocumentRow[];
+  // RAGFlow applies the time window after paging; we keep that.
+  const from = Number(q.create_time_from ?? 0);
+  const to = Number(q.create_time_to ?? 0);
+  if (from > 0 || to > 0) rows = rows.filter((r) => (from <= 0 || r.create_time >= from) && (to <= 0 || r.create_time <= to));
+  return { total, docs: rows.map(documentToWire) };
+}
+
+const DOC_UPDATE_FIELDS = ['name', 'display_name', 'chunk_method', 'parser_config', 'meta_fields', 'enabled', 'chunk_count', 'token_count', 'progress'];
+
+export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string, req: Record<string, unknown>): Record<string, unknown> {
+  const kb = ownedDataset(e, ctx, datasetId);
+  if (!kb) fail('DATASET_NOT_OWNED_NO_ID');
+  const doc = getDocument(e, kb.id, documentId);
+  if (!doc) fail('DATASET_DOESNT_OWN_DOCUMENT');
+  // `display_name` is what upload takes; accept it as the same key as `name`.
+  const body: Record<string, unknown> = Object.fromEntries(Object.entries(req).filter(([k]) => DOC_UPDATE_FIELDS.includes(k)));
+  if (body.display_name !== undefined && body.name === undefined) body.name = body.display_name;
+  delete body.display_name;
+
+  const is = new Issues(RetCode.DATA_ERROR);
+  if ('name' in body) checkStr(is, 'name', body.name);
+  if ('chunk_method' in body) {
+    const m = body.chunk_method;
+    if (m === '') is.add('chunk_method', '`chunk_method` (empty string) is not valid', m);
+    else if (typeof m !== 'string') is.add('chunk_method', 'Input should be a valid string', m);
+    else if (!(DOCUMENT_CHUNK_METHODS as readonly string[]).includes(m)) is.add('chunk_method', `\`chunk_method\` ${m} doesn't exist`, m);
+  }
+  if ('chunk_count' in body) checkInt(is, 'chunk_count', body.chunk_count, 0);
+  if ('token_count' in body) checkInt(is, 'token_count', body.token_count, 0);
+  if ('progress' in body) checkFloat(is, 'progress', body.progress, 0, 1);
+  if ('enabled' in body && body.enabled !== 0 && body.enabled !== 1 && body.enabled !== true && body.enabled !== false) {
+    is.add('enabled', 'Input should be 0 or 1', body.enabled);
+  }
+  if ('meta_fields' in body) checkMetaFields(is, body.meta_fields);
+  let cfg: Record<string, unknown> | null = null;
+  if ('parser_config' in body && body.parser_config !== null) {
+    if (!isPlainObject(body.parser_config)) is.add('parser_config', 'Input should be a valid dictionary or instance of ParserConfig', body.parser_config);
+    else cfg = validateParserConfig(is, body.parser_config);
+  }
+  is.throwIfAny();
+
+  if ('chunk_count' in body && body.chunk_count !== doc.chunk_num) fail('CANT_CHANGE_FIELD', 'chunk_count');
+  if ('token_count' in body && body.token_count !== doc.token_num) fail('CANT_CHANGE_FIELD', 'token_count');
+  if ('progress' in body && body.progress !== doc.progress) fail('CANT_CHANGE_FIELD', 'progress');
+
+  const sets: Record<string, unknown> = {};
+  if (typeof body.name === 'string' && body.name !== doc.name) {
+    const name = body.name;
+    if (utf8Length(name) > 255) fail('FILE_NAME_TOO_LONG');
+    if (fileSuffix(name) !== fileSuffix(doc.name)) fail('EXTENSION_CHANGE');
+    // Case-sensitive on purpose, as RAGFlow's final compare: `X.TXT` beside `x.txt` is allowed.
+    const clash = (e.db.prepare('SELECT name FROM document WHERE dataset_id = ? AND id != ?').all(kb.id, doc.id) as { name: string }[])
+      .some((d) => d.name === name);
+    if (clash) fail('DUPLICATED_DOCUMENT_NAME');
+    sets.name = name;
+    sets.location = name;
+  }
+  let resetChunks = false;
+  if (typeof body.chunk_method === 'string' && body.chunk_method !== doc.parser_id) {
+    if (fileType(doc.suffix) === 'visual' || ['ppt', 'pptx', 'pages'].includes(doc.suffix)) fail('NOT_SUPPORTED_YET');
+    sets.parser_id = body.chunk_method;
+    sets.parser_config = JSON.stringify(storedParserConfig(body.chunk_method, cfg, e.tenant(ctx.tenantId).llm_id));
+    resetChunks = true;
+  } else if (cfg) {
+    sets.parser_config = JSON.stringify(deepMerge(JSON.parse(doc.parser_config), cfg));
+  }
+  if ('meta_fields' in body) sets.meta_fields = JSON.stringify(body.meta_fields);
+  if ('enabled' in body) sets.status = body.enabled === 1 || body.enabled === true ? '1' : '0';
+  sets.update_time = nowMs();
+  e.tx(() => {
+    if (resetChunks) {
+      removeDocumentChunks(e.db, [doc.id]);
+      Object.assign(sets, { run: RUN.UNSTART, progress: 0, progress_msg: '', chunk_num: 0, token_num: 0, process_duration: 0 });
+    }
+    const cols = Object.keys(sets);
+    e.db.prepare(`UPDATE document SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...sets, id: doc.id });
+    if ('status' in sets) e.db.prepare('UPDATE chunk SET available = ? WHERE document_id = ?').run(sets.status === '1' ? 1 : 0, doc.id);
+    if (resetChunks) refreshDatasetCounts(e, kb.id);
+  });
+  return documentToWire(getDocument(e, kb.id, doc.id)!);
+}
+
+function checkMetaFields(is: Issues, v: unknown): void {
+  if (!isPlainObject(v)) {
+    is.add('meta_fields', 'meta_fields must be a dictionary', v);
+    return;
+  }
+  const scalar = (x: unknown) => typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x));
+  for (const [k, x] of Object.entries(v)) {
+    if (scalar(x) || (Array.isArray(x) && x.every(scalar))) continue;
+    is.add(`meta_fields.${k}`, 'The type is not supported in list: str, int, float or list of them', x);
+  }
+}
+
+export function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>): { deleted: number } {
+  const kb = ownedOrFail(e, ctx, datasetId, 'DATASET_NOT_OWNED_TRAILING');
+  const ids = req.ids;
+  const all = req.delete_all === true;
+  const hasIds = Array.isArray(ids) && ids.length > 0;
+  if (!hasIds && !all) fail('DELETE_DOCS_NEED_IDS', kb.id);
+  if (hasIds && all) fail('DELETE_DOCS_BOTH', kb.id);
+  let targets: DocumentRow[];
+  if (all) targets = e.db.prepare('SELECT * FROM document WHERE dataset_id = ?').all(kb.id) as DocumentRow[];
+  else {
+    const list = (ids as unknown[]).map(String);
+    const seen = new Set<string>();
+    const dups = [...new Set(list.filter((x) => (seen.has(x) ? true : (seen.add(x), false))))];
+    if (dups.length) {
+      const is = new Issues();
+      is.add('ids', `Duplicate ids: '${dups.join(', ')}'`, ids);
+      is.throwIfAny();
+    }
+    targets = list.map((id) => getDocument(e, kb.id, id)).filter((d): d is DocumentRow => !!d);
+    const missing = list.filter((id) => !targets.some((d) => d.id === id));
+    if (missing.length) fail('DOCS_NOT_IN_DATASET', kb.id, missing.join(', '));
+  }
+  e.tx(() => {
+    removeDocumentChunks(e.db, targets.map((d) => d.id));
+    const del = e.db.prepare('DELETE FROM document WHERE id = ?');
+    for (const d of targets) del.run(d.id);
+    pruneBlobs(e.db, targets.map((d) => d.blob_sha256));
+    refreshDatasetCounts(e, kb.id);
+  });
+  return { deleted: targets.length };
+}
+
+export function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string): Uint8Array {
+  const kb = ownedOrFail(e, ctx, datasetId);
+  const doc = getDocument(e, kb.id, documentId);
+  if (!doc) fail('DOWNLOAD_NOT_OWNED', documentId);
+  const data = getBlob(e.db, doc.blob_sha256);
+  if (!data || data.length === 0) fail('FILE_EMPTY');
+  return new Uint8Array(data);
+}
+
+export { RUN_NAMES };

@@ -1,0 +1,71 @@
+import { Engine, type Ctx, type EngineOptions } from '../core/engine.js';
+import { ParseQueue, type ProgressEvent } from '../core/parse-queue.js';
+import { ApiError, exceptionError } from './errors.js';
+import * as datasets from './datasets.js';
+import * as documents from './documents.js';
+import * as chunks from './chunks.js';
+import * as parse from './parse.js';
+import { retrieve, type RetrieveParams } from '../search/index.js';
+
+type P = Record<string, unknown>;
+const str = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? ''));
+const body = (p: P, ...drop: string[]): P => Object.fromEntries(Object.entries(p).filter(([k, v]) => !drop.includes(k) && v !== undefined));
+
+/**
+ * The operations, by name. Each takes the wire-shaped params (snake_case, as RAGFlow's REST
+ * payloads) and returns the `data` RAGFlow would send; failures throw ApiError.
+ */
+const OPS = {
+  'datasets.create': (a: Api, c: Ctx, p: P) => datasets.createDataset(a.engine, c, body(p)),
+  'datasets.list': (a: Api, c: Ctx, p: P) => datasets.listDatasets(a.engine, c, body(p)),
+  'datasets.update': (a: Api, c: Ctx, p: P) => datasets.updateDataset(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'datasets.delete': (a: Api, c: Ctx, p: P) => datasets.deleteDatasets(a.engine, c, body(p)),
+  'documents.upload': (a: Api, c: Ctx, p: P) => documents.uploadDocuments(a.engine, c, str(p.dataset_id), p.files),
+  'documents.list': (a: Api, c: Ctx, p: P) => documents.listDocuments(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'documents.update': (a: Api, c: Ctx, p: P) => documents.updateDocument(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
+  'documents.delete': (a: Api, c: Ctx, p: P) => documents.deleteDocuments(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'documents.download': (a: Api, c: Ctx, p: P) => documents.downloadDocument(a.engine, c, str(p.dataset_id), str(p.document_id)),
+  'documents.parse': (a: Api, c: Ctx, p: P) => parse.parseDocuments(a.engine, a.queue, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'documents.stopParse': (a: Api, c: Ctx, p: P) => parse.stopParsing(a.engine, a.queue, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'chunks.add': (a: Api, c: Ctx, p: P) => chunks.addChunk(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
+  'chunks.list': (a: Api, c: Ctx, p: P) => chunks.listChunks(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
+  'chunks.update': (a: Api, c: Ctx, p: P) => chunks.updateChunk(a.engine, c, str(p.dataset_id), str(p.document_id), str(p.chunk_id), body(p, 'dataset_id', 'document_id', 'chunk_id')),
+  'chunks.delete': (a: Api, c: Ctx, p: P) => chunks.deleteChunks(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
+  'retrieval': (a: Api, c: Ctx, p: P) => retrieve(a.engine, c, p as RetrieveParams),
+} as const;
+
+export type OpName = keyof typeof OPS;
+
+/** The single operation layer: validation, defaults, permission checks and error codes. */
+export class Api {
+  readonly engine: Engine;
+  readonly queue: ParseQueue;
+
+  constructor(opts: EngineOptions) {
+    this.engine = new Engine(opts);
+    this.queue = new ParseQueue(this.engine);
+  }
+
+  /** Runs one operation as `ctx` (default: the local user). Always async; rejects with ApiError. */
+  async call(op: OpName, params: P = {}, ctx: Ctx = this.engine.local): Promise<unknown> {
+    const fn = OPS[op] as ((a: Api, c: Ctx, p: P) => unknown) | undefined;
+    if (!fn) throw new TypeError(`Unknown operation "${op}"`);
+    if (this.engine.isClosed) throw new ApiError(103, 'The client is closed.');
+    try {
+      return await fn(this, ctx, params ?? {});
+    } catch (e) {
+      throw exceptionError(e);
+    }
+  }
+
+  onProgress(fn: (ev: ProgressEvent) => void): () => void {
+    return this.queue.onProgress(fn);
+  }
+
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+}
+
+export { ApiError, RetCode, RagloomError, CATALOGUE } from './errors.js';
+export type { ProgressEvent };

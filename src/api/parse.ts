@@ -1,0 +1,45 @@
+import type { Engine, Ctx } from '../core/engine.js';
+import { ownedDataset } from '../core/datasets.js';
+import { getDocument, RUN } from '../core/documents.js';
+import { resetForParse, type ParseQueue } from '../core/parse-queue.js';
+import { ApiError, RetCode, fail } from './errors.js';
+import { pyListRepr } from '../util/json.js';
+
+export function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): void {
+  const kb = ownedDataset(e, ctx, datasetId);
+  if (!kb) fail('DATASET_NOT_OWNED', datasetId);
+  const raw = req.document_ids;
+  if (!Array.isArray(raw) || raw.length === 0) fail('DOCUMENT_IDS_REQUIRED');
+  const ids = [...new Set(raw.map(String))];
+  const found = ids.map((id) => getDocument(e, kb.id, id)).filter((d) => !!d);
+  if (found.some((d) => d.run === RUN.RUNNING)) fail('PARSE_RUNNING');
+  const missing = ids.filter((id) => !found.some((d) => d.id === id));
+  resetForParse(e, found.map((d) => d.id));
+  q.enqueue(found.map((d) => d.id));
+  // RAGFlow queues the valid ones, then reports the rest.
+  if (missing.length) fail('DOCUMENTS_NOT_FOUND', pyListRepr(missing));
+}
+
+export function stopParsing(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): void {
+  const kb = ownedDataset(e, ctx, datasetId);
+  if (!kb) fail('DATASET_NOT_OWNED', datasetId);
+  const raw = req.document_ids;
+  if (!Array.isArray(raw) || raw.length === 0) fail('DOCUMENT_IDS_REQUIRED');
+  const ids = [...new Set(raw.map(String))];
+  const docs = ids.map((id) => {
+    const d = getDocument(e, kb.id, id);
+    if (!d) fail('DOCUMENT_NOT_OWNED', id);
+    return d;
+  });
+  for (const d of docs) {
+    if (d.run !== RUN.RUNNING) {
+      throw new ApiError(RetCode.DATA_ERROR, "Can't stop parsing document that has not started or already completed", {
+        data: { error_code: 'DOC_STOP_PARSING_INVALID_STATE' },
+      });
+    }
+  }
+  e.tx(() => {
+    for (const d of docs) e.db.prepare('UPDATE document SET run = ?, progress = 0 WHERE id = ?').run(RUN.CANCEL, d.id);
+  });
+  for (const d of docs) q.cancel(d.id);
+}

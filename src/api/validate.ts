@@ -1,0 +1,126 @@
+import { ApiError, RetCode } from './errors.js';
+import { pyStr } from './pyfmt.js';
+import { isPlainObject } from '../util/json.js';
+
+/**
+ * A small Pydantic look-alike: each check adds `Field: <loc> - Message: <msg> - Value: <v>`
+ * lines, and `throwIfAny` raises them joined by "\n", as RAGFlow's request models do.
+ */
+export class Issues {
+  readonly lines: string[] = [];
+  constructor(private readonly code: number = RetCode.ARGUMENT_ERROR) {}
+
+  add(loc: string, msg: string, value: unknown): void {
+    let s = pyStr(value);
+    if (s.length > 128) s = `${s.slice(0, 125)}...`;
+    this.lines.push(`Field: <${loc}> - Message: <${msg}> - Value: <${s}>`);
+  }
+
+  get ok(): boolean {
+    return this.lines.length === 0;
+  }
+
+  throwIfAny(): void {
+    if (this.lines.length) throw new ApiError(this.code, this.lines.join('\n'));
+  }
+}
+
+/** Literal choices as Pydantic words them: `'a', 'b' or 'c'`. */
+export function literalMessage(choices: readonly string[]): string {
+  const q = choices.map((c) => `'${c}'`);
+  return q.length === 1 ? `Input should be ${q[0]}` : `Input should be ${q.slice(0, -1).join(', ')} or ${q[q.length - 1]}`;
+}
+
+export const isStrictInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+export const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** Checks an int field with bounds; returns false when it added an issue. */
+export function checkInt(is: Issues, loc: string, v: unknown, min?: number, max?: number): boolean {
+  if (!isStrictInt(v)) {
+    is.add(loc, 'Input should be a valid integer', v);
+    return false;
+  }
+  return checkBounds(is, loc, v, min, max);
+}
+
+export function checkFloat(is: Issues, loc: string, v: unknown, min?: number, max?: number): boolean {
+  if (!isNumber(v)) {
+    is.add(loc, 'Input should be a valid number', v);
+    return false;
+  }
+  return checkBounds(is, loc, v, min, max);
+}
+
+function checkBounds(is: Issues, loc: string, v: number, min?: number, max?: number): boolean {
+  if (min !== undefined && v < min) {
+    is.add(loc, `Input should be greater than or equal to ${min}`, v);
+    return false;
+  }
+  if (max !== undefined && v > max) {
+    is.add(loc, `Input should be less than or equal to ${max}`, v);
+    return false;
+  }
+  return true;
+}
+
+export function checkBool(is: Issues, loc: string, v: unknown): boolean {
+  if (typeof v !== 'boolean') {
+    is.add(loc, 'Input should be a valid boolean', v);
+    return false;
+  }
+  return true;
+}
+
+export function checkStr(is: Issues, loc: string, v: unknown, opts: { min?: number; max?: number } = {}): v is string {
+  if (typeof v !== 'string') {
+    is.add(loc, 'Input should be a valid string', v);
+    return false;
+  }
+  if (opts.min !== undefined && v.length < opts.min) {
+    is.add(loc, `String should have at least ${opts.min} character${opts.min === 1 ? '' : 's'}`, v);
+    return false;
+  }
+  if (opts.max !== undefined && [...v].length > opts.max) {
+    is.add(loc, `String should have at most ${opts.max} character${opts.max === 1 ? '' : 's'}`, v);
+    return false;
+  }
+  return true;
+}
+
+export function checkStrList(is: Issues, loc: string, v: unknown): v is string[] {
+  if (!Array.isArray(v)) {
+    is.add(loc, 'Input should be a valid list', v);
+    return false;
+  }
+  let ok = true;
+  v.forEach((x, i) => {
+    if (typeof x !== 'string') {
+      is.add(`${loc}.${i}`, 'Input should be a valid string', x);
+      ok = false;
+    }
+  });
+  return ok;
+}
+
+/** Unknown keys → `Extra inputs are not permitted`. */
+export function checkExtra(is: Issues, obj: Record<string, unknown>, allowed: readonly string[], prefix = ''): void {
+  for (const k of Object.keys(obj)) {
+    if (!allowed.includes(k)) is.add(prefix + k, 'Extra inputs are not permitted', obj[k]);
+  }
+}
+
+export function checkObject(is: Issues, loc: string, v: unknown): v is Record<string, unknown> {
+  if (!isPlainObject(v)) {
+    is.add(loc, `Input should be a valid dictionary or instance of ${loc.split('.').pop() === 'parser_config' ? 'ParserConfig' : 'object'}`, v);
+    return false;
+  }
+  return true;
+}
+
+/** Throws a single-line argument error. */
+export function argError(loc: string, msg: string, value: unknown, code: number = RetCode.ARGUMENT_ERROR): never {
+  const is = new Issues(code);
+  is.add(loc, msg, value);
+  is.throwIfAny();
+  throw new Error('unreachable');
+}

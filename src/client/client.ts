@@ -1,0 +1,90 @@
+import { Api } from '../api/index.js';
+import type { ModelConfig } from '../embed/index.js';
+import { LocalTransport, type Transport } from './transport.js';
+import { Chunk, DataSet } from './resources.js';
+import { ApiError } from '../api/errors.js';
+
+export interface ClientOptions {
+  /** SQLite database file of the embedded engine; ':memory:' allowed. */
+  path?: string;
+  /** A RAGFlow-compatible server (remote mode). */
+  baseUrl?: string;
+  apiKey?: string;
+  /** The tenant's models: chat, embedding, rerank. */
+  models?: ModelConfig[];
+  /** `name@factory` of the default chat model. */
+  default_chat_model?: string;
+  /** `name@factory` of the default embedding model. @default 'universal-sentence-encoder-lite@Builtin' */
+  default_embedding_model?: string;
+}
+
+const KNOWN = ['path', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model'];
+
+/**
+ * The RAGFlow SDK interface. `new Client({ path })` runs the engine in-process on one SQLite file.
+ * @example
+ * const client = new Client({ path: './kb.db' });
+ * const ds = await client.createDataset({ name: 'docs' });
+ */
+export class Client {
+  private readonly t: Transport;
+  private readonly api?: Api;
+
+  constructor(opts: ClientOptions) {
+    if (!opts || typeof opts !== 'object') throw new TypeError('new Client({ path }) needs an options object');
+    for (const k of Object.keys(opts)) {
+      if (!KNOWN.includes(k)) {
+        const near = KNOWN.find((x) => x.toLowerCase() === k.toLowerCase());
+        throw new TypeError(`Unknown option "${k}"${near ? `; did you mean "${near}"?` : ''}`);
+      }
+    }
+    if (opts.baseUrl !== undefined) {
+      throw new TypeError('Remote mode (baseUrl) is not available in this release; use { path } for the embedded engine');
+    }
+    if (typeof opts.path !== 'string' || !opts.path) throw new TypeError('new Client({ path }) needs a database path or ":memory:"');
+    this.api = new Api({ path: opts.path, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model });
+    this.t = new LocalTransport(this.api);
+  }
+
+  async createDataset(p: {
+    name: string; avatar?: string | null; description?: string | null; embedding_model?: string | null;
+    permission?: 'me' | 'team'; chunk_method?: string; parser_config?: Record<string, unknown> | null;
+  }): Promise<DataSet> {
+    return new DataSet(this.t, await this.t.call('datasets.create', p as Record<string, unknown>));
+  }
+
+  async deleteDatasets(p: { ids?: string[] | null; delete_all?: boolean } = {}): Promise<void> {
+    await this.t.call('datasets.delete', { ids: p.ids ?? null, delete_all: p.delete_all ?? false });
+  }
+
+  async listDatasets(p: {
+    page?: number; page_size?: number; orderby?: 'create_time' | 'update_time'; desc?: boolean; id?: string; name?: string;
+    include_parsing_status?: boolean;
+  } = {}): Promise<DataSet[]> {
+    const r = await this.t.call<{ data: Record<string, unknown>[] }>('datasets.list', p);
+    return r.data.map((d) => new DataSet(this.t, d));
+  }
+
+  /** The first dataset named `name` (RAGFlow SDK's get_dataset). */
+  async getDataset(name: string): Promise<DataSet> {
+    const list = await this.listDatasets({ name }).catch(() => []);
+    if (!list.length) throw new ApiError(102, `Dataset ${name} not found`);
+    return list[0]!;
+  }
+
+  /** Hybrid retrieval; chunks carry `similarity`, `vector_similarity`, `term_similarity`. */
+  async retrieve(p: Record<string, unknown>): Promise<Chunk[]> {
+    const r = await this.t.call<{ chunks: Record<string, unknown>[] }>('retrieval', p);
+    return r.chunks.map((c) => new Chunk(this.t, c));
+  }
+
+  /** Registers a model for this client's tenant. */
+  registerModel(m: ModelConfig): void {
+    this.api!.engine.models.register(m);
+  }
+
+  /** Releases the database and background work. */
+  close(): Promise<void> {
+    return this.t.close();
+  }
+}

@@ -1,0 +1,96 @@
+import type { Engine } from './engine.js';
+
+export interface DocumentRow {
+  id: string;
+  dataset_id: string;
+  name: string;
+  suffix: string;
+  type: string;
+  size: number;
+  blob_sha256: string;
+  location: string;
+  thumbnail: string | null;
+  parser_id: string;
+  parser_config: string;
+  source_type: string;
+  created_by: string;
+  token_num: number;
+  chunk_num: number;
+  progress: number;
+  progress_msg: string;
+  process_begin_at: number | null;
+  process_duration: number;
+  run: string;
+  status: string;
+  meta_fields: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The `run` column holds RAGFlow's TaskStatus digits; the wire shows names. */
+export const RUN_NAMES = ['UNSTART', 'RUNNING', 'CANCEL', 'DONE', 'FAIL'] as const;
+export type RunName = (typeof RUN_NAMES)[number];
+export const RUN = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4' } as const;
+
+const isoLocal = (ms: number): string => new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+
+export function documentToWire(r: DocumentRow): Record<string, unknown> {
+  return {
+    id: r.id,
+    name: r.name,
+    location: r.location,
+    thumbnail: r.thumbnail ?? '',
+    dataset_id: r.dataset_id,
+    chunk_method: r.parser_id,
+    parser_config: JSON.parse(r.parser_config),
+    source_type: r.source_type,
+    type: r.type,
+    suffix: r.suffix,
+    created_by: r.created_by,
+    size: r.size,
+    token_count: r.token_num,
+    chunk_count: r.chunk_num,
+    progress: r.progress,
+    progress_msg: r.progress_msg,
+    process_begin_at: r.process_begin_at === null ? null : isoLocal(r.process_begin_at),
+    process_duration: r.process_duration,
+    run: RUN_NAMES[Number(r.run)] ?? r.run,
+    status: r.status,
+    meta_fields: JSON.parse(r.meta_fields),
+    create_time: r.create_time,
+    create_date: isoLocal(r.create_time),
+    update_time: r.update_time,
+    update_date: isoLocal(r.update_time),
+  };
+}
+
+export function getDocument(e: Engine, datasetId: string, id: unknown): DocumentRow | undefined {
+  if (typeof id !== 'string') return undefined;
+  return e.db.prepare('SELECT * FROM document WHERE id = ? AND dataset_id = ?').get(id, datasetId) as DocumentRow | undefined;
+}
+
+// RAGFlow's filename_type() groups (api/utils/file_utils.py).
+const DOC_EXT = new Set(('msg eml doc docx ppt pptx yml yaml xml htm html json jsonl ldjson csv txt ini xls xlsx wps rtf hlp pages numbers key md mdx '
+  + 'py js java c cpp h php go ts sh cs kt sql tsx jsx rb rs swift scala lua r pl css scss less vue epub log toml cfg conf properties tex bib').split(' '));
+const AUDIO_EXT = new Set('da wave wav mp3 aac flac ogg aiff au midi wma realaudio vqf oggvorbis ape m4a'.split(' '));
+const VISUAL_EXT = new Set(('jpg jpeg png tif tiff gif pcx tga exif fpx svg psd cdr pcd dxf ufo eps ai raw wmf webp avif apng icon ico bmp '
+  + 'mpg mpeg avi rm rmvb mov wmv asf dat asx wvx mpe mpa mp4 mkv').split(' '));
+
+/** RAGFlow's file type of a name: pdf | doc | aural | visual | other (other is rejected). */
+export function fileType(suffix: string): 'pdf' | 'doc' | 'aural' | 'visual' | 'other' {
+  if (suffix === 'pdf') return 'pdf';
+  if (DOC_EXT.has(suffix)) return 'doc';
+  if (AUDIO_EXT.has(suffix)) return 'aural';
+  if (VISUAL_EXT.has(suffix)) return 'visual';
+  return 'other';
+}
+
+/** The chunk method a new document gets: by type first, else the dataset's. */
+export function documentChunkMethod(suffix: string, datasetMethod: string): string {
+  const t = fileType(suffix);
+  if (t === 'visual') return 'picture';
+  if (t === 'aural') return 'audio';
+  if (['ppt', 'pptx', 'pages'].includes(suffix)) return 'presentation';
+  if (['msg', 'eml'].includes(suffix)) return 'email';
+  return datasetMethod;
+}

@@ -1,0 +1,43 @@
+import type { Engine } from './engine.js';
+import { sha256Hex } from '../util/hash.js';
+import { toBlob, fromBlob } from '../store/vectors.js';
+import { normalize } from '../embed/index.js';
+
+/**
+ * Embeds texts with the dataset's model through the (model, sha256) cache: re-parsing a document
+ * or adding a chunk twice costs no model time.
+ */
+export async function embedCached(e: Engine, modelId: string, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  const shas = texts.map((t) => sha256Hex(t));
+  const out: (Float32Array | undefined)[] = new Array(texts.length);
+  const get = e.db.prepare('SELECT vector FROM embedding_cache WHERE model = ? AND sha256 = ?');
+  const missing = new Map<string, number[]>();
+  shas.forEach((s, i) => {
+    const hit = get.get(modelId, s) as { vector: Buffer } | undefined;
+    if (hit) out[i] = fromBlob(hit.vector);
+    else missing.set(s, [...(missing.get(s) ?? []), i]);
+  });
+  if (missing.size) {
+    const todo = [...missing.entries()];
+    const vecs = await e.models.embedder(modelId).embed(todo.map(([, idx]) => texts[idx[0]!]!), { signal });
+    if (e.isClosed) throw new Error('Client closed');
+    const put = e.db.prepare('INSERT OR REPLACE INTO embedding_cache (model, sha256, vector, create_time) VALUES (?, ?, ?, ?)');
+    const t = Date.now();
+    e.tx(() => todo.forEach(([s, idx], j) => {
+      const v = vecs[j]!;
+      put.run(modelId, s, toBlob(v), t);
+      for (const i of idx) out[i] = v;
+    }));
+  }
+  return out as Float32Array[];
+}
+
+/** RAGFlow's chunk vector: `w·emb(title) + (1−w)·emb(text)`, renormalised. */
+export async function chunkVectors(e: Engine, modelId: string, title: string, texts: string[], titleWeight = 0.1, signal?: AbortSignal): Promise<Float32Array[]> {
+  const [tv, ...vs] = await embedCached(e, modelId, [title, ...texts], signal);
+  return vs.map((v) => {
+    const o = new Float32Array(v.length);
+    for (let i = 0; i < v.length; i++) o[i] = titleWeight * tv![i]! + (1 - titleWeight) * v[i]!;
+    return normalize(o);
+  });
+}

@@ -1,0 +1,82 @@
+import { openDatabase, type Db } from '../store/db.js';
+import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
+import { newId } from '../util/ids.js';
+import { nowMs } from '../util/time.js';
+
+/** Who is calling: every operation runs for one user inside one tenant. */
+export interface Ctx {
+  tenantId: string;
+  userId: string;
+}
+
+export interface EngineOptions {
+  /** SQLite file path, or ':memory:'. */
+  path: string;
+  /** The tenant's models (chat, embedding, rerank). */
+  models?: ModelConfig[];
+  /** `name@factory` of the tenant's default chat model. */
+  default_chat_model?: string;
+  /** `name@factory` of the tenant's default embedding model. @default the built-in default */
+  default_embedding_model?: string;
+}
+
+/** One open database plus the models it may use; shared by Api and the parse queue. */
+export class Engine {
+  readonly db: Db;
+  readonly models: ModelRegistry;
+  /** The local default user in the local default tenant, as the embedded Client acts. */
+  readonly local: Ctx;
+  private closed = false;
+  private readonly closers: Array<() => Promise<void> | void> = [];
+
+  constructor(opts: EngineOptions) {
+    this.db = openDatabase(opts.path);
+    this.models = new ModelRegistry(opts.models ?? []);
+    this.local = this.ensureLocalAccount(opts);
+  }
+
+  /** Runs `fn` in one SQLite transaction (synchronous by design: no awaits inside). */
+  tx<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  tenant(id: string): { id: string; embd_id: string; llm_id: string } {
+    return this.db.prepare('SELECT id, embd_id, llm_id FROM tenant WHERE id = ?').get(id) as { id: string; embd_id: string; llm_id: string };
+  }
+
+  onClose(fn: () => Promise<void> | void): void {
+    this.closers.push(fn);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const fn of this.closers.reverse()) await fn();
+    await this.models.close();
+    this.db.close();
+  }
+
+  private ensureLocalAccount(opts: EngineOptions): Ctx {
+    const row = this.db.prepare(`SELECT u.user_id AS userId, u.tenant_id AS tenantId FROM user_tenant u
+      WHERE u.role = 'owner' ORDER BY rowid LIMIT 1`).get() as Ctx | undefined;
+    const embd = opts.default_embedding_model ?? DEFAULT_EMBEDDING_MODEL;
+    const llm = opts.default_chat_model ?? '';
+    if (row) {
+      // The client's configuration is the tenant's: keep the stored defaults in step with it.
+      this.db.prepare('UPDATE tenant SET embd_id = ?, llm_id = ? WHERE id = ?').run(embd, llm, row.tenantId);
+      return row;
+    }
+    const ctx = { tenantId: newId(), userId: newId() };
+    const t = nowMs();
+    this.tx(() => {
+      this.db.prepare('INSERT INTO tenant (id, name, embd_id, llm_id, create_time) VALUES (?, ?, ?, ?, ?)').run(ctx.tenantId, 'local', embd, llm, t);
+      this.db.prepare('INSERT INTO user (id, nickname, create_time) VALUES (?, ?, ?)').run(ctx.userId, 'local', t);
+      this.db.prepare("INSERT INTO user_tenant (user_id, tenant_id, role) VALUES (?, ?, 'owner')").run(ctx.userId, ctx.tenantId);
+    });
+    return ctx;
+  }
+}

@@ -1,0 +1,190 @@
+import type { Engine } from './engine.js';
+import { RUN, type DocumentRow } from './documents.js';
+import { refreshDatasetCounts } from './datasets.js';
+import { chunkVectors } from './embedding.js';
+import { getBlob } from '../store/blobs.js';
+import { upsertChunk, removeDocumentChunks } from '../store/chunks.js';
+import type { ChunkDraft } from '../ingest/types.js';
+import { chunkId } from '../util/hash.js';
+import { formatDateTime } from '../util/time.js';
+
+export interface ProgressEvent {
+  document_id: string;
+  run: string;
+  progress: number;
+  progress_msg: string;
+}
+
+type Listener = (ev: ProgressEvent) => void;
+
+const clock = () => new Date().toTimeString().slice(0, 8);
+
+/**
+ * Parses documents one at a time in the background: parse → chunk → embed → one transaction that
+ * swaps the document's chunks. Nothing is written until the end, so a cancel or a crash never
+ * leaves half a document indexed.
+ */
+export class ParseQueue {
+  private readonly pending: string[] = [];
+  private readonly aborts = new Map<string, AbortController>();
+  private readonly listeners = new Set<Listener>();
+  private running: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(private readonly e: Engine) {
+    e.onClose(() => this.stop());
+    // A process killed mid-parse left these RUNNING with their old chunks intact: parse again.
+    const stuck = e.db.prepare('SELECT id FROM document WHERE run = ?').all(RUN.RUNNING) as { id: string }[];
+    if (stuck.length) this.enqueue(stuck.map((r) => r.id));
+  }
+
+  onProgress(fn: Listener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Queues documents already marked RUNNING by the caller. */
+  enqueue(ids: string[]): void {
+    for (const id of ids) if (!this.pending.includes(id) && !this.aborts.has(id)) this.pending.push(id);
+    this.running ??= this.drain().finally(() => { this.running = null; });
+  }
+
+  /** Stops a document's parse; returns false when it was neither queued nor running. */
+  cancel(id: string): boolean {
+    const i = this.pending.indexOf(id);
+    if (i >= 0) {
+      this.pending.splice(i, 1);
+      return true;
+    }
+    const a = this.aborts.get(id);
+    a?.abort();
+    return !!a;
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async stop(): Promise<void> {
+    this.stopped = true;
+    this.pending.length = 0;
+    for (const a of this.aborts.values()) a.abort();
+    await this.running?.catch(() => undefined);
+  }
+
+  private emit(doc: Pick<DocumentRow, 'id'>, run: string, progress: number, msg: string): void {
+    for (const fn of this.listeners) fn({ document_id: doc.id, run, progress, progress_msg: msg });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.length && !this.stopped) {
+      const id = this.pending.shift()!;
+      const abort = new AbortController();
+      this.aborts.set(id, abort);
+      try {
+        await this.runOne(id, abort.signal);
+      } finally {
+        this.aborts.delete(id);
+      }
+    }
+  }
+
+  private setState(id: string, fields: Record<string, unknown>): void {
+    if (this.e.isClosed) return;
+    const cols = Object.keys(fields);
+    this.e.db.prepare(`UPDATE document SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...fields, id });
+  }
+
+  private async runOne(id: string, signal: AbortSignal): Promise<void> {
+    const e = this.e;
+    const doc = e.db.prepare('SELECT * FROM document WHERE id = ?').get(id) as DocumentRow | undefined;
+    if (!doc || doc.run !== RUN.RUNNING) return;
+    const kb = e.db.prepare('SELECT parser_config, embd_id FROM dataset WHERE id = ?').get(doc.dataset_id) as { parser_config: string; embd_id: string } | undefined;
+    if (!kb) return;
+    const began = Date.now();
+    const log: string[] = [`${clock()} Task has been received.`];
+    const progress = (p: number, msg?: string) => {
+      if (msg) log.push(`${clock()} ${msg}`);
+      this.setState(id, { progress: p, progress_msg: log.join('\n') });
+      this.emit(doc, 'RUNNING', p, log.join('\n'));
+    };
+    this.setState(id, { process_begin_at: began, progress: 0, progress_msg: log.join('\n') });
+    try {
+      // Loaded on first parse: the parsers pull in pdf.js, OCR and office libraries.
+      const [{ parseFile }, { chunkDocument, effectiveParserConfig, chunkTokenCount }] = await Promise.all([
+        import('../ingest/parsers/index.js'),
+        import('../ingest/chunkers/index.js'),
+      ]);
+      const data = getBlob(e.db, doc.blob_sha256) ?? new Uint8Array();
+      const cfg = effectiveParserConfig(JSON.parse(kb.parser_config), JSON.parse(doc.parser_config));
+      const pages = Array.isArray(cfg.pages) ? (cfg.pages as [number, number][]) : undefined;
+      const parsed = await parseFile(data, doc.name, { pages, signal });
+      signal.throwIfAborted();
+      progress(0.3, `Parsed ${doc.name} (${parsed.blocks.length} blocks).`);
+      const { chunks, notes } = chunkDocument(doc.parser_id, parsed, { filename: doc.name, parserConfig: cfg });
+      for (const n of notes ?? []) log.push(`${clock()} ${n}`);
+      progress(0.4, `Chunked into ${chunks.length} chunks.`);
+      const weight = typeof cfg.filename_embd_weight === 'number' ? cfg.filename_embd_weight : 0.1;
+      const vectors: Float32Array[] = [];
+      const batch = 64;
+      for (let i = 0; i < chunks.length; i += batch) {
+        signal.throwIfAborted();
+        const part = chunks.slice(i, i + batch);
+        vectors.push(...await chunkVectors(e, kb.embd_id, doc.name, part.map((c: ChunkDraft) => c.embedText ?? c.content), weight, signal));
+        progress(0.4 + 0.55 * Math.min(1, (i + batch) / chunks.length));
+      }
+      signal.throwIfAborted();
+      if (e.isClosed) return;
+      const now = Date.now();
+      let tokens = 0;
+      e.tx(() => {
+        const cur = e.db.prepare('SELECT run FROM document WHERE id = ?').get(id) as { run: string } | undefined;
+        if (!cur || cur.run !== RUN.RUNNING) return; // cancelled or deleted meanwhile
+        removeDocumentChunks(e.db, [id]);
+        chunks.forEach((c: ChunkDraft, i: number) => {
+          const n = chunkTokenCount(c);
+          tokens += n;
+          upsertChunk(e.db, {
+            id: chunkId(c.content, id), document_id: id, dataset_id: doc.dataset_id, content: c.content, index_text: c.indexText,
+            title: doc.name, important_keywords: c.important_keywords ?? [], questions: c.questions ?? [], tag_kwd: c.tag_kwd ?? [],
+            positions: c.positions ?? [], available: doc.status === '1', doc_type: c.doc_type ?? '', chunk_order: i,
+            page_num: c.page_num, top: c.top, token_num: n, create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vectors[i]!,
+          });
+        });
+        const count = (e.db.prepare('SELECT COUNT(*) AS n FROM chunk WHERE document_id = ?').get(id) as { n: number }).n;
+        const secs = (Date.now() - began) / 1000;
+        log.push(`${clock()} Indexing done (${secs.toFixed(2)}s).`, `${clock()} Task done (${secs.toFixed(2)}s)`);
+        this.setState(id, { run: RUN.DONE, progress: 1, progress_msg: log.join('\n'), chunk_num: count, token_num: tokens, process_duration: secs });
+        refreshDatasetCounts(e, doc.dataset_id);
+      });
+      this.emit(doc, 'DONE', 1, log.join('\n'));
+    } catch (err) {
+      if (e.isClosed) return;
+      const secs = (Date.now() - began) / 1000;
+      if (signal.aborted) {
+        // The stop call already set CANCEL; record when it stopped.
+        this.setState(id, { process_duration: secs });
+        this.emit(doc, 'CANCEL', 0, log.join('\n'));
+        return;
+      }
+      const msg = err instanceof Error ? err.message : String(err);
+      log.push(`${clock()} [ERROR] ${msg}`);
+      this.setState(id, { run: RUN.FAIL, progress: -1, progress_msg: log.join('\n'), process_duration: secs });
+      this.emit(doc, 'FAIL', -1, log.join('\n'));
+    }
+  }
+}
+
+/** Marks documents for parsing (old chunks removed, counts zeroed) in one transaction. */
+export function resetForParse(e: Engine, ids: string[]): void {
+  e.tx(() => {
+    const datasets = new Set<string>();
+    for (const id of ids) {
+      const d = e.db.prepare('SELECT dataset_id FROM document WHERE id = ?').get(id) as { dataset_id: string };
+      datasets.add(d.dataset_id);
+      e.db.prepare(`UPDATE document SET run = ?, progress = 0, progress_msg = '', chunk_num = 0, token_num = 0,
+        process_duration = 0, process_begin_at = NULL WHERE id = ?`).run(RUN.RUNNING, id);
+    }
+    for (const ds of datasets) refreshDatasetCounts(e, ds);
+  });
+}

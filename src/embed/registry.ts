@@ -1,0 +1,105 @@
+import type { Embedder } from './types.js';
+import { UseLiteEmbedder } from './use.js';
+import { parseModelId } from './model-id.js';
+
+export type ModelType = 'chat' | 'embedding' | 'rerank' | 'image2text';
+
+/** A model the caller registers for its tenant (RAGFlow's "tenant LLM"). */
+export interface ModelConfig {
+  type: ModelType;
+  name: string;
+  factory: string;
+  base_url?: string;
+  api_key?: string;
+  /** Local folder (transformers.js layout) for HuggingFace / local ONNX models. */
+  path?: string;
+  /** Vector size, when the provider cannot tell before the first call. */
+  dim?: number;
+}
+
+export const BUILTIN_FACTORY = 'Builtin';
+
+interface BuiltinEmbedding {
+  name: string;
+  dim: number;
+  create(id: string): Embedder;
+}
+
+/** Embedding models that ship with ragloom: offline, no configuration. */
+export const BUILTIN_EMBEDDINGS: BuiltinEmbedding[] = [
+  { name: 'universal-sentence-encoder-lite', dim: 512, create: (id) => new UseLiteEmbedder(id) },
+];
+
+export const DEFAULT_EMBEDDING_MODEL = 'universal-sentence-encoder-lite@Builtin';
+
+/**
+ * Well-known hosted models (a slice of RAGFlow's llm_factories): naming one that the tenant has
+ * not registered is "Unauthorized", naming anything else unknown is "Unsupported".
+ */
+const KNOWN_EMBEDDINGS = new Set([
+  'text-embedding-3-small@OpenAI', 'text-embedding-3-large@OpenAI', 'text-embedding-ada-002@OpenAI',
+  'BAAI/bge-large-zh-v1.5@BAAI', 'BAAI/bge-small-en-v1.5@Builtin', 'BAAI/bge-m3@BAAI',
+  'embed-english-v3.0@Cohere', 'jina-embeddings-v3@Jina', 'nomic-embed-text@Ollama',
+]);
+
+export type ModelStatus = 'ok' | 'unauthorized' | 'unsupported';
+
+/** Which models a client (tenant) may use, and their live instances. */
+export class ModelRegistry {
+  private readonly models = new Map<string, ModelConfig>();
+  private readonly embedders = new Map<string, Embedder>();
+
+  constructor(models: ModelConfig[] = []) {
+    for (const m of models) this.register(m);
+  }
+
+  register(m: ModelConfig): void {
+    if (!m || typeof m.name !== 'string' || typeof m.factory !== 'string' || !m.name || !m.factory) {
+      throw new TypeError('A model needs non-empty `name` and `factory` strings');
+    }
+    this.models.set(`${m.type}:${m.name}@${m.factory}`, { ...m });
+    this.embedders.delete(`${m.name}@${m.factory}`);
+  }
+
+  get(type: ModelType, id: string): ModelConfig | undefined {
+    return this.models.get(`${type}:${id}`);
+  }
+
+  list(type?: ModelType): ModelConfig[] {
+    return [...this.models.values()].filter((m) => !type || m.type === type);
+  }
+
+  /** Can this tenant embed with `id`? Mirrors RAGFlow's verify_embedding_availability. */
+  embeddingStatus(id: string): ModelStatus {
+    const p = parseModelId(id);
+    if (!p) return 'unsupported';
+    if (p.factory === BUILTIN_FACTORY) return BUILTIN_EMBEDDINGS.some((b) => b.name === p.name) ? 'ok' : 'unsupported';
+    if (this.get('embedding', id)) return 'ok';
+    return KNOWN_EMBEDDINGS.has(id) ? 'unauthorized' : 'unsupported';
+  }
+
+  /** The live embedder for `id` (created once). Throws when the model is not usable. */
+  embedder(id: string): Embedder {
+    const hit = this.embedders.get(id);
+    if (hit) return hit;
+    const e = this.createEmbedder(id);
+    this.embedders.set(id, e);
+    return e;
+  }
+
+  private createEmbedder(id: string): Embedder {
+    const p = parseModelId(id);
+    if (p?.factory === BUILTIN_FACTORY) {
+      const b = BUILTIN_EMBEDDINGS.find((x) => x.name === p.name);
+      if (b) return b.create(id);
+    }
+    const cfg = this.get('embedding', id);
+    if (!cfg) throw new Error(`Unsupported model: ${id}`);
+    throw new Error(`No embedding provider for factory '${cfg.factory}' yet`);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.embedders.values()].map((e) => e.close?.()));
+    this.embedders.clear();
+  }
+}

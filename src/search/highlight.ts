@@ -1,0 +1,25 @@
+import { analyze } from '../text/analyze.js';
+
+/**
+ * RAGFlow-style highlight: the sentences of `content` that hold a query term, with each matching
+ * word wrapped in <em>, joined by "..."; undefined when nothing matches.
+ */
+export function highlight(content: string, question: string): string | undefined {
+  const terms = new Set(analyze(question));
+  if (terms.size === 0) return undefined;
+  const sentences = content.split(/(?<=[.!?。！？;；\n])\s*/u).filter((s) => s.trim());
+  const hits: string[] = [];
+  for (const s of sentences) {
+    let found = false;
+    const marked = s.replace(/[\p{L}\p{N}][\p{L}\p{N}'’]*/gu, (w) => {
+      const a = analyze(w);
+      if (a.length && a.every((t) => terms.has(t))) {
+        found = true;
+        return `<em>${w}</em>`;
+      }
+      return w;
+    });
+    if (found) hits.push(marked.trim());
+  }
+  return hits.length ? hits.join('...') : undefined;
+}

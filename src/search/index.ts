@@ -1,0 +1,3 @@
+export { retrieve } from './retrieve.js';
+export type { RetrieveParams, RetrieveResult } from './retrieve.js';
+export { highlight } from './highlight.js';

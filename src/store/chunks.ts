@@ -1,0 +1,124 @@
+import type { Db } from './db.js';
+import { vecTable, toBlob, fromBlob } from './vectors.js';
+import { analyzeForIndex } from '../text/analyze.js';
+
+export interface ChunkRow {
+  rowid: number;
+  id: string;
+  document_id: string;
+  dataset_id: string;
+  content: string;
+  important_keywords: string;
+  questions: string;
+  tag_kwd: string;
+  positions: string;
+  available: number;
+  image_id: string;
+  doc_type: string;
+  chunk_order: number;
+  page_num: number;
+  top: number;
+  token_num: number;
+  vec_dim: number;
+  create_time: string;
+  create_timestamp: number;
+}
+
+export interface NewChunk {
+  id: string;
+  document_id: string;
+  dataset_id: string;
+  content: string;
+  /** Text indexed for full-text search (defaults to content). */
+  index_text?: string;
+  /** The document's name, indexed as the title field. */
+  title: string;
+  important_keywords: string[];
+  questions: string[];
+  tag_kwd: string[];
+  positions: number[][];
+  available: boolean;
+  doc_type?: string;
+  chunk_order: number;
+  page_num?: number;
+  top?: number;
+  token_num: number;
+  create_time: string;
+  create_timestamp: number;
+  vector: Float32Array;
+}
+
+/**
+ * Writes one chunk to the row table, the FTS index and the vector index. Same id = same
+ * content in the same document, so an existing row is replaced (RAGFlow's upsert).
+ * Returns true when the chunk is new. Call inside a transaction.
+ */
+export function upsertChunk(db: Db, c: NewChunk): boolean {
+  const old = db.prepare('SELECT rowid FROM chunk WHERE id = ?').get(c.id) as { rowid: number } | undefined;
+  if (old) removeChunkRows(db, [old.rowid]);
+  const info = db.prepare(`INSERT INTO chunk (id, document_id, dataset_id, content, important_keywords, questions, tag_kwd,
+      positions, available, doc_type, chunk_order, page_num, top, token_num, vec_dim, create_time, create_timestamp)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    c.id, c.document_id, c.dataset_id, c.content, JSON.stringify(c.important_keywords), JSON.stringify(c.questions),
+    JSON.stringify(c.tag_kwd), JSON.stringify(c.positions), c.available ? 1 : 0, c.doc_type ?? '', c.chunk_order,
+    c.page_num ?? 0, c.top ?? 0, c.token_num, c.vector.length, c.create_time, c.create_timestamp);
+  const rowid = BigInt(info.lastInsertRowid);
+  indexChunk(db, rowid, c);
+  db.prepare(`INSERT INTO ${vecTable(db, c.vector.length)} (rowid, dataset_id, embedding) VALUES (?, ?, ?)`)
+    .run(rowid, c.dataset_id, toBlob(c.vector));
+  return !old;
+}
+
+function indexChunk(db: Db, rowid: bigint, c: Pick<NewChunk, 'title' | 'content' | 'index_text' | 'important_keywords' | 'questions'>): void {
+  db.prepare('INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(
+    rowid, analyzeForIndex(c.title), analyzeForIndex(c.index_text ?? c.content),
+    analyzeForIndex(c.important_keywords.join(' ')), analyzeForIndex(c.questions.join(' ')));
+}
+
+/** Deletes chunk rows and their index entries by rowid. Call inside a transaction. */
+export function removeChunkRows(db: Db, rowids: number[]): void {
+  if (rowids.length === 0) return;
+  const getDim = db.prepare('SELECT vec_dim FROM chunk WHERE rowid = ?');
+  const delFts = db.prepare('DELETE FROM chunk_fts WHERE rowid = ?');
+  const delRow = db.prepare('DELETE FROM chunk WHERE rowid = ?');
+  for (const r of rowids) {
+    const row = getDim.get(r) as { vec_dim: number } | undefined;
+    if (!row) continue;
+    const rid = BigInt(r);
+    if (row.vec_dim > 0) db.prepare(`DELETE FROM ${vecTable(db, row.vec_dim)} WHERE rowid = ?`).run(rid);
+    delFts.run(rid);
+    delRow.run(rid);
+  }
+}
+
+/** Replaces a chunk's text fields and vector, keeping its rowid (ids can change with content). */
+export function rewriteChunk(db: Db, rowid: number, c: Omit<NewChunk, 'document_id' | 'dataset_id' | 'chunk_order' | 'create_time' | 'create_timestamp'> & { dataset_id: string }): void {
+  const old = db.prepare('SELECT vec_dim FROM chunk WHERE rowid = ?').get(rowid) as { vec_dim: number };
+  const rid = BigInt(rowid);
+  db.prepare(`UPDATE chunk SET id = ?, content = ?, important_keywords = ?, questions = ?, tag_kwd = ?, positions = ?,
+      available = ?, token_num = ?, vec_dim = ? WHERE rowid = ?`).run(
+    c.id, c.content, JSON.stringify(c.important_keywords), JSON.stringify(c.questions), JSON.stringify(c.tag_kwd),
+    JSON.stringify(c.positions), c.available ? 1 : 0, c.token_num, c.vector.length, rid);
+  db.prepare('DELETE FROM chunk_fts WHERE rowid = ?').run(rid);
+  indexChunk(db, rid, c);
+  if (old.vec_dim > 0) db.prepare(`DELETE FROM ${vecTable(db, old.vec_dim)} WHERE rowid = ?`).run(rid);
+  db.prepare(`INSERT INTO ${vecTable(db, c.vector.length)} (rowid, dataset_id, embedding) VALUES (?, ?, ?)`)
+    .run(rid, c.dataset_id, toBlob(c.vector));
+}
+
+export function chunkVector(db: Db, rowid: number, dim: number): Float32Array | undefined {
+  const r = db.prepare(`SELECT embedding FROM ${vecTable(db, dim)} WHERE rowid = ?`).get(BigInt(rowid)) as { embedding: Buffer } | undefined;
+  return r ? fromBlob(r.embedding) : undefined;
+}
+
+/** Removes every chunk of the given documents (their rows, FTS and vectors). */
+export function removeDocumentChunks(db: Db, documentIds: string[]): number {
+  let n = 0;
+  const sel = db.prepare('SELECT rowid FROM chunk WHERE document_id = ?');
+  for (const d of documentIds) {
+    const rows = (sel.all(d) as { rowid: number }[]).map((r) => r.rowid);
+    removeChunkRows(db, rows);
+    n += rows.length;
+  }
+  return n;
+}

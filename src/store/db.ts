@@ -1,0 +1,31 @@
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { migrate } from './migrations.js';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  /** Stop after this schema version (tests of migrations only). */
+  targetVersion?: number;
+  readonly?: boolean;
+}
+
+/** Opens (creating if needed) a ragloom database file: WAL, foreign keys, sqlite-vec, migrated. */
+export function openDatabase(path: string, opts: OpenOptions = {}): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { readonly: opts.readonly ?? false });
+  try {
+    sqliteVec.load(db);
+    if (path !== ':memory:') db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    if (!opts.readonly) migrate(db, opts.targetVersion);
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}

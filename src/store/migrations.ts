@@ -1,0 +1,135 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * Ordered schema migrations; `PRAGMA user_version` holds the number applied. Each step is
+ * idempotent (IF NOT EXISTS) so a crash between the DDL and the version bump is harmless.
+ * Never edit a released step: add a new one.
+ */
+export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
+  // 1: accounts, datasets, documents, content-addressed blobs
+  (db) => db.exec(`
+    CREATE TABLE IF NOT EXISTS tenant (
+      id TEXT PRIMARY KEY, name TEXT NOT NULL, embd_id TEXT NOT NULL, llm_id TEXT NOT NULL DEFAULT '',
+      create_time INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS user (
+      id TEXT PRIMARY KEY, nickname TEXT NOT NULL, email TEXT NOT NULL DEFAULT '', create_time INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS user_tenant (
+      user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+      tenant_id TEXT NOT NULL REFERENCES tenant(id) ON DELETE CASCADE,
+      role TEXT NOT NULL DEFAULT 'owner',
+      PRIMARY KEY (user_id, tenant_id)
+    );
+    CREATE TABLE IF NOT EXISTS api_token (
+      token TEXT PRIMARY KEY, tenant_id TEXT NOT NULL REFERENCES tenant(id) ON DELETE CASCADE,
+      user_id TEXT NOT NULL REFERENCES user(id) ON DELETE CASCADE, create_time INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS dataset (
+      id TEXT PRIMARY KEY,
+      tenant_id TEXT NOT NULL REFERENCES tenant(id),
+      name TEXT NOT NULL COLLATE NOCASE,
+      avatar TEXT, description TEXT,
+      language TEXT NOT NULL DEFAULT 'English',
+      embd_id TEXT NOT NULL,
+      permission TEXT NOT NULL DEFAULT 'me',
+      created_by TEXT NOT NULL,
+      parser_id TEXT NOT NULL DEFAULT 'naive',
+      parser_config TEXT NOT NULL DEFAULT '{}',
+      pagerank INTEGER NOT NULL DEFAULT 0,
+      similarity_threshold REAL NOT NULL DEFAULT 0.2,
+      vector_similarity_weight REAL NOT NULL DEFAULT 0.3,
+      status TEXT NOT NULL DEFAULT '1',
+      doc_num INTEGER NOT NULL DEFAULT 0,
+      chunk_num INTEGER NOT NULL DEFAULT 0,
+      token_num INTEGER NOT NULL DEFAULT 0,
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS dataset_tenant_name ON dataset(tenant_id, name);
+    CREATE TABLE IF NOT EXISTS blob (
+      sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS document (
+      id TEXT PRIMARY KEY,
+      dataset_id TEXT NOT NULL REFERENCES dataset(id) ON DELETE CASCADE,
+      name TEXT NOT NULL,
+      suffix TEXT NOT NULL DEFAULT '',
+      type TEXT NOT NULL,
+      size INTEGER NOT NULL,
+      blob_sha256 TEXT NOT NULL REFERENCES blob(sha256),
+      location TEXT NOT NULL,
+      thumbnail TEXT,
+      parser_id TEXT NOT NULL,
+      parser_config TEXT NOT NULL DEFAULT '{}',
+      source_type TEXT NOT NULL DEFAULT 'local',
+      created_by TEXT NOT NULL,
+      token_num INTEGER NOT NULL DEFAULT 0,
+      chunk_num INTEGER NOT NULL DEFAULT 0,
+      progress REAL NOT NULL DEFAULT 0,
+      progress_msg TEXT NOT NULL DEFAULT '',
+      process_begin_at INTEGER,
+      process_duration REAL NOT NULL DEFAULT 0,
+      run TEXT NOT NULL DEFAULT '0',
+      status TEXT NOT NULL DEFAULT '1',
+      meta_fields TEXT NOT NULL DEFAULT '{}',
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS document_dataset ON document(dataset_id, create_time);
+  `),
+  // 2: chunks with a full-text index and per-dimension vector indexes (created on demand)
+  (db) => db.exec(`
+    CREATE TABLE IF NOT EXISTS chunk (
+      rowid INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      document_id TEXT NOT NULL REFERENCES document(id) ON DELETE CASCADE,
+      dataset_id TEXT NOT NULL,
+      content TEXT NOT NULL,
+      important_keywords TEXT NOT NULL DEFAULT '[]',
+      questions TEXT NOT NULL DEFAULT '[]',
+      tag_kwd TEXT NOT NULL DEFAULT '[]',
+      positions TEXT NOT NULL DEFAULT '[]',
+      available INTEGER NOT NULL DEFAULT 1,
+      image_id TEXT NOT NULL DEFAULT '',
+      doc_type TEXT NOT NULL DEFAULT '',
+      chunk_order INTEGER NOT NULL DEFAULT 0,
+      page_num INTEGER NOT NULL DEFAULT 0,
+      top INTEGER NOT NULL DEFAULT 0,
+      token_num INTEGER NOT NULL DEFAULT 0,
+      vec_dim INTEGER NOT NULL DEFAULT 0,
+      create_time TEXT NOT NULL,
+      create_timestamp REAL NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS chunk_document ON chunk(document_id, chunk_order, page_num, top);
+    CREATE INDEX IF NOT EXISTS chunk_dataset ON chunk(dataset_id);
+    CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5(
+      title, content, keywords, questions,
+      tokenize = 'unicode61 remove_diacritics 2', content = '', contentless_delete = 1
+    );
+    CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts_terms USING fts5vocab(chunk_fts, row);
+    CREATE TABLE IF NOT EXISTS vec_index (dim INTEGER PRIMARY KEY, table_name TEXT NOT NULL);
+  `),
+  // 3: embedding cache keyed by (model, content hash)
+  (db) => db.exec(`
+    CREATE TABLE IF NOT EXISTS embedding_cache (
+      model TEXT NOT NULL, sha256 TEXT NOT NULL, vector BLOB NOT NULL, create_time INTEGER NOT NULL,
+      PRIMARY KEY (model, sha256)
+    ) WITHOUT ROWID;
+  `),
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Applies every migration above the file's version, each in its own transaction. */
+export function migrate(db: Database, target = SCHEMA_VERSION): number {
+  const from = db.pragma('user_version', { simple: true }) as number;
+  if (from > SCHEMA_VERSION) {
+    throw new Error(`Database schema version ${from} is newer than this ragloom (${SCHEMA_VERSION}); upgrade ragloom.`);
+  }
+  for (let v = from; v < target; v++) {
+    db.transaction(() => {
+      MIGRATIONS[v]!(db);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+  return from;
+}

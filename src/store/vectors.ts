@@ -1,0 +1,27 @@
+import type { Db } from './db.js';
+
+/** The vec0 table holding `dim`-sized vectors, created on first use. */
+export function vecTable(db: Db, dim: number): string {
+  if (!Number.isInteger(dim) || dim <= 0 || dim > 8192) throw new Error(`Invalid vector dimension ${dim}`);
+  const name = `vec_${dim}`;
+  const known = db.prepare('SELECT table_name FROM vec_index WHERE dim = ?').get(dim) as { table_name: string } | undefined;
+  if (!known) {
+    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING vec0(
+      dataset_id TEXT PARTITION KEY, embedding float[${dim}] distance_metric=cosine)`);
+    db.prepare('INSERT OR IGNORE INTO vec_index (dim, table_name) VALUES (?, ?)').run(dim, name);
+  }
+  return name;
+}
+
+export function vecDims(db: Db): number[] {
+  return (db.prepare('SELECT dim FROM vec_index ORDER BY dim').all() as { dim: number }[]).map((r) => r.dim);
+}
+
+export function toBlob(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+export function fromBlob(b: Buffer): Float32Array {
+  // Copy: the Buffer may be a view into SQLite-owned memory that is reused.
+  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}

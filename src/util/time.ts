@@ -1,0 +1,14 @@
+/** Epoch milliseconds, RAGFlow's `*_time`. */
+export const nowMs = (): number => Date.now();
+
+/** `YYYY-MM-DD HH:MM:SS` local time, RAGFlow's `*_date` / chunk `create_time`. */
+export function formatDateTime(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** RFC 1123 date as RAGFlow's JSON encoder prints datetimes (`Sat, 21 Nov 2026 23:36:10 GMT`). */
+export function httpDate(ms: number): string {
+  return new Date(ms).toUTCString();
+}
