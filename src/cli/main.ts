@@ -1,0 +1,123 @@
+import { parseArgs } from 'node:util';
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { dirname, resolve } from 'node:path';
+import { Client } from '../client/index.js';
+import { ApiError } from '../api/errors.js';
+import { ingestFolder, summaryTable } from './ingest.js';
+import { formatTable, runWorkspaceCommand } from './workspace.js';
+import type { Chunk } from '../client/index.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The package's own docs/ folder: real documents that ship with ragloom, used by quickstart. */
+const BUNDLED_DOCS = resolve(HERE, '../../docs');
+
+const USAGE = `ragloom — an embeddable retrieval engine with RAGFlow's interface
+
+Usage:
+  ragloom quickstart [--folder DIR] [--question TEXT] [--db FILE]
+      ingest a folder (default: ragloom's own docs) into a fresh database, ask, print ranked chunks
+  ragloom ingest <folder> --dataset NAME [--db FILE] [--chunk-method M]
+      upload and parse every supported file of a folder, with a progress bar and a summary
+  ragloom retrieve <question> --dataset NAME [--db FILE] [--top N] [--weight W]
+      print the ranked chunks for a question
+  ragloom workspace show|ls|add|rm|bind <dir> ...
+      inspect and edit a PaddleX workspace folder (see docs/workspace.md)
+
+Options:
+  --db FILE   the SQLite database (default ./ragloom.db; quickstart: ./ragloom-quickstart.db)
+`;
+
+function printChunks(chunks: Chunk[], out = process.stdout): void {
+  const rows = chunks.map((c, i) => [
+    String(i + 1),
+    (c.similarity ?? 0).toFixed(3),
+    (c.vector_similarity ?? 0).toFixed(3),
+    (c.term_similarity ?? 0).toFixed(3),
+    String(c.document_name ?? c.document_keyword ?? ''),
+    c.content.replace(/\s+/g, ' ').trim().slice(0, 90),
+  ]);
+  out.write(formatTable(['#', 'SCORE', 'VECTOR', 'TERM', 'DOCUMENT', 'CHUNK'], rows));
+}
+
+async function quickstart(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { folder: { type: 'string' }, question: { type: 'string' }, db: { type: 'string' } } });
+  const db = values.db ?? 'ragloom-quickstart.db';
+  for (const s of ['', '-wal', '-shm']) await rm(`${db}${s}`, { force: true });
+  const folder = values.folder ?? BUNDLED_DOCS;
+  const question = values.question ?? 'How is the hybrid similarity score of a chunk computed?';
+  const client = new Client({ path: db });
+  try {
+    process.stdout.write(`Ingesting ${folder} into ${db} …\n`);
+    const s = await ingestFolder(client, folder, 'quickstart');
+    process.stdout.write(summaryTable(s));
+    process.stdout.write(`\nQuestion: ${question}\n\n`);
+    const chunks = await client.retrieve({ question, dataset_ids: [s.dataset.id], page_size: 5, similarity_threshold: 0 });
+    printChunks(chunks);
+    return chunks.length ? 0 : 1;
+  } finally {
+    await client.close();
+  }
+}
+
+async function ingest(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: {
+    dataset: { type: 'string' }, db: { type: 'string' }, 'chunk-method': { type: 'string' }, quiet: { type: 'boolean' },
+  } });
+  if (positionals.length !== 1 || !values.dataset) throw new UsageError('ragloom ingest <folder> --dataset NAME [--db FILE]');
+  const client = new Client({ path: values.db ?? 'ragloom.db' });
+  try {
+    const s = await ingestFolder(client, positionals[0]!, values.dataset, { chunk_method: values['chunk-method'], quiet: values.quiet });
+    process.stdout.write(summaryTable(s));
+    return s.rows.every((r) => r.status === 'DONE') ? 0 : 2;
+  } finally {
+    await client.close();
+  }
+}
+
+async function retrieveCmd(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: {
+    dataset: { type: 'string', multiple: true }, db: { type: 'string' }, top: { type: 'string' }, weight: { type: 'string' }, threshold: { type: 'string' },
+  } });
+  if (positionals.length !== 1 || !values.dataset?.length) throw new UsageError('ragloom retrieve <question> --dataset NAME [--db FILE]');
+  const client = new Client({ path: values.db ?? 'ragloom.db' });
+  try {
+    const ids = [];
+    for (const n of values.dataset) ids.push((await client.getDataset(n)).id);
+    const chunks = await client.retrieve({
+      question: positionals[0], dataset_ids: ids, page_size: Number(values.top ?? 10),
+      ...(values.weight ? { vector_similarity_weight: Number(values.weight) } : {}),
+      ...(values.threshold ? { similarity_threshold: Number(values.threshold) } : {}),
+    });
+    printChunks(chunks);
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+class UsageError extends Error {}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case 'quickstart': return await quickstart(rest);
+      case 'ingest': return await ingest(rest);
+      case 'retrieve': return await retrieveCmd(rest);
+      case 'workspace': return await runWorkspaceCommand(rest);
+      case undefined: case '-h': case '--help': case 'help':
+        process.stdout.write(USAGE);
+        return cmd === undefined ? 1 : 0;
+      default:
+        process.stderr.write(`Unknown command "${cmd}"\n\n${USAGE}`);
+        return 1;
+    }
+  } catch (e) {
+    if (e instanceof UsageError) process.stderr.write(`Usage: ${e.message}\n`);
+    else if (e instanceof ApiError) process.stderr.write(`Error ${e.code}: ${e.message}\n`);
+    else process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}
+
