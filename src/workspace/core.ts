@@ -218,10 +218,9 @@ export class Core {
       }
       out[k] = v;
     }
-    for (const k of ['name'] as const) {
-      if (k in out && (out[k] as string).trim() === '' && kind !== 'task') {
-        fail('INVALID_VALUE', [k, LABEL[kind], 'must not be empty']);
-      }
+    // PaddleX never sets a task's name, so only tasks may leave it empty.
+    if (kind !== 'task' && 'name' in out && (out.name as string).trim() === '') {
+      fail('INVALID_VALUE', ['name', LABEL[kind], 'must not be empty']);
     }
     if ('path' in out) {
       if ((out.path as string).trim() === '') fail('INVALID_VALUE', ['path', LABEL[kind], 'must not be empty']);

@@ -341,4 +341,3 @@ export class Workspace {
   }
 }
 
-export type { DeleteOptions, DeleteResult, WorkspaceIssue };
