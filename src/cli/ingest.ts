@@ -5,7 +5,7 @@ import type { Client, DataSet, Document } from '../client/index.js';
 import { ApiError } from '../api/errors.js';
 import { fileType } from '../core/documents.js';
 import { fileSuffix } from '../util/names.js';
-import { formatTable } from './workspace.js';
+import { formatTable } from './table.js';
 
 export interface IngestSummary {
   dataset: DataSet;

@@ -5,7 +5,8 @@ import { dirname, resolve } from 'node:path';
 import { Client } from '../client/index.js';
 import { ApiError } from '../api/errors.js';
 import { ingestFolder, summaryTable } from './ingest.js';
-import { formatTable, runWorkspaceCommand } from './workspace.js';
+import { runWorkspaceCommand } from './workspace.js';
+import { formatTable } from './table.js';
 import type { Chunk } from '../client/index.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -9,6 +9,7 @@ import {
   type RecordKind,
   type RecordOf,
 } from '../workspace/index.js';
+import { formatTable } from './table.js';
 
 const USAGE = `Usage: ragloom workspace <command> <dir> ...
 
@@ -85,24 +86,6 @@ function parseKind(word: string | undefined): RecordKind {
 }
 
 // Wide (CJK) characters take two terminal columns; PaddleX names are often Chinese.
-const width = (s: string): number => {
-  let w = 0;
-  for (const ch of s) w += /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/u.test(ch) ? 2 : 1;
-  return w;
-};
-const padEnd = (s: string, n: number): string => s + ' '.repeat(Math.max(0, n - width(s)));
-
-/** A plain text table: header, dashes, rows; columns two spaces apart. */
-export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ''))));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((c, i) => padEnd(c, widths[i] as number))
-      .join('  ')
-      .trimEnd();
-  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
-}
-
 const COLUMNS: { readonly [K in RecordKind]: readonly [string, (r: RecordOf[K]) => string][] } = {
   dataset: [
     ['ID', (r) => r.id],
@@ -260,6 +243,8 @@ async function bind(dir: string, pid: string, did: string): Promise<void> {
  * `ragloom workspace …`: argv holds the words after `workspace`. Prints tables to stdout,
  * errors to stderr. Returns 0 on success, 1 on a WorkspaceError or a bad command line.
  */
+
+
 export async function runWorkspaceCommand(argv: string[]): Promise<number> {
   try {
     const { values, positionals } = parseArgs({

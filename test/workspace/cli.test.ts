@@ -2,7 +2,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { formatTable, runWorkspaceCommand } from '../../src/cli/workspace.js';
+import { runWorkspaceCommand } from '../../src/cli/workspace.js';
+import { formatTable } from '../../src/cli/table.js';
 import { FILES, Workspace } from '../../src/workspace/index.js';
 
 let dir: string;
