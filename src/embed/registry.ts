@@ -1,6 +1,7 @@
 import type { Embedder } from './types.js';
 import { UseLiteEmbedder } from './use.js';
 import { parseModelId } from './model-id.js';
+import { OpenAIHttpEmbedder } from './providers/openai-http.js';
 
 export type ModelType = 'chat' | 'embedding' | 'rerank' | 'image2text';
 
@@ -95,7 +96,12 @@ export class ModelRegistry {
     }
     const cfg = this.get('embedding', id);
     if (!cfg) throw new Error(`Unsupported model: ${id}`);
-    throw new Error(`No embedding provider for factory '${cfg.factory}' yet`);
+    // Every hosted factory we know speaks the OpenAI embeddings protocol (OpenAI, Ollama /v1,
+    // vLLM, TEI's OpenAI route, LocalAI, Xinference …): a base URL is all it needs.
+    if (cfg.base_url) {
+      return new OpenAIHttpEmbedder({ id, model: cfg.name, baseUrl: cfg.base_url, apiKey: cfg.api_key });
+    }
+    throw new Error(`Model ${id} needs a base_url (HTTP API) or a path (local ONNX folder)`);
   }
 
   async close(): Promise<void> {
