@@ -1,0 +1,1 @@
+export { countTokens, truncateTokens, cl100kEncoder } from './tokens.js';
