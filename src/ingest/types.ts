@@ -97,6 +97,11 @@ export interface ChunkDraft {
   top?: number;
   doc_type?: 'text' | 'table' | 'image';
   image?: Uint8Array;
+  /**
+   * parent_child: the parent chunk's text (RAGFlow `mom_with_weight`). The draft itself is a
+   * child: its content is what gets indexed and embedded; retrieval may return the parent.
+   */
+  mom?: string;
 }
 
 export interface ChunkContext {

@@ -1,0 +1,137 @@
+/**
+ * `naive` (General): delimiter split + token-budget merge, per format as RAGFlow's
+ * `rag/app/naive.py` dispatches: plain text and code through TxtParser then `naive_merge`,
+ * Markdown through its own merge, spreadsheets row by row, everything else block by block.
+ */
+import type { Block, ChunkContext, ChunkDraft, ChunkResult, ParsedDocument } from '../types.js';
+import { blockPositions, finalize, filled, imageChunk, isRunning, markdownText, tableChunks, tableHtml } from './common.js';
+import { intOf, overlapPercent, parentChild, parseDelimiter, str } from './config.js';
+import { markdownMerge, naiveMerge, splitChildren, txtSplit, type MergedChunk, type Section } from './merge.js';
+
+export const NAIVE_DEFAULTS = Object.freeze({
+  chunk_token_num: 512 /* tokens, the dataset default RAGFlow stores */,
+  delimiter: '\n',
+  html4excel_rows: 12 /* data rows per HTML chunk */,
+});
+
+const NO_LAYOUT_MODEL = new Set(['', 'deepdoc', 'plain text', 'plaintext']);
+
+export interface NaiveOptions {
+  /** chunk_token_num when the config has none (knowledge_graph uses 8192). */
+  defaultChunkTokenNum?: number;
+}
+
+/**
+ * Spreadsheet rows as RAGFlow's ExcelParser writes them: `header：value` fields joined by "; ",
+ * empty cells skipped, and ` ——sheet` appended when the sheet has its own name.
+ */
+function excelLines(tables: Block[]): string[] {
+  const lines: string[] = [];
+  for (const t of tables) {
+    const rows = t.rows ?? [];
+    if (!rows.length) continue;
+    const head = rows[0]!;
+    for (const r of rows.slice(1)) {
+      const fields = r.flatMap((c, i) => (filled(c) ? [`${head[i] ?? ''}${head[i] ? '：' : ''}${c}`] : []));
+      if (!fields.length) continue;
+      let line = fields.join('; ');
+      if (t.sheet && !t.sheet.toLowerCase().includes('sheet')) line += ` ——${t.sheet}`;
+      lines.push(line);
+    }
+  }
+  return lines;
+}
+
+/** html4excel: each sheet as HTML tables of 12 data rows under the repeated header row. */
+function excelHtml(tables: Block[], per: number): string[] {
+  const out: string[] = [];
+  for (const t of tables) {
+    const rows = t.rows ?? [];
+    if (rows.length < 2) continue;
+    for (let i = 1; i < rows.length; i += per) out.push(tableHtml([rows[0]!, ...rows.slice(i, i + per)], true, t.sheet));
+  }
+  return out;
+}
+
+/** Text chunks as drafts; with parent_child each chunk becomes its children, the chunk kept in `mom`. */
+function toDrafts(merged: MergedChunk[], pc: Record<string, unknown>): ChunkDraft[] {
+  const { enabled, delimiter } = parentChild(pc);
+  const out: ChunkDraft[] = [];
+  for (const m of merged) {
+    const positions = m.positions.length ? m.positions : undefined;
+    if (!enabled) {
+      out.push(positions ? { content: m.text, positions } : { content: m.text });
+      continue;
+    }
+    for (const child of splitChildren(m.text, delimiter)) {
+      const d: ChunkDraft = { content: child, mom: m.text };
+      if (positions) d.positions = positions;
+      out.push(d);
+    }
+  }
+  return out;
+}
+
+/** Merged text chunks of a document under the naive rules (no tables/images). */
+export function naiveTextChunks(doc: ParsedDocument, ctx: ChunkContext, opts: NaiveOptions = {}): MergedChunk[] {
+  const pc = ctx.parserConfig;
+  const limit = intOf(pc.chunk_token_num, opts.defaultChunkTokenNum ?? NAIVE_DEFAULTS.chunk_token_num);
+  const delimiter = str(pc.delimiter, NAIVE_DEFAULTS.delimiter);
+  const overlap = overlapPercent(pc.overlapped_percent);
+  const blocks = doc.blocks.filter((b) => !isRunning(b));
+
+  if (doc.format === 'xlsx' || doc.format === 'csv') {
+    const tables = blocks.filter((b) => b.kind === 'table');
+    if (pc.html4excel === true) {
+      // RAGFlow sets chunk_token_num to 0 here: every HTML table is its own chunk.
+      return naiveMerge(excelHtml(tables, NAIVE_DEFAULTS.html4excel_rows).map((text) => ({ text })), 0, delimiter, 0);
+    }
+    const rest = blocks.filter((b) => b.kind !== 'table' && b.kind !== 'image' && b.text.trim());
+    const lines = [...excelLines(tables), ...rest.map((b) => b.text)];
+    return naiveMerge(lines.map((text) => ({ text })), limit, delimiter, overlap);
+  }
+
+  const textBlocks = blocks.filter((b) => b.kind !== 'table' && b.kind !== 'image');
+  if (!textBlocks.length) return [];
+
+  if (doc.format === 'text') {
+    const full = textBlocks.map((b) => b.text).join('\n');
+    const sections = txtSplit(full, limit, delimiter).map((text) => ({ text }));
+    return naiveMerge(sections, limit, delimiter, overlap);
+  }
+
+  if (doc.format === 'markdown' && !parseDelimiter(delimiter).custom.length) {
+    return markdownMerge(textBlocks.map((b) => ({ text: markdownText(b) })), limit, overlap);
+  }
+
+  const sections: Section[] = textBlocks
+    .filter((b) => b.text !== '')
+    .map((b) => ({ text: doc.format === 'markdown' ? markdownText(b) : b.text, positions: doc.format === 'pdf' ? blockPositions(b) : undefined }));
+  return naiveMerge(sections, limit, delimiter, overlap);
+}
+
+/** Notes for a PDF whose layout_recognize names a layout model ragloom does not have. */
+export function layoutNotes(doc: ParsedDocument, pc: Record<string, unknown>): string[] {
+  const lr = pc.layout_recognize;
+  if (doc.format !== 'pdf' || typeof lr !== 'string' || NO_LAYOUT_MODEL.has(lr.trim().toLowerCase())) return [];
+  return [`layout_recognize "${lr}" is not available; the PDF was laid out by ragloom's built-in parser`];
+}
+
+/**
+ * The naive method. Text chunks come first, then the document's tables (RAGFlow tokenize_table,
+ * `doc_type` "table") and captioned/OCR'd images (`doc_type` "image"); PDF chunks are ordered by
+ * page and position instead.
+ */
+export function naive(doc: ParsedDocument, ctx: ChunkContext, opts: NaiveOptions = {}): ChunkResult {
+  const drafts = toDrafts(naiveTextChunks(doc, ctx, opts), ctx.parserConfig);
+  if (doc.format !== 'xlsx' && doc.format !== 'csv') {
+    for (const b of doc.blocks) {
+      if (b.kind === 'table') drafts.push(...tableChunks(b, ctx.language));
+      else if (b.kind === 'image') {
+        const d = imageChunk(b);
+        if (d) drafts.push(d);
+      }
+    }
+  }
+  return finalize(drafts, doc, layoutNotes(doc, ctx.parserConfig));
+}
