@@ -1,0 +1,88 @@
+/**
+ * HTML / XHTML (including inline XBRL): title, readable main text via Readability over linkedom,
+ * falling back to the whole cleaned body when Readability finds too little; tables as table blocks.
+ */
+import { Readability } from '@mozilla/readability';
+import { load } from 'cheerio';
+import { parseHTML } from 'linkedom';
+import type { Block, ParsedDocument } from '../types.js';
+import { tidy } from './common.js';
+import type { Ctx } from './common.js';
+import { decodeText } from './decode.js';
+import { domToBlocks, nodeText, parseHtml } from './html-blocks.js';
+import type { DomNode } from './html-blocks.js';
+
+/** Boilerplate removed before anything else looks at the page. */
+const BOILERPLATE = [
+  'script', 'style', 'noscript', 'template', 'iframe', 'svg', 'nav', 'aside', 'form', 'button',
+  '[role="navigation"]', '[role="banner"]', '[role="contentinfo"]', '[role="search"]', '[aria-hidden="true"]',
+  '[hidden]', 'body > header', 'body > footer', '#toc', '.toc', '.mw-jump-link', '.navbox', '.reflist', '.mw-editsection',
+];
+
+/** Finds the charset an HTML/XHTML file declares in its first 4 KiB. */
+export function declaredCharset(data: Uint8Array): string | undefined {
+  const head = new TextDecoder('latin1').decode(data.subarray(0, 4096));
+  const m =
+    /<meta[^>]+charset\s*=\s*["']?\s*([\w-]+)/i.exec(head) ?? /<\?xml[^>]+encoding\s*=\s*["']([\w-]+)["']/i.exec(head);
+  return m?.[1];
+}
+
+export interface HtmlResult {
+  title?: string;
+  blocks: Block[];
+  /** "readability" when the article extractor was used, else "body". */
+  mode: 'readability' | 'body';
+}
+
+/**
+ * Extracts title and blocks from an HTML string. Readability's article wins when it holds at least
+ * a fifth of the cleaned body's text (and 200 characters); on short or table-laid-out pages
+ * (filings, e-mail templates) it often keeps too little, so the body is used instead.
+ */
+export function extractHtml(html: string): HtmlResult {
+  const $ = load(html);
+  let title = tidy($('head > title').first().text() || $('title').first().text()) || undefined;
+  title ??= tidy($('meta[property="og:title"]').attr('content') ?? '') || undefined;
+  // Inline XBRL's hidden header duplicates facts; the namespaced tag needs an escaped selector.
+  $(BOILERPLATE.join(', ')).remove();
+  $('ix\\:header').remove();
+  $('[style]').each((_, el) => {
+    if (/display\s*:\s*none|visibility\s*:\s*hidden/i.test($(el).attr('style') ?? '')) $(el).remove();
+  });
+  const cleaned = $.html();
+  const body = ($('body')[0] ?? $.root()[0]) as unknown as DomNode;
+  const bodyLen = nodeText(body).length;
+
+  let article: { content?: string | null; textContent?: string | null; title?: string | null } | null = null;
+  try {
+    const { document } = parseHTML(cleaned);
+    article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], { charThreshold: 300 }).parse();
+  } catch {
+    article = null; // Readability gives up on odd DOMs; the body path below still works
+  }
+  const articleLen = tidy(article?.textContent ?? '').length;
+  let blocks: Block[];
+  let mode: HtmlResult['mode'];
+  if (article?.content && articleLen >= 200 && articleLen >= bodyLen * 0.2) {
+    blocks = domToBlocks(parseHtml(article.content), { tableHtml: true });
+    mode = 'readability';
+  } else {
+    blocks = domToBlocks(body, { tableHtml: true });
+    mode = 'body';
+  }
+  if (!title) {
+    const h = blocks.find((b) => b.kind === 'heading');
+    title = h?.text ?? (tidy(article?.title ?? '') || undefined);
+  }
+  if (title && blocks[0]?.text !== title) blocks.unshift({ kind: 'title', text: title });
+  else if (title && blocks[0]) blocks[0] = { ...blocks[0], kind: 'title' };
+  return { title, blocks, mode };
+}
+
+export async function parseHtmlFile(data: Uint8Array, _ctx: Ctx): Promise<ParsedDocument> {
+  const { text, encoding } = decodeText(data, declaredCharset(data));
+  const r = extractHtml(text);
+  const doc: ParsedDocument = { format: 'html', blocks: r.blocks, meta: { encoding, extractor: r.mode } };
+  if (r.title) doc.title = r.title;
+  return doc;
+}
