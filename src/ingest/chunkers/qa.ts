@@ -11,9 +11,12 @@ import { isChineseText } from './config.js';
 
 type Pair = [q: string, a: string];
 
-const PREFIX = /^(问题|答案|回答|user|assistant|Q|A|Question|Answer|问|答)[\t:： ]+/i;
+const PREFIX = /^(问题|答案|回答|user|assistant|Question|Answer|问|答)[\t:： ]+/i;
+// RAGFlow also strips a bare "Q " / "A " (letter + space), which eats the article of answers like
+// "A piece of…"; ragloom strips the single letters only before ":", "：" or TAB.
+const LETTER_PREFIX = /^[QA][\t:：][\t:： ]*/i;
 /** RAGFlow `rmPrefix`: trims and drops a leading "Q:", "Answer:", "问题："… */
-const rmPrefix = (t: string) => t.trim().replace(PREFIX, '');
+const rmPrefix = (t: string) => t.trim().replace(PREFIX, '').replace(LETTER_PREFIX, '');
 
 function pairDraft(q: string, a: string, language: string | undefined): ChunkDraft {
   const english = language ? language.trim().toLowerCase() !== 'chinese' : !isChineseText(q + a);
