@@ -220,10 +220,9 @@ export function headingSizes(lines: Line[]): number[] {
       body = k;
     }
   }
-  const total = [...chars.values()].reduce((a, b) => a + b, 0);
   return [...chars.entries()]
-    // A "heading" size that carries a large share of the text is body text of another kind.
-    .filter(([k, n]) => k >= body * 1.2 && n < total * 0.15)
+    // A larger size carrying as much text as half the body is body text of another kind.
+    .filter(([k, n]) => k >= body * 1.2 && n < most * 0.5)
     .map(([k]) => k)
     .sort((a, b) => b - a)
     .slice(0, 4);

@@ -10,7 +10,7 @@
  */
 import { PDFParse } from 'pdf-parse';
 import type { Block, ParsedDocument } from '../types.js';
-import { checkAbort, fail, pageWanted, shortMessage, tableText, detectHeader, warn, cellText } from './common.js';
+import { cellText, checkAbort, detectHeader, fail, pageWanted, shortMessage, tableText, tick, warn } from './common.js';
 import type { Ctx } from './common.js';
 import { headingSizes, linesToBlocks, markRunningHeaders } from './layout.js';
 import type { Line, Seg } from './layout.js';
@@ -211,6 +211,8 @@ export async function parsePdf(data: Uint8Array, ctx: Ctx): Promise<ParsedDocume
     let ocrPages = 0;
     for (let n = 1; n <= doc.numPages; n++) {
       if (!pageWanted(n, ctx.opts.pages)) continue;
+      // pdf.js settles its promises in microtasks; yield a macrotask so the timeout can fire.
+      await tick();
       checkAbort(ctx.signal);
       let page: PdfPage;
       let content;
@@ -320,4 +322,3 @@ async function ocrPage(parser: PDFParse, n: number, vp: Viewport, ctx: Ctx, out:
   }
 }
 
-export { itemsToLines as _itemsToLines };
