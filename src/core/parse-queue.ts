@@ -3,8 +3,11 @@ import { RUN, type DocumentRow } from './documents.js';
 import { refreshDatasetCounts } from './datasets.js';
 import { chunkVectors } from './embedding.js';
 import { getBlob } from '../store/blobs.js';
+import { effectiveParserConfig, chunkTokenCount } from '../ingest/chunkers/index.js';
 import { upsertChunk, removeDocumentChunks } from '../store/chunks.js';
 import type { ChunkDraft } from '../ingest/types.js';
+import { IngestWorker, type IngestLimits, INGEST_DEFAULTS } from '../ingest/worker/index.js';
+import { parseModelId, BUILTIN_FACTORY } from '../embed/index.js';
 import { chunkId } from '../util/hash.js';
 import { formatDateTime } from '../util/time.js';
 
@@ -30,8 +33,10 @@ export class ParseQueue {
   private readonly listeners = new Set<Listener>();
   private running: Promise<void> | null = null;
   private stopped = false;
+  private readonly worker: IngestWorker;
 
-  constructor(private readonly e: Engine) {
+  constructor(private readonly e: Engine, limits: IngestLimits = INGEST_DEFAULTS) {
+    this.worker = new IngestWorker(limits);
     e.onClose(() => this.stop());
     // A process killed mid-parse left these RUNNING with their old chunks intact: parse again.
     const stuck = e.db.prepare('SELECT id FROM document WHERE run = ?').all(RUN.RUNNING) as { id: string }[];
@@ -70,6 +75,7 @@ export class ParseQueue {
     this.pending.length = 0;
     for (const a of this.aborts.values()) a.abort();
     await this.running?.catch(() => undefined);
+    await this.worker.close();
   }
 
   private emit(doc: Pick<DocumentRow, 'id'>, run: string, progress: number, msg: string): void {
@@ -110,27 +116,24 @@ export class ParseQueue {
     };
     this.setState(id, { process_begin_at: began, progress: 0, progress_msg: log.join('\n') });
     try {
-      // Loaded on first parse: the parsers pull in pdf.js, OCR and office libraries.
-      const [{ parseFile }, { chunkDocument, effectiveParserConfig, chunkTokenCount }] = await Promise.all([
-        import('../ingest/parsers/index.js'),
-        import('../ingest/chunkers/index.js'),
-      ]);
       const data = getBlob(e.db, doc.blob_sha256) ?? new Uint8Array();
       const cfg = effectiveParserConfig(JSON.parse(kb.parser_config), JSON.parse(doc.parser_config));
-      const pages = Array.isArray(cfg.pages) ? (cfg.pages as [number, number][]) : undefined;
-      const parsed = await parseFile(data, doc.name, { pages, signal });
-      signal.throwIfAborted();
-      progress(0.3, `Parsed ${doc.name} (${parsed.blocks.length} blocks).`);
-      const { chunks, notes } = chunkDocument(doc.parser_id, parsed, { filename: doc.name, parserConfig: cfg });
-      for (const n of notes ?? []) log.push(`${clock()} ${n}`);
+      // Parsing and chunking run in a worker thread, bounded in time and memory.
+      const parsed = await this.worker.parse(data, doc.name, doc.parser_id, cfg, { signal, onProgress: (p, m) => progress(p, m) });
+      const chunks = parsed.chunks;
+      for (const w of parsed.warnings) log.push(`${clock()} ${w}`);
+      for (const n of parsed.notes) log.push(`${clock()} ${n}`);
       progress(0.4, `Chunked into ${chunks.length} chunks.`);
       const weight = typeof cfg.filename_embd_weight === 'number' ? cfg.filename_embd_weight : 0.1;
+      // Built-in models are CPU-bound: they run in the worker too. HTTP models are I/O: main thread.
+      const builtin = parseModelId(kb.embd_id)?.factory === BUILTIN_FACTORY;
+      const embed = builtin ? (id: string, texts: string[], sig?: AbortSignal) => this.worker.embed(id, texts, sig) : undefined;
       const vectors: Float32Array[] = [];
       const batch = 64;
       for (let i = 0; i < chunks.length; i += batch) {
         signal.throwIfAborted();
         const part = chunks.slice(i, i + batch);
-        vectors.push(...await chunkVectors(e, kb.embd_id, doc.name, part.map((c: ChunkDraft) => c.embedText ?? c.content), weight, signal));
+        vectors.push(...await chunkVectors(e, kb.embd_id, doc.name, part.map((c) => c.embedText ?? c.content), weight, signal, embed));
         progress(0.4 + 0.55 * Math.min(1, (i + batch) / chunks.length));
       }
       signal.throwIfAborted();

@@ -1,0 +1,2 @@
+export { IngestWorker, IngestError, INGEST_DEFAULTS } from './pool.js';
+export type { IngestLimits, ParseOutcome } from './pool.js';

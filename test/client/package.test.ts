@@ -1,0 +1,44 @@
+import { describe, expect, it, beforeAll, afterAll } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+let app: string;
+
+// The published shape: build dist/, then import the package by name from another folder.
+beforeAll(() => {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'pipe' });
+  app = mkdtempSync(join(tmpdir(), 'ragloom-app-'));
+  mkdirSync(join(app, 'node_modules'));
+  symlinkSync(ROOT, join(app, 'node_modules', 'ragloom'), 'dir');
+}, 180_000);
+afterAll(() => rmSync(app, { recursive: true, force: true }));
+
+describe('the ragloom package', () => {
+  it("import { Client, ApiError } from 'ragloom' works from another folder", () => {
+    writeFileSync(join(app, 'main.mjs'), `
+      import { Client, ApiError } from 'ragloom';
+      import { Workspace, WorkspaceError } from 'ragloom/workspace';
+      const client = new Client({ path: ':memory:' });
+      const ds = await client.createDataset({ name: 'kb' });
+      let err;
+      try { await client.createDataset({ name: '' }); } catch (e) { err = e; }
+      console.log(JSON.stringify({ name: ds.name, isApiError: err instanceof ApiError, code: err.code,
+        ws: typeof Workspace.open, wse: typeof WorkspaceError }));
+      await client.close();
+    `);
+    const out = execFileSync(process.execPath, ['main.mjs'], { cwd: app, encoding: 'utf8' });
+    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ name: 'kb', isApiError: true, code: 101, ws: 'function', wse: 'function' });
+  });
+
+  it('the ragloom command prints its usage', () => {
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/ragloom.js'), '--help'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('ragloom quickstart');
+    const bad = spawnSync(process.execPath, [join(ROOT, 'bin/ragloom.js'), 'frobnicate'], { encoding: 'utf8' });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('Unknown command "frobnicate"');
+  });
+});
