@@ -3,7 +3,7 @@
  * so chunkers can keep each record whole; RAGFlow splits by key paths in a similar spirit.
  */
 import type { Block, ParsedDocument } from '../types.js';
-import { fail } from './common.js';
+import { fail, shortMessage } from './common.js';
 import type { Ctx } from './common.js';
 import { decodeText } from './decode.js';
 
@@ -20,7 +20,7 @@ export async function parseJson(data: Uint8Array, _ctx: Ctx, lines = false): Pro
       try {
         v = JSON.parse(line);
       } catch (e) {
-        fail(`Invalid JSON on line ${i + 1}: ${(e as Error).message}`, e);
+        fail(`Invalid JSON on line ${i + 1}: ${shortMessage(e)}`, e);
       }
       blocks.push({ kind: 'text', text: pretty(v) });
     });
@@ -30,7 +30,7 @@ export async function parseJson(data: Uint8Array, _ctx: Ctx, lines = false): Pro
   try {
     v = JSON.parse(text);
   } catch (e) {
-    fail(`Invalid JSON: ${(e as Error).message}`, e);
+    fail(`Invalid JSON: ${shortMessage(e)}`, e);
   }
   if (Array.isArray(v)) {
     for (const item of v) blocks.push({ kind: 'text', text: pretty(item) });
