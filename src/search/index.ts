@@ -1,3 +1,11 @@
-export { retrieve } from './retrieve.js';
-export type { RetrieveParams, RetrieveResult } from './retrieve.js';
+export { retrieve, retrievalOptions } from './retrieve.js';
+export type { RetrieveParams, RetrieveResult, DocAgg } from './retrieve.js';
 export { highlight } from './highlight.js';
+export { vectorIndex, vectorSearchOptions, forgetVectorIndexes } from './vector-index.js';
+export type { VectorHit, VectorFilter, VectorSearchOptions } from './vector-index.js';
+export { hammingBackend } from './hamming.js';
+export { resolveReranker, HttpReranker, CrossEncoderReranker } from './rerank.js';
+export type { Reranker } from './rerank.js';
+export { parseMetadataCondition, filterDocuments } from './metadata.js';
+export type { MetadataFilter, MetaCondition } from './metadata.js';
+export { textQuery, textTop, textScores, COLUMN_WEIGHTS } from './fulltext.js';

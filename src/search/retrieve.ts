@@ -1,10 +1,22 @@
+/**
+ * `retrieval`: hybrid search over one or more datasets, as RAGFlow's POST /retrieval.
+ *
+ * similarity = w·vector_similarity + (1−w)·term_similarity, w = vector_similarity_weight, where
+ * vector_similarity is the cosine in [0, 1] and term_similarity the BM25 of src/search/fulltext.ts
+ * normalised by the query's own bound. Candidates are the union of the vector side's and the
+ * full-text side's best n each (n = top_k capped by RAGFlow's result window), every candidate
+ * scored exactly on both sides. See docs/retrieval.md for every parameter.
+ */
 import type { Engine, Ctx } from '../core/engine.js';
 import { visibleDataset, type DatasetRow } from '../core/datasets.js';
 import { ApiError, RetCode, fail } from '../api/errors.js';
 import { analyze } from '../text/analyze.js';
-import { vecTable, fromBlob } from '../store/vectors.js';
+import { chunkRowidsOfDocuments, type ChunkRow } from '../store/chunks.js';
 import { highlight as highlightText } from './highlight.js';
-import type { ChunkRow } from '../store/chunks.js';
+import { vectorIndex, type DimIndex } from './vector-index.js';
+import { textQuery, textTop, textScores } from './fulltext.js';
+import { parseMetadataCondition, filterDocuments } from './metadata.js';
+import { resolveReranker, type Reranker } from './rerank.js';
 
 export interface RetrieveParams {
   question?: unknown;
@@ -24,176 +36,265 @@ export interface RetrieveParams {
   toc_enhance?: unknown;
 }
 
+export interface DocAgg {
+  doc_name: string;
+  doc_id: string;
+  count: number;
+}
+
 export interface RetrieveResult {
   total: number;
   chunks: Record<string, unknown>[];
-  doc_aggs: { doc_name: string; doc_id: string; count: number }[];
+  /** A list over the survivors; `{}` for a blank question, as RAGFlow sends. */
+  doc_aggs: DocAgg[] | Record<string, never>;
 }
 
-// FTS5's bm25() constants: each term contributes at most idf·(k1+1).
-const K1 = 1.2;
+/** Tunables of the ranking (process-wide; benchmarks change them). */
+export const retrievalOptions = {
+  /** Rocchio pseudo-relevance feedback on the vector side: feedback chunks (0 = off). @default 5 */
+  feedbackDocs: 5,
+  /** Weight of the feedback chunks' mean vector against the question's. @default 1 */
+  feedbackWeight: 1,
+  /** Force the exact vector scan even on large indexes. @default false */
+  exactVectors: false,
+};
 
 interface Cand {
   rowid: number;
   vsim: number;
   tsim: number;
+  sim: number;
+  rank: number;
 }
 
-function num(v: unknown, dflt: number, name: string): number {
-  if (v === undefined || v === null) return dflt;
+function num(v: unknown, dflt: number, name: string, int = false): number {
+  if (v === undefined || v === null || v === '') return dflt;
   const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n)) throw new ApiError(RetCode.ARGUMENT_ERROR, `\`${name}\` should be a number`);
-  return n;
+  if (typeof n !== 'number' || !Number.isFinite(n) || typeof v === 'boolean') {
+    throw new ApiError(RetCode.ARGUMENT_ERROR, `\`${name}\` should be ${int ? 'an integer' : 'a number'}`);
+  }
+  return int ? Math.trunc(n) : n;
+}
+
+function highlightFlag(v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'string' && ['true', 'false'].includes(v.toLowerCase())) return v.toLowerCase() === 'true';
+  return fail('HIGHLIGHT_BOOLEAN');
+}
+
+function hasChatModel(e: Engine, ctx: Ctx): boolean {
+  return !!e.tenant(ctx.tenantId)?.llm_id || e.models.list('chat').length > 0;
 }
 
 export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<RetrieveResult> {
-  if (p.dataset_ids === undefined || p.dataset_ids === null) fail('DATASET_IDS_REQUIRED');
+  // ---- validation, in RAGFlow's order
+  if (p.dataset_ids === undefined || p.dataset_ids === null || (Array.isArray(p.dataset_ids) && p.dataset_ids.length === 0) || p.dataset_ids === '') {
+    fail('DATASET_IDS_REQUIRED');
+  }
   if (!Array.isArray(p.dataset_ids)) fail('DATASET_IDS_LIST');
   const kbs: DatasetRow[] = [];
-  for (const id of p.dataset_ids) {
+  for (const id of p.dataset_ids as unknown[]) {
     const kb = visibleDataset(e, ctx, id);
     if (!kb) fail('DATASET_NOT_OWNED', String(id));
-    kbs.push(kb);
+    if (!kbs.some((k) => k.id === kb.id)) kbs.push(kb);
   }
-  if (kbs.length === 0) fail('DATASET_IDS_REQUIRED');
   if (new Set(kbs.map((k) => k.embd_id)).size > 1) fail('DIFFERENT_EMBEDDING_MODELS');
-  if (p.question === undefined || p.question === null || typeof p.question !== 'string') fail('QUESTION_REQUIRED');
+  if (p.question === undefined || p.question === null) fail('QUESTION_REQUIRED');
+  if (typeof p.question !== 'string') throw new ApiError(RetCode.ARGUMENT_ERROR, '`question` should be a string');
+  const page = Math.max(1, num(p.page, 1, 'page', true));
+  const pageSize = Math.max(1, num(p.page_size, 30, 'page_size', true));
   const docIds = p.document_ids === undefined || p.document_ids === null ? [] : p.document_ids;
-  if (!Array.isArray(docIds)) throw new ApiError(RetCode.DATA_ERROR, '`document_ids` should be a list');
+  if (!Array.isArray(docIds)) throw new ApiError(RetCode.DATA_ERROR, '`documents` should be a list');
   const kbIds = kbs.map((k) => k.id);
-  for (const d of docIds) {
-    const row = e.db.prepare(`SELECT 1 FROM document WHERE id = ? AND dataset_id IN (${kbIds.map(() => '?').join(',')})`).get(String(d), ...kbIds);
-    if (!row) fail('DATASETS_DONT_OWN_DOCUMENT', String(d));
-  }
-  const topK = num(p.top_k, 1024, 'top_k');
-  if (topK <= 0) fail('TOP_K_POSITIVE');
-  if (p.highlight !== undefined && p.highlight !== null && typeof p.highlight !== 'boolean') fail('HIGHLIGHT_BOOLEAN');
-  const page = Math.max(1, Math.floor(num(p.page, 1, 'page')));
-  const pageSize = Math.max(1, Math.floor(num(p.page_size, 30, 'page_size')));
+  const inKbs = `dataset_id IN (${kbIds.map(() => '?').join(',')})`;
+  const docSel = e.db.prepare(`SELECT 1 FROM document WHERE id = ? AND ${inKbs}`);
+  for (const d of docIds as unknown[]) if (!docSel.get(String(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', String(d));
+  const meta = parseMetadataCondition(p.metadata_condition);
   const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');
   const w = num(p.vector_similarity_weight, 0.3, 'vector_similarity_weight');
-  for (const [k, v] of [['rerank_id', p.rerank_id], ['cross_languages', p.cross_languages], ['metadata_condition', p.metadata_condition]] as const) {
-    const set = v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
-    if (set) throw new ApiError(RetCode.DATA_ERROR, `\`${k}\` is not supported yet by the embedded engine`);
+  if (w < 0 || w > 1) throw new ApiError(RetCode.ARGUMENT_ERROR, '`vector_similarity_weight` should be in [0, 1]');
+  const topK = num(p.top_k, 1024, 'top_k', true);
+  if (topK <= 0) fail('TOP_K_POSITIVE');
+  const hl = highlightFlag(p.highlight);
+  if (p.cross_languages !== undefined && p.cross_languages !== null && !Array.isArray(p.cross_languages)) {
+    throw new ApiError(RetCode.ARGUMENT_ERROR, '`cross_languages` should be a list');
   }
-  if (p.keyword === true) throw new ApiError(RetCode.DATA_ERROR, '`keyword` needs a chat model, which the embedded engine does not have yet');
+  // Query rewriting needs a chat model; ragloom has no chat-model layer yet, so say so instead of ignoring the flag.
+  const wantsLlm = p.keyword === true || p.keyword === 'true' || (Array.isArray(p.cross_languages) && p.cross_languages.length > 0);
+  if (wantsLlm) {
+    const what = p.keyword === true || p.keyword === 'true' ? '`keyword`' : '`cross_languages`';
+    throw new ApiError(RetCode.DATA_ERROR, hasChatModel(e, ctx)
+      ? `${what} needs a chat model to rewrite the question; the embedded engine cannot call chat models yet.`
+      : `${what} needs a chat model to rewrite the question, and none is configured.`);
+  }
+  let reranker: Reranker | undefined;
+  if (p.rerank_id !== undefined && p.rerank_id !== null && p.rerank_id !== '') {
+    if (typeof p.rerank_id !== 'string') throw new ApiError(RetCode.ARGUMENT_ERROR, '`rerank_id` should be a string');
+    reranker = resolveReranker(e, p.rerank_id);
+  }
   const question = p.question.trim();
-  if (!question) return { total: 0, chunks: [], doc_aggs: [] };
+  if (!question) return { total: 0, chunks: [], doc_aggs: {} };
 
-  const k = Math.min(Math.floor(topK), 4096);
+  // ---- scope: document ids and metadata narrow the searched chunks
+  let scopeDocs: Set<string> | undefined = docIds.length ? new Set((docIds as unknown[]).map(String)) : undefined;
+  if (meta) {
+    const rows = e.db.prepare(`SELECT id, meta_fields FROM document WHERE ${inKbs}`).all(...kbIds) as { id: string; meta_fields: string }[];
+    const hit = filterDocuments(scopeDocs ? rows.filter((r) => scopeDocs!.has(r.id)) : rows, meta);
+    if (hit.size === 0) return { total: 0, chunks: [], doc_aggs: [] };
+    scopeDocs = hit;
+  }
+  const scope = scopeDocs ? new Set(chunkRowidsOfDocuments(e.db, [...scopeDocs])) : undefined;
+
+  // ---- RAGFlow's result window: ranks are computed over windows of W; page p lies in window ⌊(p−1)·size/W⌋
+  let W = Math.max(30, Math.ceil(64 / pageSize) * pageSize);
+  if (reranker) W = Math.min(W, topK, 64);
+  const win = Math.floor(((page - 1) * pageSize) / W);
+  const perSide = Math.min(topK, (win + 1) * W);
+
+  // ---- candidates
+  const [qv] = await e.models.embedder(kbs[0]!.embd_id).embed([question]);
+  const ix = vectorIndex(e.db, qv!.length);
+  const kbSet = new Set(kbIds);
+  const accept = (rid: number): boolean => {
+    if (scope && !scope.has(rid)) return false;
+    const ds = ix?.datasetOf(rid);
+    return ds !== undefined && kbSet.has(ds);
+  };
+  const tq = textQuery(e.db, question);
   const cands = new Map<number, Cand>();
-  const get = (rowid: number) => {
-    let c = cands.get(rowid);
-    if (!c) cands.set(rowid, (c = { rowid, vsim: 0, tsim: 0 }));
+  const add = (rid: number): Cand => {
+    let c = cands.get(rid);
+    if (!c) cands.set(rid, (c = { rowid: rid, vsim: 0, tsim: 0, sim: 0, rank: 0 }));
     return c;
   };
+  const filter = { datasets: kbIds, rowids: scope };
+  const exact = retrievalOptions.exactVectors;
+  if (ix) for (const h of ix.search(qv!, perSide, filter, { exact })) add(h.rowid);
+  for (const [rid, ts] of textTop(e.db, tq, perSide, accept)) add(rid).tsim = ts;
+  const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
+  for (const [rid, ts] of textScores(e.db, tq, untexted())) cands.get(rid)!.tsim = ts;
 
-  // Vector side: exact cosine KNN in the datasets' partitions.
-  const [qv] = await e.models.embedder(kbs[0]!.embd_id).embed([question]);
-  const dim = qv!.length;
-  const known = e.db.prepare('SELECT 1 FROM vec_index WHERE dim = ?').get(dim);
-  if (known) {
-    const table = vecTable(e.db, dim);
-    const rows = e.db.prepare(`SELECT rowid, distance FROM ${table} WHERE embedding MATCH ? AND k = ? AND dataset_id IN (${kbIds.map(() => '?').join(',')})`)
-      .all(Buffer.from(qv!.buffer), k, ...kbIds) as { rowid: number; distance: number }[];
-    rows.sort((a, b) => a.distance - b.distance);
-    for (const r of rows.slice(0, k)) get(r.rowid).vsim = Math.max(0, 1 - r.distance);
-  }
-
-  // Text side: BM25 over the analysed terms, normalised by the query's own upper bound.
-  const terms = [...new Set(analyze(question))];
-  let match = '';
-  let upper = 0;
-  if (terms.length) {
-    match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
-    const n = (e.db.prepare('SELECT COUNT(*) AS n FROM chunk').get() as { n: number }).n;
-    const df = e.db.prepare('SELECT doc FROM chunk_fts_terms WHERE term = ?');
-    for (const t of terms) {
-      const d = (df.get(t) as { doc: number } | undefined)?.doc ?? 0;
-      if (d === 0) continue;
-      upper += Math.max(1e-6, Math.log((n - d + 0.5) / (d + 0.5))) * (K1 + 1);
-    }
-  }
-  if (match && upper > 0) {
-    const rows = e.db.prepare(`SELECT f.rowid AS rowid, bm25(chunk_fts, 2, 1, 5, 6) AS s FROM chunk_fts f JOIN chunk c ON c.rowid = f.rowid
-      WHERE chunk_fts MATCH ? AND c.dataset_id IN (${kbIds.map(() => '?').join(',')}) ORDER BY s LIMIT ?`).all(match, ...kbIds, k) as { rowid: number; s: number }[];
-    for (const r of rows) get(r.rowid).tsim = Math.min(1, -r.s / upper);
-    // Vector-only candidates still get their exact term score.
-    const need = [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
-    for (let i = 0; i < need.length; i += 500) {
-      const part = need.slice(i, i + 500);
-      const rs = e.db.prepare(`SELECT rowid, bm25(chunk_fts, 2, 1, 5, 6) AS s FROM chunk_fts WHERE chunk_fts MATCH ? AND rowid IN (${part.map(() => '?').join(',')})`)
-        .all(match, ...part) as { rowid: number; s: number }[];
-      for (const r of rs) get(r.rowid).tsim = Math.min(1, -r.s / upper);
-    }
-  }
-  // Text-only candidates still get their exact cosine.
-  if (known) {
-    const table = vecTable(e.db, dim);
-    const sel = e.db.prepare(`SELECT embedding FROM ${table} WHERE rowid = ?`);
+  // Rocchio feedback: the question vector moves towards its best first-pass chunks, which
+  // helps short, vague questions most; every candidate is then re-scored with it.
+  let qVec = qv!;
+  const scoreAll = () => {
     for (const c of cands.values()) {
-      if (c.vsim !== 0) continue;
-      const r = sel.get(BigInt(c.rowid)) as { embedding: Buffer } | undefined;
-      if (r) c.vsim = Math.max(0, dot(qv!, fromBlob(r.embedding)));
+      c.vsim = Math.max(0, Math.min(1, ix?.cosine(qVec, c.rowid) ?? 0));
+      c.sim = w * c.vsim + (1 - w) * c.tsim;
     }
+  };
+  scoreAll();
+  const fb = retrievalOptions.feedbackDocs;
+  if (ix && w > 0 && fb > 0 && cands.size > fb) {
+    const top = [...cands.values()].sort((a, b) => b.sim - a.sim).slice(0, fb);
+    const q2 = Float32Array.from(qVec);
+    const a = retrievalOptions.feedbackWeight / top.length;
+    for (const c of top) {
+      const v = ix.vector(c.rowid)!;
+      for (let d = 0; d < q2.length; d++) q2[d]! += a * v[d]!;
+    }
+    qVec = normalize(q2);
+    for (const h of ix.search(qVec, perSide, filter, { exact })) add(h.rowid);
+    for (const [rid, ts] of textScores(e.db, tq, untexted())) cands.get(rid)!.tsim = ts;
+    scoreAll();
   }
 
-  // Filters, score, rank.
-  const rowsById = new Map<number, ChunkRow & { doc_name: string; meta_fields: string; pagerank: number }>();
-  const sel = e.db.prepare(`SELECT c.*, d.name AS doc_name, d.meta_fields, k.pagerank FROM chunk c JOIN document d ON d.id = c.document_id
-    JOIN dataset k ON k.id = c.dataset_id WHERE c.rowid = ?`);
-  for (const c of cands.values()) {
-    const r = sel.get(c.rowid) as (ChunkRow & { doc_name: string; meta_fields: string; pagerank: number }) | undefined;
-    if (r) rowsById.set(c.rowid, r);
+  // ---- rank: similarity plus the dataset's pagerank (0–100, added raw as RAGFlow does), in windows
+  const pagerank = new Map(kbs.map((k) => [k.id, k.pagerank ?? 0]));
+  for (const c of cands.values()) c.rank = c.sim + (pagerank.get(ix?.datasetOf(c.rowid) ?? '') ?? 0);
+  const byRank = (a: Cand, b: Cand) => b.rank - a.rank || b.tsim - a.tsim || a.rowid - b.rowid;
+  const ranked = [...cands.values()].sort(byRank);
+  let windowed = ranked.slice(win * W, (win + 1) * W);
+  if (reranker && windowed.length) {
+    const rows = chunkRows(e, windowed.map((c) => c.rowid));
+    const texts = windowed.map((c) => rerankText(rows.get(c.rowid)));
+    const scores = await reranker.score(question, texts);
+    windowed.forEach((c, i) => {
+      c.vsim = scores[i]!;
+      c.sim = w * c.vsim + (1 - w) * c.tsim;
+      c.rank = c.sim + (pagerank.get(ix?.datasetOf(c.rowid) ?? '') ?? 0);
+    });
+    windowed = windowed.sort(byRank);
   }
-  const docFilter = new Set(docIds.map(String));
   const thr = w <= 0 ? 0 : threshold;
-  const scored = [...cands.values()]
-    .map((c) => ({ c, r: rowsById.get(c.rowid)!, sim: w * c.vsim + (1 - w) * c.tsim }))
-    .filter(({ r }) => r && r.available === 1 && (docFilter.size === 0 || docFilter.has(r.document_id)))
-    .filter(({ sim }) => sim >= thr)
-    // pagerank (0–100) is added to the ranking key raw, as RAGFlow adds it to the score.
-    .sort((a, b) => b.sim + b.r.pagerank - (a.sim + a.r.pagerank) || b.c.tsim - a.c.tsim);
+  const survivors = windowed.filter((c) => c.sim >= thr);
+  const start = ((page - 1) * pageSize) % W;
+  const pageRows = survivors.slice(start, start + pageSize);
 
-  const aggs = new Map<string, { doc_name: string; doc_id: string; count: number }>();
-  for (const { r } of scored) {
+  // ---- output
+  const rows = chunkRows(e, survivors.map((c) => c.rowid));
+  const aggs = new Map<string, DocAgg>();
+  for (const c of survivors) {
+    const r = rows.get(c.rowid);
+    if (!r) continue;
     const a = aggs.get(r.document_id) ?? { doc_name: r.doc_name, doc_id: r.document_id, count: 0 };
     a.count++;
     aggs.set(r.document_id, a);
   }
-  const pageRows = scored.slice((page - 1) * pageSize, page * pageSize);
-  const chunks = pageRows.map(({ c, r, sim }) => {
-    const out: Record<string, unknown> = {
-      id: r.id,
-      content: r.content,
-      content_ltks: analyze(r.content).join(' '),
-      document_id: r.document_id,
-      document_keyword: r.doc_name,
-      document_name: r.doc_name,
-      dataset_id: r.dataset_id,
-      kb_id: r.dataset_id,
-      important_keywords: JSON.parse(r.important_keywords),
-      questions: JSON.parse(r.questions),
-      tag_kwd: JSON.parse(r.tag_kwd),
-      image_id: r.image_id,
-      similarity: sim,
-      vector_similarity: c.vsim,
-      term_similarity: c.tsim,
-      positions: JSON.parse(r.positions),
-      doc_type_kwd: r.doc_type,
-      doc_type: r.doc_type,
-      available: true,
-      create_time: r.create_time,
-      create_timestamp: r.create_timestamp,
-    };
-    if (p.highlight === true) out.highlight = highlightText(r.content, question) ?? r.content;
-    return out;
-  });
-  return { total: scored.length, chunks, doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count) };
+  const chunks: Record<string, unknown>[] = [];
+  for (const c of pageRows) {
+    const r = rows.get(c.rowid);
+    if (r) chunks.push(chunkOut(r, c, hl ? question : undefined));
+  }
+  return { total: survivors.length, chunks, doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count) };
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
+type Row = ChunkRow & { doc_name: string };
+
+function chunkRows(e: Engine, rowids: number[]): Map<number, Row> {
+  const out = new Map<number, Row>();
+  for (let i = 0; i < rowids.length; i += 500) {
+    const part = rowids.slice(i, i + 500);
+    const rows = e.db.prepare(`SELECT c.*, d.name AS doc_name FROM chunk c JOIN document d ON d.id = c.document_id
+      WHERE c.rowid IN (${part.map(() => '?').join(',')})`).all(...part) as Row[];
+    for (const r of rows) out.set(r.rowid, r);
+  }
+  return out;
 }
+
+function rerankText(r: Row | undefined): string {
+  if (!r) return '';
+  const kw = JSON.parse(r.important_keywords) as string[];
+  return kw.length ? `${r.content}\n${kw.join(' ')}` : r.content;
+}
+
+function chunkOut(r: Row, c: Cand, hlQuestion: string | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: r.id,
+    content: r.content,
+    content_ltks: analyze(r.content).join(' '),
+    document_id: r.document_id,
+    document_keyword: r.doc_name,
+    document_name: r.doc_name,
+    docnm_kwd: r.doc_name,
+    dataset_id: r.dataset_id,
+    kb_id: r.dataset_id,
+    important_keywords: JSON.parse(r.important_keywords),
+    questions: JSON.parse(r.questions),
+    tag_kwd: JSON.parse(r.tag_kwd),
+    image_id: r.image_id,
+    similarity: c.sim,
+    vector_similarity: c.vsim,
+    term_similarity: c.tsim,
+    positions: JSON.parse(r.positions),
+    doc_type_kwd: r.doc_type,
+    doc_type: r.doc_type,
+    mom_id: '',
+    available: r.available === 1,
+    create_time: r.create_time,
+    create_timestamp: r.create_timestamp,
+  };
+  if (hlQuestion !== undefined) out.highlight = highlightText(r.content, hlQuestion) ?? r.content;
+  return out;
+}
+
+function normalize(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+  n = Math.sqrt(n);
+  if (n > 0) for (let i = 0; i < v.length; i++) v[i]! /= n;
+  return v;
+}
+
+export type { DimIndex };

@@ -1,6 +1,17 @@
 import type { Db } from './db.js';
 import { vecTable, toBlob, fromBlob } from './vectors.js';
 import { analyzeForIndex } from '../text/analyze.js';
+import type { Statement } from 'better-sqlite3';
+
+// Prepared statements per connection: preparing costs more than running these small writes.
+const stmtCache = new WeakMap<Db, Map<string, Statement>>();
+function stmt(db: Db, sql: string): Statement {
+  let m = stmtCache.get(db);
+  if (!m) stmtCache.set(db, (m = new Map()));
+  let st = m.get(sql);
+  if (!st) m.set(sql, (st = db.prepare(sql)));
+  return st;
+}
 
 export interface ChunkRow {
   rowid: number;
@@ -54,38 +65,55 @@ export interface NewChunk {
  * Returns true when the chunk is new. Call inside a transaction.
  */
 export function upsertChunk(db: Db, c: NewChunk): boolean {
-  const old = db.prepare('SELECT rowid FROM chunk WHERE id = ?').get(c.id) as { rowid: number } | undefined;
+  const old = stmt(db, 'SELECT rowid FROM chunk WHERE id = ?').get(c.id) as { rowid: number } | undefined;
   if (old) removeChunkRows(db, [old.rowid]);
-  const info = db.prepare(`INSERT INTO chunk (id, document_id, dataset_id, content, important_keywords, questions, tag_kwd,
-      positions, available, doc_type, chunk_order, page_num, top, token_num, vec_dim, create_time, create_timestamp)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+  const indexText = c.index_text !== undefined && c.index_text !== c.content ? c.index_text : null;
+  const info = stmt(db, `INSERT INTO chunk (id, document_id, dataset_id, content, important_keywords, questions, tag_kwd,
+      positions, available, doc_type, chunk_order, page_num, top, token_num, vec_dim, create_time, create_timestamp, index_text)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
     c.id, c.document_id, c.dataset_id, c.content, JSON.stringify(c.important_keywords), JSON.stringify(c.questions),
     JSON.stringify(c.tag_kwd), JSON.stringify(c.positions), c.available ? 1 : 0, c.doc_type ?? '', c.chunk_order,
-    c.page_num ?? 0, c.top ?? 0, c.token_num, c.vector.length, c.create_time, c.create_timestamp);
+    c.page_num ?? 0, c.top ?? 0, c.token_num, c.vector.length, c.create_time, c.create_timestamp, indexText);
   const rowid = BigInt(info.lastInsertRowid);
   indexChunk(db, rowid, c);
-  db.prepare(`INSERT INTO ${vecTable(db, c.vector.length)} (rowid, dataset_id, embedding) VALUES (?, ?, ?)`)
+  stmt(db, `INSERT INTO ${vecTable(db, c.vector.length)} (rowid, dataset_id, embedding) VALUES (?, ?, ?)`)
     .run(rowid, c.dataset_id, toBlob(c.vector));
   return !old;
 }
 
+/**
+ * The full-text row: title (the document's name), content (or the parser's index text),
+ * important keywords and questions, each analysed (src/text/analyze.ts). Retrieval weights the
+ * columns as RAGFlow's field boosts do (title 5, content 1, keywords 15, questions 10).
+ */
 function indexChunk(db: Db, rowid: bigint, c: Pick<NewChunk, 'title' | 'content' | 'index_text' | 'important_keywords' | 'questions'>): void {
-  db.prepare('INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(
-    rowid, analyzeForIndex(c.title), analyzeForIndex(c.index_text ?? c.content),
+  stmt(db, 'INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(
+    rowid, titleTerms(c.title), analyzeForIndex(c.index_text ?? c.content),
     analyzeForIndex(c.important_keywords.join(' ')), analyzeForIndex(c.questions.join(' ')));
+}
+
+// Many chunks share a document name: analyse it once.
+let lastTitle = '';
+let lastTitleTerms = '';
+function titleTerms(title: string): string {
+  if (title !== lastTitle) {
+    lastTitle = title;
+    lastTitleTerms = analyzeForIndex(title);
+  }
+  return lastTitleTerms;
 }
 
 /** Deletes chunk rows and their index entries by rowid. Call inside a transaction. */
 export function removeChunkRows(db: Db, rowids: number[]): void {
   if (rowids.length === 0) return;
-  const getDim = db.prepare('SELECT vec_dim FROM chunk WHERE rowid = ?');
-  const delFts = db.prepare('DELETE FROM chunk_fts WHERE rowid = ?');
-  const delRow = db.prepare('DELETE FROM chunk WHERE rowid = ?');
+  const getDim = stmt(db, 'SELECT vec_dim FROM chunk WHERE rowid = ?');
+  const delFts = stmt(db, 'DELETE FROM chunk_fts WHERE rowid = ?');
+  const delRow = stmt(db, 'DELETE FROM chunk WHERE rowid = ?');
   for (const r of rowids) {
     const row = getDim.get(r) as { vec_dim: number } | undefined;
     if (!row) continue;
     const rid = BigInt(r);
-    if (row.vec_dim > 0) db.prepare(`DELETE FROM ${vecTable(db, row.vec_dim)} WHERE rowid = ?`).run(rid);
+    if (row.vec_dim > 0) stmt(db, `DELETE FROM ${vecTable(db, row.vec_dim)} WHERE rowid = ?`).run(rid);
     delFts.run(rid);
     delRow.run(rid);
   }
@@ -95,10 +123,11 @@ export function removeChunkRows(db: Db, rowids: number[]): void {
 export function rewriteChunk(db: Db, rowid: number, c: Omit<NewChunk, 'document_id' | 'dataset_id' | 'chunk_order' | 'create_time' | 'create_timestamp'> & { dataset_id: string }): void {
   const old = db.prepare('SELECT vec_dim FROM chunk WHERE rowid = ?').get(rowid) as { vec_dim: number };
   const rid = BigInt(rowid);
+  const indexText = c.index_text !== undefined && c.index_text !== c.content ? c.index_text : null;
   db.prepare(`UPDATE chunk SET id = ?, content = ?, important_keywords = ?, questions = ?, tag_kwd = ?, positions = ?,
-      available = ?, token_num = ?, vec_dim = ? WHERE rowid = ?`).run(
+      available = ?, token_num = ?, vec_dim = ?, index_text = ? WHERE rowid = ?`).run(
     c.id, c.content, JSON.stringify(c.important_keywords), JSON.stringify(c.questions), JSON.stringify(c.tag_kwd),
-    JSON.stringify(c.positions), c.available ? 1 : 0, c.token_num, c.vector.length, rid);
+    JSON.stringify(c.positions), c.available ? 1 : 0, c.token_num, c.vector.length, indexText, rid);
   db.prepare('DELETE FROM chunk_fts WHERE rowid = ?').run(rid);
   indexChunk(db, rid, c);
   if (old.vec_dim > 0) db.prepare(`DELETE FROM ${vecTable(db, old.vec_dim)} WHERE rowid = ?`).run(rid);
@@ -121,4 +150,12 @@ export function removeDocumentChunks(db: Db, documentIds: string[]): number {
     n += rows.length;
   }
   return n;
+}
+
+/** Chunk rowids with their document id (for filters and aggregation), available ones only when asked. */
+export function chunkRowidsOfDocuments(db: Db, documentIds: string[], availableOnly = true): number[] {
+  const out: number[] = [];
+  const sel = stmt(db, `SELECT rowid FROM chunk WHERE document_id = ?${availableOnly ? ' AND available = 1' : ''}`).raw();
+  for (const d of documentIds) for (const [r] of sel.all(d) as [number][]) out.push(r);
+  return out;
 }

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { analyzeForIndex, ANALYZER_VERSION } from '../text/analyze.js';
 
 /**
  * Ordered schema migrations; `PRAGMA user_version` holds the number applied. Each step is
@@ -115,7 +116,41 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       PRIMARY KEY (model, sha256)
     ) WITHOUT ROWID;
   `),
+  // 4: retrieval: the index text of a chunk when it differs from its content, a change log that
+  // keeps in-memory vector indexes in step (filled by triggers, so rolled-back writes leave no
+  // trace), and the full-text rows re-indexed with the wink-nlp analyzer (ANALYZER_VERSION 2).
+  (db) => {
+    const cols = (db.prepare('PRAGMA table_info(chunk)').all() as { name: string }[]).map((c) => c.name);
+    if (!cols.includes('index_text')) db.exec('ALTER TABLE chunk ADD COLUMN index_text TEXT');
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS vec_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid INTEGER NOT NULL);
+      CREATE TRIGGER IF NOT EXISTS chunk_vec_log_ins AFTER INSERT ON chunk BEGIN INSERT INTO vec_log (rid) VALUES (new.rowid); END;
+      CREATE TRIGGER IF NOT EXISTS chunk_vec_log_del AFTER DELETE ON chunk BEGIN INSERT INTO vec_log (rid) VALUES (old.rowid); END;
+      CREATE TRIGGER IF NOT EXISTS chunk_vec_log_upd AFTER UPDATE OF available, vec_dim, dataset_id, content, questions ON chunk
+        BEGIN INSERT INTO vec_log (rid) VALUES (new.rowid); END;
+    `);
+    reindexFullText(db);
+  },
 ];
+
+/**
+ * Rebuilds every chunk's full-text row with the current analyzer (title = its document's name),
+ * and records the analyzer version. Used by migrations and when the analyzer changes.
+ */
+export function reindexFullText(db: Database): number {
+  db.exec("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')");
+  const ins = db.prepare('INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)');
+  const rows = db.prepare(`SELECT c.rowid AS rowid, c.content AS content, c.index_text AS index_text, c.important_keywords AS kw,
+    c.questions AS qs, COALESCE(d.name, '') AS title FROM chunk c LEFT JOIN document d ON d.id = c.document_id`).all() as
+    { rowid: number; content: string; index_text: string | null; kw: string; qs: string; title: string }[];
+  const list = (s: string) => { try { const v = JSON.parse(s) as unknown; return Array.isArray(v) ? v.map(String).join(' ') : ''; } catch { return ''; } };
+  for (const r of rows) {
+    ins.run(BigInt(r.rowid), analyzeForIndex(r.title), analyzeForIndex(r.index_text ?? r.content), analyzeForIndex(list(r.kw)), analyzeForIndex(list(r.qs)));
+  }
+  db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('analyzer_version', ?)").run(String(ANALYZER_VERSION));
+  return rows.length;
+}
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 

@@ -1,11 +1,16 @@
 import type { Db } from './db.js';
 
+import type { Statement } from 'better-sqlite3';
+
+const lookups = new WeakMap<Db, Statement>();
+
 /** The vec0 table holding `dim`-sized vectors, created on first use. */
 export function vecTable(db: Db, dim: number): string {
   if (!Number.isInteger(dim) || dim <= 0 || dim > 8192) throw new Error(`Invalid vector dimension ${dim}`);
   const name = `vec_${dim}`;
-  const known = db.prepare('SELECT table_name FROM vec_index WHERE dim = ?').get(dim) as { table_name: string } | undefined;
-  if (!known) {
+  let look = lookups.get(db);
+  if (!look) lookups.set(db, (look = db.prepare('SELECT table_name FROM vec_index WHERE dim = ?')));
+  if (!look.get(dim)) {
     db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING vec0(
       dataset_id TEXT PARTITION KEY, embedding float[${dim}] distance_metric=cosine)`);
     db.prepare('INSERT OR IGNORE INTO vec_index (dim, table_name) VALUES (?, ?)').run(dim, name);

@@ -1,11 +1,29 @@
 /**
  * Text analysis for the full-text index: the same function runs on chunks at index time and on
  * questions at query time, so both sides meet on the same terms.
+ *
+ * - Words of space-separated scripts are lower-cased and NFKC-normalised; Latin diacritics are
+ *   dropped ("café" → "cafe").
+ * - English words: wink-nlp's stop-word flag (plus its lexicon of function words) removes stop
+ *   and question words, then the Porter2 (Snowball English) stemmer of wink's English model
+ *   reduces the rest ("investigations" → "investig"). Numbers stay as they are.
+ * - Scripts written without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar) become
+ *   overlapping character bigrams, so any two-character word of the question matches.
+ * - Other scripts (Cyrillic, Greek, Arabic, Devanagari, …) keep the lower-cased word.
+ *
+ * Word results are memoised, so analysis costs one regex pass and one Map lookup per token.
+ * Change ANALYZER_VERSION whenever the output for some input changes: the store re-indexes the
+ * full-text rows of an older version when it opens the file.
  */
+import { createRequire } from 'node:module';
 
-// A compact English stop list (SMART/Lucene core); questions words are stop words too, as
-// RAGFlow drops them from queries.
-const STOP = new Set(`a about above after again against all am an and any are aren't as at be because been before being
+/** Bumped when analyze() changes; stored in the database next to the FTS index. */
+export const ANALYZER_VERSION = 2;
+
+const require = createRequire(import.meta.url);
+
+// A fallback list, used only if wink's model cannot be loaded (SMART/Lucene core + question words).
+const FALLBACK_STOP = new Set(`a about above after again against all am an and any are aren't as at be because been before being
 below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each few for
 from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how
 how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor not of off on
@@ -15,11 +33,36 @@ through to too under until up very was wasn't we we'd we'll we're we've were wer
 which while who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
 also may might must shall will us within without upon whether`.split(/\s+/));
 
-const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/u;
-const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}'’]*/gu;
+type Stemmer = (w: string) => string;
+interface Wink { isStop(w: string): boolean; stem: Stemmer }
 
-/** Light English suffix stripping (plural and common inflections); deterministic and cheap. */
-export function stem(w: string): string {
+let wink: Wink | null | undefined;
+
+function loadWink(): Wink | null {
+  if (wink !== undefined) return wink;
+  try {
+    const winkNLP = require('wink-nlp') as (m: unknown, pipe?: string[]) => {
+      readDoc(t: string): { tokens(): { out(f: unknown): unknown[] } };
+      its: { stopWordFlag: unknown };
+    };
+    const nlp = winkNLP(require('wink-eng-lite-web-model'), []);
+    const stem = require('wink-eng-lite-web-model/dist/porter-stemmer.js') as Stemmer;
+    const flag = nlp.its.stopWordFlag;
+    wink = {
+      stem,
+      isStop: (w) => {
+        const out = nlp.readDoc(w).tokens().out(flag);
+        return out.length === 1 && out[0] === true;
+      },
+    };
+  } catch {
+    wink = null;
+  }
+  return wink;
+}
+
+/** Light English suffix stripping, used only when wink's stemmer is unavailable. */
+function lightStem(w: string): string {
   if (w.length <= 3 || /\d/.test(w)) return w;
   if (w.endsWith('ies') && w.length > 4) return `${w.slice(0, -3)}y`;
   if (w.endsWith('sses')) return w.slice(0, -2);
@@ -27,40 +70,79 @@ export function stem(w: string): string {
   return w;
 }
 
-/** Lowercased, stop-word-free, stemmed terms; CJK runs become overlapping character bigrams. */
+// word → term ('' = stop word). Bounded: cleared when it grows past MEMO_MAX entries.
+const memo = new Map<string, string>();
+const MEMO_MAX = 400_000;
+
+/** The index term of one lower-cased, apostrophe-free English/ASCII word; '' for a stop word. */
+export function stem(w: string): string {
+  const hit = memo.get(w);
+  if (hit !== undefined) return hit;
+  let out: string;
+  if (/^[0-9]+$/.test(w)) out = w;
+  else {
+    const wk = loadWink();
+    if (wk) out = w.length > 1 && /^[a-z]+$/.test(w) && wk.isStop(w) ? '' : wk.stem(w);
+    else out = FALLBACK_STOP.has(w) ? '' : lightStem(w);
+    if (w.length === 1 && !/[0-9]/.test(w)) out = ''; // single letters carry no meaning
+  }
+  if (memo.size >= MEMO_MAX) memo.clear();
+  memo.set(w, out);
+  return out;
+}
+
+// Scripts without spaces between words: indexed as character bigrams.
+const NOSPACE = /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
+const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}\p{M}'’]*/gu;
+const ASCII_WORD = /^[a-z0-9]+$/;
+const LATIN_MARKS = /[\u0300-\u036f]/g;
+
+/** Lower-cased, stop-word-free, stemmed terms in text order; no-space scripts become bigrams. */
 export function analyze(text: string): string[] {
   const out: string[] = [];
+  if (!text) return out;
   const norm = text.normalize('NFKC').toLowerCase();
   for (const m of norm.matchAll(TOKEN)) {
-    const tok = m[0].replace(/['’]s$/, '').replace(/['’]/g, '');
+    let tok = m[0];
+    if (tok.includes("'") || tok.includes('’')) tok = tok.replace(/['’]s$/, '').replace(/['’]/g, '');
     if (!tok) continue;
-    if (CJK.test(tok)) {
-      pushCjk(tok, out);
+    if (ASCII_WORD.test(tok)) {
+      const s = stem(tok);
+      if (s) out.push(s);
       continue;
     }
-    if (STOP.has(tok) || STOP.has(m[0])) continue;
-    out.push(stem(tok));
+    if (NOSPACE.test(tok)) {
+      pushMixed(tok, out);
+      continue;
+    }
+    const plain = tok.normalize('NFKD').replace(LATIN_MARKS, '');
+    if (ASCII_WORD.test(plain)) {
+      const s = stem(plain);
+      if (s) out.push(s);
+    } else out.push(tok);
   }
   return out;
 }
 
-function pushCjk(run: string, out: string[]): void {
-  // Split mixed runs ("gpt模型") into CJK and non-CJK parts.
+function pushMixed(run: string, out: string[]): void {
+  // Split mixed runs ("gpt模型") into no-space-script and other parts.
   let buf = '';
-  let cjk = false;
+  let ns = false;
   const flush = () => {
     if (!buf) return;
-    if (cjk) {
+    if (ns) {
       const chars = [...buf];
       if (chars.length === 1) out.push(chars[0]!);
       for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i]! + chars[i + 1]!);
-    } else if (!STOP.has(buf)) out.push(stem(buf));
+    } else {
+      for (const w of analyze(buf)) out.push(w);
+    }
     buf = '';
   };
   for (const ch of run) {
-    const c = CJK.test(ch);
-    if (c !== cjk) flush();
-    cjk = c;
+    const c = NOSPACE.test(ch);
+    if (c !== ns) flush();
+    ns = c;
     buf += ch;
   }
   flush();

@@ -1,0 +1,105 @@
+/**
+ * Retrieval quality on Cranfield through the public API (`client.retrieve`).
+ *
+ *   npx tsx bench/quality.ts [--json out.json] [--model name@factory]
+ *
+ * Loads the 1,398 non-empty abstracts once into bench/.cache/ (one document per abstract, named
+ * after its title; one chunk each via addChunk; the default embedding model unless --model),
+ * then runs the 225 queries under several configurations and prints nDCG@10, recall@100 and MAP
+ * (graded gain 5−code, binary relevance for codes 1..4, `-1` not relevant; see
+ * shared/datasets/cranfield/README.md). Ranking metrics use similarity_threshold 0 and the
+ * returned list only (page_size 100; MAP over those 100). The "default" row is the call with
+ * every default (threshold 0.2, page_size 30, w 0.3, top_k 1024).
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadCranfield, ndcgAt, recallAt, averagePrecision, Bm25, topK, type Cranfield } from './lib/cranfield.js';
+import { openCranDb, type CranDb } from './lib/cran-db.js';
+import { retrievalOptions } from '../src/search/index.js';
+
+const { values: args } = parseArgs({ options: { json: { type: 'string' }, model: { type: 'string' }, quick: { type: 'boolean' } } });
+
+interface Row { config: string; w: number | null; ndcg10: number; recall100: number; map: number; p50ms: number; queries: number }
+
+const relevant = (code: number | undefined) => code !== undefined && code >= 1 && code <= 4;
+
+function metrics(c: Cranfield, ranked: Map<number, number[]>): { ndcg10: number; recall100: number; map: number; queries: number } {
+  let n = 0, ndcg = 0, rec = 0, map = 0;
+  for (const q of c.queries) {
+    const judged = c.qrels.get(q.id);
+    if (!judged || ![...judged.values()].some(relevant)) continue;
+    const r = ranked.get(q.id) ?? [];
+    n++;
+    ndcg += ndcgAt(r, judged, 10);
+    rec += recallAt(r, judged, 100);
+    map += averagePrecision(r, judged);
+  }
+  return { ndcg10: ndcg / n, recall100: rec / n, map: map / n, queries: n };
+}
+
+async function run(c: Cranfield, db: CranDb, config: string, params: Record<string, unknown>, opts: { feedback?: number } = {}): Promise<Row> {
+  const saved = { ...retrievalOptions };
+  if (opts.feedback !== undefined) retrievalOptions.feedbackDocs = opts.feedback;
+  const ranked = new Map<number, number[]>();
+  const times: number[] = [];
+  try {
+    for (const q of c.queries) {
+      const t0 = performance.now();
+      const chunks = await db.client.retrieve({ dataset_ids: [db.dataset.id], question: q.text, ...params });
+      times.push(performance.now() - t0);
+      ranked.set(q.id, chunks.map((ch) => db.docOf.get(ch.document_id)!).filter((x) => x !== undefined));
+    }
+  } finally {
+    Object.assign(retrievalOptions, saved);
+  }
+  times.sort((a, b) => a - b);
+  const w = typeof params.vector_similarity_weight === 'number' ? params.vector_similarity_weight : 0.3;
+  return { config, w, ...metrics(c, ranked), p50ms: times[Math.floor(times.length / 2)]! };
+}
+
+function plainBm25(c: Cranfield): Row {
+  const bm = new Bm25(c.docs.map((d) => d.text));
+  const ranked = new Map<number, number[]>();
+  for (const q of c.queries) ranked.set(q.id, topK(bm.scores(q.text), 100).map((i) => c.docs[i]!.id));
+  return { config: 'reference plain BM25 (bench/lib/cranfield.ts: k1 1.2, b 0.75, Porter2, stop words; not ragloom)', w: null, ...metrics(c, ranked), p50ms: NaN };
+}
+
+const c = loadCranfield();
+if (!c) {
+  console.error('Cranfield not found: set RAGLOOM_CRANFIELD or put shared/datasets/cranfield beside the repo');
+  process.exit(1);
+}
+const t0 = performance.now();
+const db = await openCranDb(c, { model: args.model, log: (s) => process.stderr.write(`${s}\n`) });
+process.stderr.write(`loaded in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+
+const rank = { page_size: 100, similarity_threshold: 0 };
+const rows: Row[] = [plainBm25(c)];
+rows.push(await run(c, db, 'ragloom BM25 only (w = 0)', { ...rank, vector_similarity_weight: 0 }));
+rows.push(await run(c, db, 'ragloom vector only (w = 1), no feedback', { ...rank, vector_similarity_weight: 1 }, { feedback: 0 }));
+rows.push(await run(c, db, 'ragloom vector only (w = 1), feedback', { ...rank, vector_similarity_weight: 1 }));
+for (const w of args.quick ? [0.3] : [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]) {
+  rows.push(await run(c, db, `hybrid w = ${w}, no feedback`, { ...rank, vector_similarity_weight: w }, { feedback: 0 }));
+  rows.push(await run(c, db, `hybrid w = ${w}, feedback (default)`, { ...rank, vector_similarity_weight: w }));
+}
+rows.push(await run(c, db, 'DEFAULT call (w 0.3, threshold 0.2, page_size 30, top_k 1024)', {}));
+// Candidates per side: n = min(top_k, window); page_size 10 → window 70.
+const cand: Row[] = [];
+for (const k of args.quick ? [10, 70] : [10, 20, 40, 70]) {
+  cand.push(await run(c, db, `top_k ${k}, page_size 10 (≤ ${k} candidates per side)`, { page_size: 10, similarity_threshold: 0, top_k: k }));
+}
+for (const k of args.quick ? [100] : [30, 100]) {
+  cand.push(await run(c, db, `top_k ${k}, page_size 100 (≤ ${k} candidates per side)`, { page_size: 100, similarity_threshold: 0, top_k: k }));
+}
+await db.client.close();
+
+const f = (x: number) => (Number.isFinite(x) ? x.toFixed(4) : '—');
+const table = (rs: Row[]) => [
+  '| configuration | nDCG@10 | recall@100 | MAP | p50 ms |',
+  '|---|---:|---:|---:|---:|',
+  ...rs.map((r) => `| ${r.config} | ${f(r.ndcg10)} | ${f(r.recall100)} | ${f(r.map)} | ${Number.isFinite(r.p50ms) ? r.p50ms.toFixed(1) : '—'} |`),
+].join('\n');
+const out = { dataset: 'cranfield', queries: rows[0]!.queries, model: db.dataset.embedding_model, rows, candidates: cand };
+console.log(JSON.stringify(out, null, 2));
+console.log(`\n${table(rows)}\n\nCandidates per side (hybrid default):\n\n${table(cand)}`);
+if (args.json) writeFileSync(args.json, JSON.stringify(out, null, 2));

@@ -1,0 +1,94 @@
+/**
+ * The full-text side of retrieval: FTS5 `bm25()` over the analysed columns, weighted as
+ * RAGFlow's field boosts (title_tks^10, important_kwd^30, question_tks^20 against
+ * content_ltks^2, i.e. title 5, content 1, keywords 15, questions 10), and normalised per query:
+ *
+ *   term_similarity = bm25 / Σ_{t ∈ q} idf(t)·(k1 + 1)
+ *
+ * FTS5 scores each term at most idf·(k1+1) whatever its frequency, so the ratio is in [0, 1]
+ * and depends on the query and the collection only, never on which other chunks were found.
+ * idf is FTS5's own: ln((N − n + 0.5)/(n + 0.5)), at least 1e-6, over the whole table.
+ */
+import type { Db } from '../store/db.js';
+import type { Statement } from 'better-sqlite3';
+import { analyze } from '../text/analyze.js';
+
+/** FTS5's fixed BM25 k1. */
+export const K1 = 1.2;
+/** bm25() column weights: title, content, keywords, questions. */
+export const COLUMN_WEIGHTS = [5, 1, 15, 10] as const;
+const BM25 = `bm25(chunk_fts, ${COLUMN_WEIGHTS.join(', ')})`;
+
+export interface TextQuery {
+  terms: string[];
+  /** FTS5 MATCH expression: the quoted terms joined by OR; '' when there are none. */
+  match: string;
+  /** Σ idf·(k1+1) over the terms that occur; 0 when none does. */
+  upper: number;
+}
+
+const stmts = new WeakMap<Db, Map<string, Statement>>();
+function stmt(db: Db, sql: string): Statement {
+  let m = stmts.get(db);
+  if (!m) stmts.set(db, (m = new Map()));
+  let s = m.get(sql);
+  if (!s) m.set(sql, (s = db.prepare(sql)));
+  return s;
+}
+
+export function textQuery(db: Db, question: string): TextQuery {
+  const terms = [...new Set(analyze(question))];
+  if (!terms.length) return { terms, match: '', upper: 0 };
+  const n = (stmt(db, 'SELECT COUNT(*) AS n FROM chunk').get() as { n: number }).n;
+  const df = stmt(db, 'SELECT doc FROM chunk_fts_terms WHERE term = ?').pluck();
+  let upper = 0;
+  const present: string[] = [];
+  for (const t of terms) {
+    const d = (df.get(t) as number | undefined) ?? 0;
+    if (d === 0) continue;
+    present.push(t);
+    upper += Math.max(1e-6, Math.log((n - d + 0.5) / (d + 0.5))) * (K1 + 1);
+  }
+  const match = present.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
+  return { terms, match, upper };
+}
+
+/**
+ * The `k` best-scoring accepted rows as [rowid, term_similarity], best first. Rows are fetched
+ * in growing batches until `k` are accepted or the matches run out (the filter lives in memory).
+ */
+export function textTop(db: Db, q: TextQuery, k: number, accept: (rowid: number) => boolean): Array<[number, number]> {
+  if (!q.match || q.upper <= 0 || k <= 0) return [];
+  const out: Array<[number, number]> = [];
+  const sel = stmt(db, `SELECT rowid, ${BM25} AS s FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY s LIMIT ? OFFSET ?`).raw();
+  let offset = 0;
+  let batch = Math.max(k, 16);
+  for (;;) {
+    const rows = sel.all(q.match, batch, offset) as Array<[number, number]>;
+    for (const [rid, s] of rows) {
+      if (!accept(rid)) continue;
+      out.push([rid, Math.min(1, -s / q.upper)]);
+      if (out.length >= k) return out;
+    }
+    if (rows.length < batch) return out;
+    offset += batch;
+    batch *= 4;
+  }
+}
+
+/** Exact term_similarity of the given rows (absent from the result: no term matches). */
+export function textScores(db: Db, q: TextQuery, rowids: number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!q.match || q.upper <= 0 || rowids.length === 0) return out;
+  const want = new Set(rowids);
+  for (let i = 0; i < rowids.length; i += 200) {
+    const part = rowids.slice(i, i + 200);
+    // Lists of one become `rowid = ?`, which FTS5 (3.53, contentless) does not always honour
+    // together with MATCH: pad to two and check the rowids here.
+    if (part.length === 1) part.push(part[0]!);
+    const sql = `SELECT rowid, ${BM25} AS s FROM chunk_fts WHERE chunk_fts MATCH ? AND rowid IN (${part.map(() => '?').join(',')})`;
+    const rows = stmt(db, sql).raw().all(q.match, ...part) as Array<[number, number]>;
+    for (const [rid, s] of rows) if (want.has(rid)) out.set(rid, Math.min(1, -s / q.upper));
+  }
+  return out;
+}
