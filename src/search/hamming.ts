@@ -60,10 +60,10 @@ export class CodeStore {
   private u32!: Uint32Array;
   private u16!: Uint16Array;
 
-  constructor(bits: number) {
+  constructor(bits: number, opts: { js?: boolean } = {}) {
     this.words64 = Math.ceil(bits / 64);
     this.bytesPerCode = this.words64 * 8;
-    this.wasm = instantiate();
+    this.wasm = opts.js ? null : instantiate();
     this.buf = this.wasm ? this.wasm.mem.buffer : new ArrayBuffer(PAGE);
     this.views();
   }

@@ -1,0 +1,129 @@
+import { describe, expect, test } from 'vitest';
+import { join } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { analyze } from '../../src/text/analyze.js';
+import { openDatabase } from '../../src/store/db.js';
+import { upsertChunk, removeChunkRows } from '../../src/store/chunks.js';
+import { vectorIndex, vectorSearchOptions } from '../../src/search/vector-index.js';
+import { CodeStore } from '../../src/search/hamming.js';
+import { filterDocuments, parseMetadataCondition } from '../../src/search/metadata.js';
+
+describe('analyze()', () => {
+  test('stems with Porter2, drops stop and question words, keeps numbers', () => {
+    expect(analyze('What are the investigations of heated wings in 1958?')).toEqual(['investig', 'heat', 'wing', '1958']);
+  });
+  test('folds case and Latin diacritics; keeps other scripts; CJK and Thai become bigrams', () => {
+    expect(analyze('Café NAÏVE')).toEqual(['cafe', 'naiv']);
+    expect(analyze('Привет мир')).toEqual(['привет', 'мир']);
+    expect(analyze('自然语言')).toEqual(['自然', '然语', '语言']);
+    expect(analyze('gpt模型')).toEqual(['gpt', '模型']);
+    expect(analyze('ภาษาไทย')).toContain('ภา');
+  });
+});
+
+describe('metadata filter', () => {
+  const docs = [
+    { id: 'a', meta_fields: JSON.stringify({ d: '2024-01-31', n: 5, s: 'Alpha', l: ['x', 'y'] }) },
+    { id: 'b', meta_fields: JSON.stringify({ d: '2024-02-01 10:00', n: '12', s: 'beta', l: ['y'] }) },
+    { id: 'c', meta_fields: '{}' },
+  ];
+  const run = (op: string, value: unknown, name = 'n') => [...filterDocuments(docs, parseMetadataCondition({ conditions: [{ name, comparison_operator: op, value }] })!)].sort();
+  test('every operator and alias', () => {
+    expect(run('=', 5)).toEqual(['a']);
+    expect(run('is', '12')).toEqual(['b']);
+    expect(run('≠', 5)).toEqual(['b', 'c']);
+    expect(run('!=', 5)).toEqual(['b', 'c']);
+    expect(run('not is', 5)).toEqual(['b', 'c']);
+    expect(run('>', 5)).toEqual(['b']);
+    expect(run('<', 12)).toEqual(['a']);
+    expect(run('≥', 5)).toEqual(['a', 'b']);
+    expect(run('≤', 12)).toEqual(['a', 'b']);
+    expect(run('>', '2024-01-31', 'd')).toEqual(['b']);
+    expect(run('≤', '2024-01-31', 'd')).toEqual(['a']);
+    expect(run('contains', 'LPH', 's')).toEqual(['a']);
+    expect(run('not contains', 'lph', 's')).toEqual(['b', 'c']);
+    expect(run('start with', 'be', 's')).toEqual(['b']);
+    expect(run('end with', 'HA', 's')).toEqual(['a']);
+    expect(run('in', 'alpha,gamma', 's')).toEqual(['a']);
+    expect(run('not in', ['alpha'], 's')).toEqual(['b', 'c']);
+    expect(run('in', ['x', 'y'], 'l')).toEqual(['a', 'b']);
+    expect(run('contains', 'x', 'l')).toEqual(['a']);
+    expect(run('empty', null, 's')).toEqual(['c']);
+    expect(run('not empty', null, 's')).toEqual(['a', 'b']);
+  });
+  test('no conditions means no filter; bad shapes are rejected', () => {
+    expect(parseMetadataCondition({ conditions: [] })).toBeNull();
+    expect(parseMetadataCondition(null)).toBeNull();
+    expect(() => parseMetadataCondition([])).toThrow(/should be an object/);
+    expect(() => parseMetadataCondition({ logic: 'xor', conditions: [] })).toThrow(/logic/);
+  });
+});
+
+describe('vector index', () => {
+  test('the binary prefilter finds the exact top-10 on clustered data, and follows deletes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ragloom-vi-'));
+    const db = openDatabase(join(dir, 'v.db'));
+    db.exec(`INSERT INTO tenant (id, name, embd_id, create_time) VALUES ('t', 't', 'm', 0);
+      INSERT INTO dataset (id, tenant_id, name, embd_id, created_by, create_time, update_time) VALUES ('ds', 't', 'n', 'm', 'u', 0, 0);
+      INSERT INTO blob (sha256, size, data) VALUES ('s', 0, x'');
+      INSERT INTO document (id, dataset_id, name, type, size, blob_sha256, location, parser_id, created_by, create_time, update_time)
+        VALUES ('doc', 'ds', 'd.txt', 'doc', 0, 's', 'd.txt', 'naive', 'u', 0, 0);`);
+    let seed = 7;
+    const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
+    const dim = 64;
+    const centres = Array.from({ length: 20 }, () => Float32Array.from({ length: dim }, rnd));
+    const unit = (v: Float32Array) => { const n = Math.hypot(...v); return v.map((x) => x / n); };
+    const vec = (i: number) => unit(centres[i % 20]!.map((x) => x + 0.6 * rnd()));
+    db.transaction(() => {
+      for (let i = 0; i < 3000; i++) {
+        upsertChunk(db, { id: `c${i}`, document_id: 'doc', dataset_id: 'ds', content: `chunk ${i}`, title: 'd.txt', important_keywords: [], questions: [],
+          tag_kwd: [], positions: [], available: true, chunk_order: i, token_num: 2, create_time: '', create_timestamp: 0, vector: vec(i) });
+      }
+    })();
+    const saved = { ...vectorSearchOptions };
+    vectorSearchOptions.exactBelow = 1000;
+    vectorSearchOptions.minCandidates = 300;
+    try {
+      const ix = vectorIndex(db, dim)!;
+      expect(ix.size).toBe(3000);
+      let found = 0;
+      for (let qn = 0; qn < 20; qn++) {
+        const q = vec(qn * 7 + 3);
+        const exact = ix.search(q, 10, { datasets: ['ds'] }, { exact: true }).map((h) => h.rowid);
+        const approx = ix.search(q, 10, { datasets: ['ds'] }).map((h) => h.rowid);
+        found += approx.filter((r) => exact.includes(r)).length;
+      }
+      expect(found / 200).toBeGreaterThan(0.9);
+      const q = vec(5);
+      const best = ix.search(q, 1, { datasets: ['ds'] }, { exact: true })[0]!;
+      db.transaction(() => removeChunkRows(db, [best.rowid]))();
+      const ix2 = vectorIndex(db, dim)!;
+      expect(ix2.size).toBe(2999);
+      expect(ix2.search(q, 5, { datasets: ['ds'] }).map((h) => h.rowid)).not.toContain(best.rowid);
+      expect(ix2.search(q, 5, { datasets: ['other'] })).toEqual([]);
+      // A rolled-back write leaves the index as it was.
+      try {
+        db.transaction(() => { removeChunkRows(db, [ix2.search(q, 1, { datasets: ['ds'] })[0]!.rowid]); throw new Error('rollback'); })();
+      } catch { /* expected */ }
+      expect(vectorIndex(db, dim)!.size).toBe(2999);
+    } finally {
+      Object.assign(vectorSearchOptions, saved);
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test.each([false, true])('Hamming kernel (TypeScript fallback: %s) counts differing bits', (js) => {
+    const a = new CodeStore(100, { js });
+    a.reserve(3);
+    const mean = new Float32Array(100);
+    const vs = Float32Array.from({ length: 300 }, (_, i) => Math.sin(i * 1.7));
+    for (let s = 0; s < 3; s++) a.set(s, vs, s * 100, 100, mean);
+    const q = Float32Array.from({ length: 100 }, (_, i) => Math.cos(i));
+    const d = [...a.distances(q, mean, 3)];
+    const bits = (o: number) => Array.from({ length: 100 }, (_, i) => (vs[o + i]! > 0 ? 1 : 0));
+    const qb = Array.from({ length: 100 }, (_, i) => (q[i]! > 0 ? 1 : 0));
+    expect(d).toEqual([0, 1, 2].map((s) => bits(s * 100).reduce((n: number, b, i) => n + (b !== qb[i] ? 1 : 0), 0)));
+  });
+});
