@@ -37,9 +37,10 @@ function metrics(c: Cranfield, ranked: Map<number, number[]>): { ndcg10: number;
   return { ndcg10: ndcg / n, recall100: rec / n, map: map / n, queries: n };
 }
 
-async function run(c: Cranfield, db: CranDb, config: string, params: Record<string, unknown>, opts: { feedback?: number } = {}): Promise<Row> {
+async function run(c: Cranfield, db: CranDb, config: string, params: Record<string, unknown>, opts: { feedback?: number; feedbackSearch?: boolean } = {}): Promise<Row> {
   const saved = { ...retrievalOptions };
   if (opts.feedback !== undefined) retrievalOptions.feedbackDocs = opts.feedback;
+  if (opts.feedbackSearch !== undefined) retrievalOptions.feedbackSearch = opts.feedbackSearch;
   const ranked = new Map<number, number[]>();
   const times: number[] = [];
   try {
@@ -82,6 +83,7 @@ for (const w of args.quick ? [0.3] : [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]) {
   rows.push(await run(c, db, `hybrid w = ${w}, no feedback`, { ...rank, vector_similarity_weight: w }, { feedback: 0 }));
   rows.push(await run(c, db, `hybrid w = ${w}, feedback (default)`, { ...rank, vector_similarity_weight: w }));
 }
+rows.push(await run(c, db, 'hybrid w = 0.3, feedback + second vector search', { ...rank, vector_similarity_weight: 0.3 }, { feedbackSearch: true }));
 rows.push(await run(c, db, 'DEFAULT call (w 0.3, threshold 0.2, page_size 30, top_k 1024)', {}));
 // Candidates per side: n = min(top_k, window); page_size 10 → window 70.
 const cand: Row[] = [];

@@ -25,7 +25,12 @@ export interface TextQuery {
   match: string;
   /** Σ idf·(k1+1) over the terms that occur; 0 when none does. */
   upper: number;
+  /** Σ df over the terms: an upper bound of the number of matching rows. */
+  dfSum: number;
 }
+
+/** Below this many (estimated) matches, one pass reads every match's score. */
+export const ALL_MATCHES_BELOW = 30_000;
 
 const stmts = new WeakMap<Db, Map<string, Statement>>();
 function stmt(db: Db, sql: string): Statement {
@@ -36,21 +41,47 @@ function stmt(db: Db, sql: string): Statement {
   return s;
 }
 
+// COUNT(*) walks a whole index: cache it per connection until the chunk table changes (vec_log grows).
+const counts = new WeakMap<Db, { seq: number; n: number }>();
+function rowCount(db: Db): number {
+  // sqlite_sequence keeps vec_log's last seq even after the log is trimmed.
+  const seq = ((stmt(db, "SELECT seq FROM sqlite_sequence WHERE name = 'vec_log'").get() as { seq: number } | undefined)?.seq) ?? 0;
+  const hit = counts.get(db);
+  if (hit && hit.seq === seq && seq > 0) return hit.n;
+  const n = (stmt(db, 'SELECT COUNT(*) AS n FROM chunk').get() as { n: number }).n;
+  counts.set(db, { seq, n });
+  return n;
+}
+
 export function textQuery(db: Db, question: string): TextQuery {
   const terms = [...new Set(analyze(question))];
-  if (!terms.length) return { terms, match: '', upper: 0 };
-  const n = (stmt(db, 'SELECT COUNT(*) AS n FROM chunk').get() as { n: number }).n;
+  if (!terms.length) return { terms, match: '', upper: 0, dfSum: 0 };
+  const n = rowCount(db);
   const df = stmt(db, 'SELECT doc FROM chunk_fts_terms WHERE term = ?').pluck();
   let upper = 0;
+  let dfSum = 0;
   const present: string[] = [];
   for (const t of terms) {
     const d = (df.get(t) as number | undefined) ?? 0;
     if (d === 0) continue;
     present.push(t);
+    dfSum += d;
     upper += Math.max(1e-6, Math.log((n - d + 0.5) / (d + 0.5))) * (K1 + 1);
   }
   const match = present.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
-  return { terms, match, upper };
+  return { terms, match, upper, dfSum };
+}
+
+/**
+ * term_similarity of every matching row (rowid → score). One FTS5 pass: cheaper than a top-n
+ * query plus per-rowid look-ups when the terms are not too common (see ALL_MATCHES_BELOW).
+ */
+export function textAll(db: Db, q: TextQuery): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!q.match || q.upper <= 0) return out;
+  const rows = stmt(db, `SELECT rowid, ${BM25} AS s FROM chunk_fts WHERE chunk_fts MATCH ?`).raw().all(q.match) as Array<[number, number]>;
+  for (const [rid, s] of rows) out.set(rid, Math.min(1, -s / q.upper));
+  return out;
 }
 
 /**

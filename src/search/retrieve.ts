@@ -13,8 +13,8 @@ import { ApiError, RetCode, fail } from '../api/errors.js';
 import { analyze } from '../text/analyze.js';
 import { chunkRowidsOfDocuments, type ChunkRow } from '../store/chunks.js';
 import { highlight as highlightText } from './highlight.js';
-import { vectorIndex, type DimIndex } from './vector-index.js';
-import { textQuery, textTop, textScores } from './fulltext.js';
+import { vectorIndex, TopK, type DimIndex } from './vector-index.js';
+import { textQuery, textTop, textScores, textAll, ALL_MATCHES_BELOW } from './fulltext.js';
 import { parseMetadataCondition, filterDocuments } from './metadata.js';
 import { resolveReranker, type Reranker } from './rerank.js';
 
@@ -55,6 +55,8 @@ export const retrievalOptions = {
   feedbackDocs: 5,
   /** Weight of the feedback chunks' mean vector against the question's. @default 1 */
   feedbackWeight: 1,
+  /** Search the vector side again with the feedback vector (else only re-score). @default false */
+  feedbackSearch: false,
   /** Force the exact vector scan even on large indexes. @default false */
   exactVectors: false,
 };
@@ -171,12 +173,31 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const filter = { datasets: kbIds, rowids: scope };
   const exact = retrievalOptions.exactVectors;
   if (ix) for (const h of ix.search(qv!, perSide, filter, { exact })) add(h.rowid);
-  for (const [rid, ts] of textTop(e.db, tq, perSide, accept)) add(rid).tsim = ts;
+  // Text side and exact cross-scores: one pass over all matches when they are few, else the
+  // top n plus per-row look-ups of the vector-only candidates.
+  const all = tq.dfSum <= ALL_MATCHES_BELOW ? textAll(e.db, tq) : undefined;
+  const crossScores = (rids: number[]): void => {
+    if (all) for (const rid of rids) cands.get(rid)!.tsim = all.get(rid) ?? 0;
+    else for (const [rid, ts] of textScores(e.db, tq, rids)) cands.get(rid)!.tsim = ts;
+  };
+  if (all) {
+    const top = new TopK(perSide);
+    const ids: number[] = [];
+    for (const [rid, ts] of all) {
+      if (ts <= top.floor || !accept(rid)) continue;
+      top.push(ids.length, ts);
+      ids.push(rid);
+    }
+    for (const [i, ts] of top.sorted()) add(ids[i]!).tsim = ts;
+  } else {
+    for (const [rid, ts] of textTop(e.db, tq, perSide, accept)) add(rid).tsim = ts;
+  }
   const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
-  for (const [rid, ts] of textScores(e.db, tq, untexted())) cands.get(rid)!.tsim = ts;
+  crossScores(untexted());
 
   // Rocchio feedback: the question vector moves towards its best first-pass chunks, which
-  // helps short, vague questions most; every candidate is then re-scored with it.
+  // helps vague questions most; the candidates are then re-scored with it (and, with
+  // feedbackSearch, the vector side is searched again).
   let qVec = qv!;
   const scoreAll = () => {
     for (const c of cands.values()) {
@@ -195,8 +216,10 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
       for (let d = 0; d < q2.length; d++) q2[d]! += a * v[d]!;
     }
     qVec = normalize(q2);
-    for (const h of ix.search(qVec, perSide, filter, { exact })) add(h.rowid);
-    for (const [rid, ts] of textScores(e.db, tq, untexted())) cands.get(rid)!.tsim = ts;
+    if (retrievalOptions.feedbackSearch) {
+      for (const h of ix.search(qVec, perSide, filter, { exact })) add(h.rowid);
+      crossScores(untexted());
+    }
     scoreAll();
   }
 

@@ -19,7 +19,7 @@ import type { Db } from '../store/db.js';
 import { CodeStore } from './hamming.js';
 
 export interface VectorSearchOptions {
-  /** Exact scan below this many live vectors. @default 20000 */
+  /** Exact scan below this many live vectors. @default 4096 */
   exactBelow: number;
   /** Fewest codes kept for exact re-scoring. @default 1000 */
   minCandidates: number;
@@ -28,7 +28,7 @@ export interface VectorSearchOptions {
 }
 
 /** Process-wide settings of the vector side (benchmarks change them). */
-export const vectorSearchOptions: VectorSearchOptions = { exactBelow: 20_000, minCandidates: 1000, oversample: 16 };
+export const vectorSearchOptions: VectorSearchOptions = { exactBelow: 4096, minCandidates: 1000, oversample: 16 };
 
 export interface VectorHit {
   rowid: number;

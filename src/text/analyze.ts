@@ -95,12 +95,30 @@ export function stem(w: string): string {
 const NOSPACE = /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
 const TOKEN = /[\p{L}\p{N}][\p{L}\p{N}\p{M}'’]*/gu;
 const ASCII_WORD = /^[a-z0-9]+$/;
+// eslint-disable-next-line no-control-regex
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const ASCII_TOKEN = /[a-z0-9]+(?:'[a-z0-9]+)*/g;
 const LATIN_MARKS = /[\u0300-\u036f]/g;
 
 /** Lower-cased, stop-word-free, stemmed terms in text order; no-space scripts become bigrams. */
 export function analyze(text: string): string[] {
   const out: string[] = [];
   if (!text) return out;
+  if (ASCII_ONLY.test(text)) {
+    // Fast path, same tokens as below: NFKC is the identity on ASCII.
+    const low = text.toLowerCase();
+    ASCII_TOKEN.lastIndex = 0;
+    for (let m = ASCII_TOKEN.exec(low); m; m = ASCII_TOKEN.exec(low)) {
+      let tok = m[0];
+      if (tok.includes("'")) {
+        tok = tok.replace(/'s$/, '').replace(/'/g, '');
+        if (!tok) continue;
+      }
+      const s = stem(tok);
+      if (s) out.push(s);
+    }
+    return out;
+  }
   const norm = text.normalize('NFKC').toLowerCase();
   for (const m of norm.matchAll(TOKEN)) {
     let tok = m[0];

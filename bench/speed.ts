@@ -1,0 +1,398 @@
+/**
+ * Retrieval speed: ragloom against @orama/orama and @lancedb/lancedb on the synthetic workload of
+ * shared/reference/peer-bench.md (bench/lib/synth.ts), each engine and size in a fresh process.
+ *
+ *   npx tsx bench/speed.ts                          # 10k and 100k, every engine
+ *   npx tsx bench/speed.ts --sizes 10000,100000,1000000 --docs docs/benchmarks.md
+ *   npx tsx bench/speed.ts --engine ragloom --size 10000   # one child run, prints one JSON line
+ *
+ * The workload is generated once into bench/.cache/synth/ (text lines + float32 vectors; the 10k
+ * set is a prefix of the 100k set, which is a prefix of the 1M set). ragloom ingests through its
+ * store code path (`upsertChunk`: chunk row + FTS + vec0, 5,000 rows per transaction) with the
+ * synthetic vectors instead of an embedding model, and queries through `client.retrieve` (hybrid)
+ * with a stand-in embedder that returns the query's synthetic vector. Results: JSON on stdout,
+ * bench/results/speed-<date>.json, a table, and (with --docs) the "Retrieval speed" section and an
+ * SVG plot in docs/.
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync, readdirSync, createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DIM, Workload } from './lib/synth.js';
+import { upsertSection, svgBars } from './lib/report.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const CACHE = join(HERE, '.cache', 'synth');
+const { values: args } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000' },
+    engines: { type: 'string', default: 'ragloom,orama,lancedb' },
+    engine: { type: 'string' },
+    size: { type: 'string' },
+    docs: { type: 'string' },
+    passes: { type: 'string', default: '3' },
+    queries: { type: 'string', default: '100' },
+  },
+});
+
+// ------------------------------------------------------------------ workload files
+
+async function ensureWorkload(n: number): Promise<void> {
+  mkdirSync(CACHE, { recursive: true });
+  const have = existsSync(join(CACHE, 'count')) ? Number(readFileSync(join(CACHE, 'count'), 'utf8')) : 0;
+  if (have >= n) return;
+  const w = new Workload();
+  if (!existsSync(join(CACHE, 'queries.json'))) {
+    const qs = w.queries(100).map((q) => ({ text: q.text, source: q.source, vector: Array.from(q.vector) }));
+    writeFileSync(join(CACHE, 'queries.json'), JSON.stringify(qs));
+  }
+  const text = createWriteStream(join(CACHE, 'text.txt'), { flags: have ? 'a' : 'w' });
+  const vec = openSync(join(CACHE, 'vec.f32'), have ? 'a' : 'w');
+  const t0 = performance.now();
+  for (let i = have; i < n; i++) {
+    const c = w.chunk(i);
+    if (!text.write(`${c.text}\n`)) await new Promise<void>((r) => text.once('drain', () => r()));
+    const b = Buffer.from(c.vector.buffer);
+    let off = 0;
+    while (off < b.length) off += writeSync(vec, b, off, b.length - off);
+    if ((i + 1) % 50_000 === 0) process.stderr.write(`workload: ${i + 1}/${n} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+  }
+  await new Promise<void>((r) => text.end(() => r()));
+  closeSync(vec);
+  writeFileSync(join(CACHE, 'count'), String(n));
+}
+
+interface Batch { start: number; texts: string[]; vecs: Float32Array }
+
+/** Reads the first n chunks in batches (texts + vectors), outside any timed region. */
+function* batches(n: number, size: number): Generator<Batch> {
+  const lines = readFileSync(join(CACHE, 'text.txt'), 'utf8');
+  const fd = openSync(join(CACHE, 'vec.f32'), 'r');
+  let pos = 0;
+  try {
+    for (let start = 0; start < n; start += size) {
+      const m = Math.min(size, n - start);
+      const texts: string[] = [];
+      for (let k = 0; k < m; k++) {
+        const e = lines.indexOf('\n', pos);
+        texts.push(lines.slice(pos, e));
+        pos = e + 1;
+      }
+      const buf = Buffer.alloc(m * DIM * 4);
+      readSync(fd, buf, 0, buf.length, start * DIM * 4);
+      yield { start, texts, vecs: new Float32Array(buf.buffer, buf.byteOffset, m * DIM) };
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function loadQueries(n: number): Array<{ text: string; vector: Float32Array; source: number }> {
+  const qs = JSON.parse(readFileSync(join(CACHE, 'queries.json'), 'utf8')) as Array<{ text: string; vector: number[]; source: number }>;
+  return qs.slice(0, n).map((q) => ({ ...q, vector: Float32Array.from(q.vector) }));
+}
+
+// ------------------------------------------------------------------ timing helpers
+
+interface Lat { p50: number; p95: number; recall?: number; hit?: number }
+
+/** 10 warm-up queries, then `passes` passes; p50/p95 per pass, median over passes. */
+async function measure(n: number, fn: (i: number) => Promise<unknown> | unknown): Promise<Lat> {
+  const passes = Number(args.passes);
+  for (let i = 0; i < Math.min(10, n); i++) await fn(i);
+  const p50s: number[] = [];
+  const p95s: number[] = [];
+  for (let p = 0; p < passes; p++) {
+    const t: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      await fn(i);
+      t.push(performance.now() - t0);
+    }
+    t.sort((a, b) => a - b);
+    p50s.push(t[Math.floor(t.length * 0.5)]!);
+    p95s.push(t[Math.min(t.length - 1, Math.floor(t.length * 0.95))]!);
+  }
+  const med = (a: number[]) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+  return { p50: med(p50s), p95: med(p95s) };
+}
+
+const rssMb = () => process.resourceUsage().maxRSS / 1024;
+function duMb(path: string): number {
+  if (!existsSync(path)) return 0;
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.size / 2 ** 20;
+  return readdirSync(path).reduce((s, f) => s + duMb(join(path, f)), 0);
+}
+const recallOf = (got: number[][], truth: number[][]) => {
+  let hit = 0, all = 0;
+  got.forEach((g, i) => { const t = new Set(truth[i]); all += t.size; hit += g.filter((x) => t.has(x)).length; });
+  return all ? hit / all : 0;
+};
+
+export interface EngineResult {
+  engine: string;
+  size: number;
+  ingestS: number;
+  rowsPerS: number;
+  buildS: Record<string, number>;
+  fileMb: number | null;
+  heapMb?: number;
+  peakRssMb: number;
+  queries: Record<string, Lat>;
+  notes: string[];
+}
+
+// ------------------------------------------------------------------ ragloom
+
+async function runRagloom(n: number, nq: number): Promise<EngineResult> {
+  const { Client } = await import('../src/index.js');
+  const { upsertChunk } = await import('../src/store/chunks.js');
+  const { vectorIndex, textQuery, textTop } = await import('../src/search/index.js');
+  const dir = join(tmpdir(), `ragloom-speed-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  const path = join(dir, 'kb.db');
+  const queries = loadQueries(nq);
+  const byText = new Map(queries.map((q) => [q.text, q.vector]));
+  const modelId = 'synthetic-384@OpenAI-API-Compatible';
+  const client = new Client({ path, models: [{ type: 'embedding', name: 'synthetic-384', factory: 'OpenAI-API-Compatible', base_url: 'http://127.0.0.1:9', dim: DIM }] });
+  const engine = (client as unknown as { api: { engine: import('../src/core/engine.js').Engine } }).api.engine;
+  // Stand-in embedder: the query's synthetic vector (no model time in the measurement).
+  (engine.models as unknown as { embedders: Map<string, unknown> }).embedders.set(modelId, {
+    id: modelId, dim: DIM, embed: async (texts: string[]) => texts.map((t) => byText.get(t) ?? new Float32Array(DIM)),
+  });
+  const ds = await client.createDataset({ name: 'speed', embedding_model: modelId });
+  const docs = await ds.uploadDocuments(Array.from({ length: Math.ceil(n / 1000) }, (_, i) => ({ display_name: `doc-${i}.txt`, blob: new Uint8Array([1]) })));
+  let ingest = 0;
+  const now = new Date().toISOString().replace('T', ' ').slice(0, 19);
+  for (const b of batches(n, 5000)) {
+    const t0 = performance.now();
+    engine.tx(() => {
+      for (let k = 0; k < b.texts.length; k++) {
+        const i = b.start + k;
+        upsertChunk(engine.db, {
+          id: `c${i}`, document_id: docs[Math.floor(i / 1000)]!.id, dataset_id: ds.id, content: b.texts[k]!, title: `doc-${Math.floor(i / 1000)}.txt`,
+          important_keywords: [], questions: [], tag_kwd: [], positions: [], available: true, chunk_order: i % 1000, token_num: 120,
+          create_time: now, create_timestamp: 0, vector: b.vecs.subarray(k * DIM, (k + 1) * DIM),
+        });
+      }
+    });
+    ingest += performance.now() - t0;
+  }
+  engine.db.pragma('wal_checkpoint(TRUNCATE)');
+  const fileMb = duMb(dir);
+  let t0 = performance.now();
+  const ix = vectorIndex(engine.db, DIM)!;
+  const loadS = (performance.now() - t0) / 1000;
+  const filter = { datasets: [ds.id] };
+  const truth = queries.map((q) => ix.search(q.vector, 10, filter, { exact: true }).map((h) => h.rowid));
+  const approx = queries.map((q) => ix.search(q.vector, 10, filter).map((h) => h.rowid));
+  const out: Record<string, Lat> = {};
+  out['vector exact'] = { ...(await measure(nq, (i) => ix.search(queries[i]!.vector, 10, filter, { exact: true }))), recall: 1 };
+  out.vector = { ...(await measure(nq, (i) => ix.search(queries[i]!.vector, 10, filter))), recall: recallOf(approx, truth) };
+  const src = (i: number) => `c${queries[i]!.source}`;
+  let hits = 0;
+  out['full text'] = await measure(nq, (i) => textTop(engine.db, textQuery(engine.db, queries[i]!.text), 10, (rid) => ix.datasetOf(rid) === ds.id));
+  const hyb = async (extra: Record<string, unknown>) => {
+    hits = 0;
+    const lat = await measure(nq, async (i) => {
+      const r = await client.retrieve({ question: queries[i]!.text, dataset_ids: [ds.id], page_size: 10, similarity_threshold: 0, ...extra });
+      if (r.slice(0, 10).some((c) => c.id === src(i))) hits++;
+    });
+    return { ...lat, hit: hits / (nq * (Number(args.passes) + 1)) };
+  };
+  const { retrievalOptions } = await import('../src/search/index.js');
+  out['hybrid (default: feedback, w 0.3)'] = await hyb({});
+  retrievalOptions.feedbackDocs = 0;
+  out['hybrid, no feedback'] = await hyb({});
+  out['hybrid, no feedback, top_k 10'] = await hyb({ top_k: 10 });
+  retrievalOptions.feedbackDocs = 5;
+  t0 = performance.now();
+  await client.close();
+  rmSync(dir, { recursive: true, force: true });
+  return {
+    engine: 'ragloom', size: n, ingestS: ingest / 1000, rowsPerS: n / (ingest / 1000), buildS: { 'vector index load (first query)': loadS },
+    fileMb, peakRssMb: rssMb(), queries: out,
+    notes: [`ingest through upsertChunk (store path) with synthetic vectors; vector prefilter ${n >= 20000 ? 'binary codes + exact re-scoring' : 'exact scan'}`],
+  };
+}
+
+// ------------------------------------------------------------------ Orama
+
+async function runOrama(n: number, nq: number): Promise<EngineResult> {
+  const { create, insertMultiple, search } = await import('@orama/orama');
+  const queries = loadQueries(nq);
+  (globalThis as unknown as { gc?: () => void }).gc?.();
+  const heap0 = process.memoryUsage().heapUsed;
+  const db = create({ schema: { id: 'string', text: 'string', embedding: `vector[${DIM}]` } as const });
+  let ingest = 0;
+  for (const b of batches(n, 1000)) {
+    const rows = b.texts.map((text, k) => ({ id: `c${b.start + k}`, text, embedding: Array.from(b.vecs.subarray(k * DIM, (k + 1) * DIM)) }));
+    const t0 = performance.now();
+    await insertMultiple(db, rows, 1000);
+    ingest += performance.now() - t0;
+  }
+  (globalThis as unknown as { gc?: () => void }).gc?.();
+  const heapMb = (process.memoryUsage().heapUsed - heap0) / 2 ** 20;
+  const vec = (i: number) => ({ value: Array.from(queries[i]!.vector), property: 'embedding' });
+  const ids = (r: { hits: Array<{ document: { id: string } }> }) => r.hits.map((h) => Number(h.document.id.slice(1)));
+  const out: Record<string, Lat> = {};
+  const exact: number[][] = [];
+  for (let i = 0; i < nq; i++) exact.push(ids(await search(db, { mode: 'vector', vector: vec(i), similarity: 0, limit: 10 } as never) as never));
+  out.vector = { ...(await measure(nq, (i) => search(db, { mode: 'vector', vector: vec(i), similarity: 0, limit: 10 } as never))), recall: 1 };
+  out['full text'] = await measure(nq, (i) => search(db, { term: queries[i]!.text, properties: ['text'], limit: 10 } as never));
+  let hits = 0;
+  const lat = await measure(nq, async (i) => {
+    const r = (await search(db, { mode: 'hybrid', term: queries[i]!.text, vector: vec(i), similarity: 0, limit: 10, hybridWeights: { text: 0.5, vector: 0.5 } } as never)) as never;
+    if (ids(r).includes(queries[i]!.source)) hits++;
+  });
+  out.hybrid = { ...lat, hit: hits / (nq * (Number(args.passes) + 1)) };
+  return { engine: 'orama', size: n, ingestS: ingest / 1000, rowsPerS: n / (ingest / 1000), buildS: {}, fileMb: null, heapMb, peakRssMb: rssMb(), queries: out, notes: ['memory only; exact vector scan'] };
+}
+
+// ------------------------------------------------------------------ LanceDB
+
+async function runLance(n: number, nq: number): Promise<EngineResult> {
+  const lancedb = await import('@lancedb/lancedb');
+  const dir = join(tmpdir(), `lance-speed-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  const queries = loadQueries(nq);
+  const conn = await lancedb.connect(dir);
+  let table: Awaited<ReturnType<typeof conn.createTable>> | undefined;
+  let ingest = 0;
+  for (const b of batches(n, 10_000)) {
+    const rows = b.texts.map((text, k) => ({ id: b.start + k, text, vector: Array.from(b.vecs.subarray(k * DIM, (k + 1) * DIM)) }));
+    const t0 = performance.now();
+    if (!table) table = await conn.createTable('chunks', rows);
+    else await table.add(rows);
+    ingest += performance.now() - t0;
+  }
+  const t = table!;
+  const build: Record<string, number> = {};
+  let t0 = performance.now();
+  await t.createIndex('text', { config: lancedb.Index.fts() });
+  build['FTS index'] = (performance.now() - t0) / 1000;
+  const parts = n >= 1_000_000 ? 1000 : n >= 100_000 ? 316 : 100;
+  t0 = performance.now();
+  await t.createIndex('vector', { config: lancedb.Index.ivfPq({ numPartitions: parts, numSubVectors: 48, distanceType: 'cosine' }) });
+  build[`IVF_PQ index (${parts} partitions)`] = (performance.now() - t0) / 1000;
+  const fileMb = duMb(dir);
+  const ids = (rows: Array<{ id: number | bigint }>) => rows.map((r) => Number(r.id));
+  const vq = (i: number) => t.vectorSearch(Array.from(queries[i]!.vector)).distanceType('cosine').limit(10).select(['id']);
+  const truth: number[][] = [];
+  for (let i = 0; i < nq; i++) truth.push(ids(await vq(i).bypassVectorIndex().toArray()));
+  const out: Record<string, Lat> = {};
+  out['vector flat (exact)'] = { ...(await measure(nq, (i) => vq(i).bypassVectorIndex().toArray())), recall: 1 };
+  const ivfConfigs: Array<[string, number, number]> = n >= 1_000_000
+    ? [['np20 rf10', 20, 10], ['np200 rf20', 200, 20]]
+    : n >= 100_000 ? [['np20 rf10', 20, 10], ['np63 rf20', 63, 20]] : [['np20 rf10', 20, 10]];
+  for (const [name, np, rf] of ivfConfigs) {
+    const got: number[][] = [];
+    for (let i = 0; i < nq; i++) got.push(ids(await vq(i).nprobes(np).refineFactor(rf).toArray()));
+    out[`vector IVF_PQ ${name}`] = { ...(await measure(nq, (i) => vq(i).nprobes(np).refineFactor(rf).toArray())), recall: recallOf(got, truth) };
+  }
+  out['full text'] = await measure(nq, (i) => t.search(queries[i]!.text, 'fts').limit(10).select(['id']).toArray());
+  const rrf = await lancedb.rerankers.RRFReranker.create();
+  const hyb = async (name: string, f: (q: ReturnType<typeof vq>) => ReturnType<typeof vq>) => {
+    let hits = 0;
+    const lat = await measure(nq, async (i) => {
+      const r = await f(t.query().fullTextSearch(queries[i]!.text).nearestTo(Array.from(queries[i]!.vector)).distanceType('cosine') as never)
+        .rerank(rrf).limit(10).select(['id']).toArray();
+      if (ids(r).includes(queries[i]!.source)) hits++;
+    });
+    out[name] = { ...lat, hit: hits / (nq * (Number(args.passes) + 1)) };
+  };
+  await hyb('hybrid flat + RRF', (q) => q.bypassVectorIndex());
+  for (const [name, np, rf] of ivfConfigs) await hyb(`hybrid IVF_PQ ${name} + RRF`, (q) => q.nprobes(np).refineFactor(rf));
+  rmSync(dir, { recursive: true, force: true });
+  return { engine: 'lancedb', size: n, ingestS: ingest / 1000, rowsPerS: n / (ingest / 1000), buildS: build, fileMb, peakRssMb: rssMb(), queries: out, notes: ['hybrid = RRF of limit rows per side (LanceDB passes 10 + 10)'] };
+}
+
+// ------------------------------------------------------------------ driver
+
+async function child(engine: string, n: number): Promise<void> {
+  const nq = Number(args.queries);
+  const fn = engine === 'ragloom' ? runRagloom : engine === 'orama' ? runOrama : engine === 'lancedb' ? runLance : null;
+  if (!fn) throw new Error(`unknown engine ${engine}`);
+  const r = await fn(n, nq);
+  process.stdout.write(`RESULT ${JSON.stringify(r)}\n`);
+}
+
+function table(results: EngineResult[]): string {
+  const f = (x: number | undefined, d = 1) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(d));
+  const lines = [
+    '| engine | N | ingest rows/s | index build s | file MB | peak RSS MB | query | p50 ms | p95 ms | recall@10 | source in top-10 |',
+    '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|',
+  ];
+  for (const r of results) {
+    const build = Object.entries(r.buildS).map(([k, v]) => `${k}: ${v.toFixed(1)}`).join('; ') || '—';
+    let first = true;
+    for (const [q, l] of Object.entries(r.queries)) {
+      lines.push(first
+        ? `| ${r.engine} | ${r.size.toLocaleString('en')} | ${Math.round(r.rowsPerS).toLocaleString('en')} | ${build} | ${r.fileMb === null ? `— (heap +${f(r.heapMb, 0)})` : f(r.fileMb, 0)} | ${f(r.peakRssMb, 0)} | ${q} | ${f(l.p50, 2)} | ${f(l.p95, 2)} | ${f(l.recall, 3)} | ${f(l.hit, 2)} |`
+        : `| | | | | | | ${q} | ${f(l.p50, 2)} | ${f(l.p95, 2)} | ${f(l.recall, 3)} | ${f(l.hit, 2)} |`);
+      first = false;
+    }
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  if (args.engine) {
+    await child(args.engine, Number(args.size));
+    return;
+  }
+  const sizes = args.sizes!.split(',').map(Number);
+  const engines = args.engines!.split(',');
+  await ensureWorkload(Math.max(...sizes));
+  const results: EngineResult[] = [];
+  for (const n of sizes) {
+    for (const e of engines) {
+      if (e === 'orama' && n > 100_000) {
+        process.stderr.write('orama: skipped at 1M (memory only, ~13 KB heap per chunk: ~13 GB)\n');
+        continue;
+      }
+      process.stderr.write(`== ${e} ${n}\n`);
+      const r = spawnSync(process.execPath, [...process.execArgv, '--expose-gc', fileURLToPath(import.meta.url), '--engine', e, '--size', String(n), '--passes', args.passes!, '--queries', args.queries!],
+        { encoding: 'utf8', maxBuffer: 256 * 2 ** 20, stdio: ['ignore', 'pipe', 'pipe'] });
+      // LanceDB prints a deprecation warning per query; keep the rest of stderr.
+      process.stderr.write(r.stderr.split('\n').filter((l) => l && !l.includes('Deprecation warning') && !l.startsWith('npm warn')).map((l) => `${l}\n`).join(''));
+      const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+      if (!line) {
+        process.stderr.write(`${e} ${n} failed (exit ${r.status})\n`);
+        continue;
+      }
+      const res = JSON.parse(line.slice(7)) as EngineResult;
+      results.push(res);
+      process.stderr.write(`${table([res])}\n`);
+    }
+  }
+  const out = { date: new Date().toISOString(), node: process.version, results };
+  mkdirSync(join(HERE, 'results'), { recursive: true });
+  writeFileSync(join(HERE, 'results', `speed-${out.date.slice(0, 10)}.json`), JSON.stringify(out, null, 2));
+  console.log(JSON.stringify(out, null, 2));
+  console.log(`\n${table(results)}`);
+  if (args.docs) {
+    const docPath = resolve(args.docs);
+    const svgPath = join(dirname(docPath), 'benchmarks-speed.svg');
+    writeFileSync(svgPath, svgBars(results));
+    upsertSection(docPath, 'Retrieval speed', speedSection(results));
+  }
+}
+
+function speedSection(results: EngineResult[]): string {
+  return [
+    `Measured ${new Date().toISOString().slice(0, 10)} with \`npx tsx bench/speed.ts --sizes ${[...new Set(results.map((r) => r.size))].join(',')} --docs docs/benchmarks.md\``,
+    `(Node ${process.version}, ${process.platform}, 2 cores). Workload: shared/reference/peer-bench.md (bench/lib/synth.ts), 384-d, 100 queries of 2–4 words,`,
+    '10 warm-up queries then 3 passes; p50/p95 are medians over passes. Each engine and size ran in a fresh process.',
+    'recall@10 is against the exact top-10 of the same engine; "source in top-10" is the share of queries whose source chunk came back.',
+    '',
+    '![hybrid top-10 p50 by engine and size](benchmarks-speed.svg)',
+    '',
+    table(results),
+  ].join('\n');
+}
+
+await main();
