@@ -7,6 +7,7 @@
  * full-text side's best n each (n = top_k capped by RAGFlow's result window), every candidate
  * scored exactly on both sides. See docs/retrieval.md for every parameter.
  */
+import type { Statement } from 'better-sqlite3';
 import type { Engine, Ctx } from '../core/engine.js';
 import { visibleDataset, type DatasetRow } from '../core/datasets.js';
 import { ApiError, RetCode, fail } from '../api/errors.js';
@@ -245,16 +246,17 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const start = ((page - 1) * pageSize) % W;
   const pageRows = survivors.slice(start, start + pageSize);
 
-  // ---- output
-  const rows = chunkRows(e, survivors.map((c) => c.rowid));
+  // ---- output: light rows (document) for every survivor, full rows for the page only
+  const docOf = survivorDocs(e, survivors.map((c) => c.rowid));
   const aggs = new Map<string, DocAgg>();
   for (const c of survivors) {
-    const r = rows.get(c.rowid);
-    if (!r) continue;
-    const a = aggs.get(r.document_id) ?? { doc_name: r.doc_name, doc_id: r.document_id, count: 0 };
+    const d = docOf.get(c.rowid);
+    if (!d) continue;
+    const a = aggs.get(d.id) ?? { doc_name: d.name, doc_id: d.id, count: 0 };
     a.count++;
-    aggs.set(r.document_id, a);
+    aggs.set(d.id, a);
   }
+  const rows = chunkRows(e, pageRows.map((c) => c.rowid));
   const chunks: Record<string, unknown>[] = [];
   for (const c of pageRows) {
     const r = rows.get(c.rowid);
@@ -265,12 +267,36 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
 
 type Row = ChunkRow & { doc_name: string };
 
+const stmts = new WeakMap<Engine['db'], Map<string, Statement>>();
+function stmt(e: Engine, sql: string): Statement {
+  let m = stmts.get(e.db);
+  if (!m) stmts.set(e.db, (m = new Map()));
+  let st = m.get(sql);
+  if (!st) m.set(sql, (st = e.db.prepare(sql)));
+  return st;
+}
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
+
+/** rowid → its document (id, name), in batches of fixed size so statements are reused. */
+function survivorDocs(e: Engine, rowids: number[]): Map<number, { id: string; name: string }> {
+  const out = new Map<number, { id: string; name: string }>();
+  const B = 64;
+  for (let i = 0; i < rowids.length; i += B) {
+    const part = rowids.slice(i, i + B);
+    while (part.length < B) part.push(-1);
+    const rows = stmt(e, `SELECT c.rowid, d.id, d.name FROM chunk c JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${marks(B)})`)
+      .raw().all(...part) as Array<[number, string, string]>;
+    for (const [rid, id, name] of rows) out.set(rid, { id, name });
+  }
+  return out;
+}
+
 function chunkRows(e: Engine, rowids: number[]): Map<number, Row> {
   const out = new Map<number, Row>();
   for (let i = 0; i < rowids.length; i += 500) {
     const part = rowids.slice(i, i + 500);
-    const rows = e.db.prepare(`SELECT c.*, d.name AS doc_name FROM chunk c JOIN document d ON d.id = c.document_id
-      WHERE c.rowid IN (${part.map(() => '?').join(',')})`).all(...part) as Row[];
+    const rows = stmt(e, `SELECT c.*, d.name AS doc_name FROM chunk c JOIN document d ON d.id = c.document_id
+      WHERE c.rowid IN (${marks(part.length)})`).all(...part) as Row[];
     for (const r of rows) out.set(r.rowid, r);
   }
   return out;

@@ -21,14 +21,14 @@ import { CodeStore } from './hamming.js';
 export interface VectorSearchOptions {
   /** Exact scan below this many live vectors. @default 4096 */
   exactBelow: number;
-  /** Fewest codes kept for exact re-scoring. @default 1000 */
+  /** Fewest codes kept for exact re-scoring. @default 500 */
   minCandidates: number;
-  /** Codes kept per wanted result. @default 16 */
+  /** Codes kept per wanted result. @default 10 */
   oversample: number;
 }
 
 /** Process-wide settings of the vector side (benchmarks change them). */
-export const vectorSearchOptions: VectorSearchOptions = { exactBelow: 4096, minCandidates: 1000, oversample: 16 };
+export const vectorSearchOptions: VectorSearchOptions = { exactBelow: 4096, minCandidates: 500, oversample: 10 };
 
 export interface VectorHit {
   rowid: number;
@@ -273,6 +273,8 @@ export class DimIndex {
       }
     }
     if (!anyPart) return [];
+    // The usual case: every dataset in the index is searched, so no per-slot dataset check.
+    const allParts = partOk.every((x) => x === 1);
     const top = new TopK(k);
     if (filter.rowids) {
       for (const rid of filter.rowids) {
@@ -296,11 +298,16 @@ export class DimIndex {
     const hist = new Uint32Array(this.dim + 2);
     const ok = this.ok;
     const part = this.part;
-    for (let s = 0; s < this.n; s++) if (ok[s] && partOk[part[s]!]) hist[dist[s]!]!++;
+    const n = this.n;
+    if (allParts) {
+      for (let s = 0; s < n; s++) if (ok[s]) hist[dist[s]!]!++;
+    } else {
+      for (let s = 0; s < n; s++) if (ok[s] && partOk[part[s]!]) hist[dist[s]!]!++;
+    }
     let cut = 0;
     for (let acc = 0; cut <= this.dim && acc + hist[cut]! < want; cut++) acc += hist[cut]!;
-    for (let s = 0; s < this.n; s++) {
-      if (dist[s]! > cut || !ok[s] || !partOk[part[s]!]) continue;
+    for (let s = 0; s < n; s++) {
+      if (dist[s]! > cut || !ok[s] || (!allParts && !partOk[part[s]!])) continue;
       top.push(s, dotAt(q, this.vecs, s * this.dim, this.dim));
     }
     return this.hits(top);
