@@ -208,7 +208,14 @@ export function averagePrecision(ranked: number[], judged: Map<number, number>):
   return sum / rel;
 }
 
-export interface QualityReport { queries: number; ndcg10: number; recall100: number; map: number }
+export interface QualityReport {
+  queries: number;
+  ndcg10: number;
+  recall100: number;
+  map: number;
+  /** nDCG@10 of each evaluated query, in query order (for paired comparisons). */
+  perQueryNdcg10: number[];
+}
 
 /**
  * Mean nDCG@10, recall@100 and MAP (over the top 1,000) for a scoring function that returns
@@ -216,14 +223,36 @@ export interface QualityReport { queries: number; ndcg10: number; recall100: num
  */
 export function evaluate(c: Cranfield, score: (q: CranQuery, qi: number) => ArrayLike<number>): QualityReport {
   let n = 0, ndcg = 0, recall = 0, map = 0;
+  const perQueryNdcg10: number[] = [];
   c.queries.forEach((q, qi) => {
     const judged = c.qrels.get(q.id);
     if (!judged || ![...judged.values()].some(relevant)) return;
     const ranked = topK(score(q, qi), 1000).map((i) => c.docs[i]!.id);
     n++;
-    ndcg += ndcgAt(ranked, judged, 10);
+    const nd = ndcgAt(ranked, judged, 10);
+    perQueryNdcg10.push(nd);
+    ndcg += nd;
     recall += recallAt(ranked, judged, 100);
     map += averagePrecision(ranked, judged);
   });
-  return { queries: n, ndcg10: ndcg / n, recall100: recall / n, map: map / n };
+  return { queries: n, ndcg10: ndcg / n, recall100: recall / n, map: map / n, perQueryNdcg10 };
+}
+
+/**
+ * Paired bootstrap of mean(a − b) over queries (seeded): the mean difference and its 95% interval.
+ */
+export function pairedBootstrap(a: number[], b: number[], resamples = 2000, seed = 7): { diff: number; lo: number; hi: number } {
+  if (a.length !== b.length || !a.length) throw new Error('pairedBootstrap: arrays must have the same, non-zero length');
+  const d = a.map((x, i) => x - b[i]!);
+  const mean = d.reduce((s, x) => s + x, 0) / d.length;
+  let s = seed;
+  const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647;
+  const means: number[] = [];
+  for (let r = 0; r < resamples; r++) {
+    let t = 0;
+    for (let i = 0; i < d.length; i++) t += d[Math.floor(rnd() * d.length)]!;
+    means.push(t / d.length);
+  }
+  means.sort((x, y) => x - y);
+  return { diff: mean, lo: means[Math.floor(0.025 * resamples)]!, hi: means[Math.floor(0.975 * resamples)]! };
 }

@@ -17,7 +17,7 @@
  *
  * Usage: npx tsx scripts/distill/distill.ts --name ragloom-static-256 --dims 256 --scowl 50
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -326,4 +326,7 @@ if (QUANT === 'fp16') {
   });
 }
 writeFileSync(join(OUT, 'onnx', 'model.onnx'), onnx);
+// Licences of what the model is made from: the teacher's weights (Apache-2.0) and SCOWL's notice.
+copyFileSync(join(dirname(teacherDir), 'LICENSE'), join(OUT, 'LICENSE'));
+copyFileSync(join(wlDir, 'Copyright'), join(OUT, 'SCOWL-COPYRIGHT.txt'));
 log(`wrote ${OUT}: vocab ${V}, dims ${DIMS}, model.onnx ${(onnx.length / 1e6).toFixed(1)} MB`);
