@@ -73,15 +73,22 @@ export function textQuery(db: Db, question: string): TextQuery {
 }
 
 /**
- * term_similarity of every matching row (rowid → score). One FTS5 pass: cheaper than a top-n
- * query plus per-rowid look-ups when the terms are not too common (see ALL_MATCHES_BELOW).
+ * term_similarity of every matching row, as parallel arrays (rowids, scores). One FTS5 pass:
+ * cheaper than a top-n query plus per-rowid look-ups when the terms are not too common
+ * (see ALL_MATCHES_BELOW).
  */
-export function textAll(db: Db, q: TextQuery): Map<number, number> {
-  const out = new Map<number, number>();
-  if (!q.match || q.upper <= 0) return out;
+export function textAll(db: Db, q: TextQuery): { rowids: Float64Array; scores: Float64Array } {
+  if (!q.match || q.upper <= 0) return { rowids: new Float64Array(0), scores: new Float64Array(0) };
   const rows = stmt(db, `SELECT rowid, ${BM25} AS s FROM chunk_fts WHERE chunk_fts MATCH ?`).raw().all(q.match) as Array<[number, number]>;
-  for (const [rid, s] of rows) out.set(rid, Math.min(1, -s / q.upper));
-  return out;
+  const rowids = new Float64Array(rows.length);
+  const scores = new Float64Array(rows.length);
+  const inv = -1 / q.upper;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    rowids[i] = r[0];
+    scores[i] = Math.min(1, r[1] * inv);
+  }
+  return { rowids, scores };
 }
 
 /**

@@ -1,17 +1,22 @@
 /**
- * Hamming distances of binary codes: a 164-byte WebAssembly module (source: hamming.wat beside
- * this file, built with `wat2wasm hamming.wat`) using the i64.popcnt instruction, with a plain
- * TypeScript fallback for runtimes without WebAssembly. Codes live in one linear memory:
+ * Hamming-distance kernels for the binary vector prefilter: a 293-byte WebAssembly module
+ * (source: hamming.wat beside this file, built with `wat2wasm hamming.wat`) using i64.popcnt,
+ * with a plain TypeScript fallback for runtimes without WebAssembly (or RAGLOOM_NO_WASM=1).
  *
- *   [0, 4 KiB)        query code
- *   [4 KiB, codesEnd) stored codes, `bytesPerCode` each, slot after slot
- *   [codesEnd, …)     u16 output distances, one per slot
+ * One linear memory holds, in bytes:
+ *   [0, 4 KiB)          query code
+ *   [4 KiB, 8 KiB)      histogram of distances (u32 × 512)
+ *   [8 KiB, …)          codes, bytesPerCode per slot
+ *   then                ok flags (u8 per slot: 1 = searchable)
+ *   then                distances (u16 per slot, scratch)
+ *   then                selected slots (u32 per slot, scratch)
  */
-const WASM_BASE64 =
-  'AGFzbQEAAAABCQFgBX9/f39/AAMCAQAFAwEAAQcRAgNtZW0CAAdoYW1taW5nAAAKcwFxAwN/AX4BfyAAIQcgBCEJAkADQCAFIANPDQFCACEIQQAhBgJAA0AgBiACTw0BIAggBykDACABIAZBA3RqKQMAhXt8IQggB0EIaiEHIAZBAWohBgwACwsgCSAIpzsBACAJQQJqIQkgBUEBaiEFDAALCws=';
+const WASM_BASE64 = 'AGFzbQEAAAABFAJgB39/f39/f38AYAV/f39/fwF/AwMCAAEFAwEAAQcYAwNtZW0CAARzY2FuAAAHY29sbGVjdAABCuABAo8BAwN/AX4BfyAAIQkCQANAIAcgA08NAUIAIQpBACEIAkADQCAIIAJPDQEgCiAJKQMAIAEgCEEDdGopAwCFe3whCiAJQQhqIQkgCEEBaiEIDAALCyAFIAdBAXRqIAqnOwEAIAQgB2otAAAEQCAGIAqnQQJ0aiELIAsgCygCAEEBajYCAAsgB0EBaiEHDAALCwtNAQJ/AkADQCAFIAJPDQEgACAFQQF0ai8BACADTSABIAVqLQAAQQBHcQRAIAQgBkECdGogBTYCACAGQQFqIQYLIAVBAWohBQwACwsgBgs=';
 
-type HammingFn = (codes: number, q: number, words64: number, n: number, out: number) => void;
+type ScanFn = (codes: number, q: number, w: number, n: number, ok: number, dist: number, hist: number) => void;
+type CollectFn = (dist: number, ok: number, n: number, cut: number, out: number) => number;
 interface WasmMemory { readonly buffer: ArrayBuffer; grow(pages: number): number }
+interface Kernel { mem: WasmMemory; scan: ScanFn; collect: CollectFn }
 // The project's tsconfig has no DOM lib, so WebAssembly is typed here.
 const WA = (globalThis as unknown as {
   WebAssembly?: {
@@ -21,22 +26,23 @@ const WA = (globalThis as unknown as {
 }).WebAssembly;
 
 const QUERY_AT = 0;
-const CODES_AT = 4096;
+const HIST_AT = 4096;
+const HIST_LEN = 512;
+const CODES_AT = 8192;
 const PAGE = 65536;
 
 let disabled = process.env.RAGLOOM_NO_WASM === '1';
 
 /** Whether the WebAssembly kernel is in use (false: the TypeScript fallback). */
 export function hammingBackend(): 'wasm' | 'js' {
-  return disabled ? 'js' : 'wasm';
+  return disabled || !WA ? 'js' : 'wasm';
 }
 
-function instantiate(): { mem: WasmMemory; fn: HammingFn } | null {
+function instantiate(): Kernel | null {
   if (disabled || !WA) return null;
   try {
-    const mod = new WA.Module(Buffer.from(WASM_BASE64, 'base64'));
-    const inst = new WA.Instance(mod, {});
-    return { mem: inst.exports.mem as WasmMemory, fn: inst.exports.hamming as HammingFn };
+    const inst = new WA.Instance(new WA.Module(Buffer.from(WASM_BASE64, 'base64')), {});
+    return { mem: inst.exports.mem as WasmMemory, scan: inst.exports.scan as ScanFn, collect: inst.exports.collect as CollectFn };
   } catch {
     disabled = true;
     return null;
@@ -50,89 +56,128 @@ function popcnt32(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-/** Binary codes of `bits`-bit vectors (padded to 64-bit words), growable, with a distance scan. */
+const align8 = (n: number) => (n + 7) & ~7;
+
+/** Binary codes of `bits`-bit vectors (padded to 64-bit words), growable, with a selection scan. */
 export class CodeStore {
   readonly words64: number;
   readonly bytesPerCode: number;
   private cap = 0;
-  private wasm: { mem: WasmMemory; fn: HammingFn } | null;
+  private readonly k: Kernel | null;
   private buf: ArrayBuffer;
-  private u32!: Uint32Array;
+  private u8!: Uint8Array;
   private u16!: Uint16Array;
+  private u32!: Uint32Array;
 
   constructor(bits: number, opts: { js?: boolean } = {}) {
+    if (bits > HIST_LEN - 1) throw new RangeError(`CodeStore supports up to ${HIST_LEN - 1} bits`);
     this.words64 = Math.ceil(bits / 64);
     this.bytesPerCode = this.words64 * 8;
-    this.wasm = opts.js ? null : instantiate();
-    this.buf = this.wasm ? this.wasm.mem.buffer : new ArrayBuffer(PAGE);
+    this.k = opts.js ? null : instantiate();
+    this.buf = this.k ? this.k.mem.buffer : new ArrayBuffer(PAGE);
     this.views();
   }
 
   private views(): void {
-    this.u32 = new Uint32Array(this.buf);
+    this.u8 = new Uint8Array(this.buf);
     this.u16 = new Uint16Array(this.buf);
+    this.u32 = new Uint32Array(this.buf);
   }
 
-  private get outAt(): number {
-    return CODES_AT + this.cap * this.bytesPerCode;
-  }
+  private okAt(cap = this.cap): number { return CODES_AT + cap * this.bytesPerCode; }
+  private distAt(cap = this.cap): number { return align8(this.okAt(cap) + cap); }
+  private outAt(cap = this.cap): number { return align8(this.distAt(cap) + cap * 2); }
 
-  /** Makes room for `n` slots (codes are kept; the output area moves). */
+  /** Makes room for `n` slots (codes and ok flags are kept). */
   reserve(n: number): void {
     if (n <= this.cap) return;
     const cap = Math.max(n, Math.ceil(this.cap * 1.5), 1024);
-    const need = CODES_AT + cap * (this.bytesPerCode + 2);
-    if (this.wasm) {
-      const have = this.wasm.mem.buffer.byteLength;
-      if (need > have) this.wasm.mem.grow(Math.ceil((need - have) / PAGE));
-      this.buf = this.wasm.mem.buffer;
+    const need = this.outAt(cap) + cap * 4;
+    const oldOk = this.okAt();
+    const oldCap = this.cap;
+    if (this.k) {
+      const have = this.k.mem.buffer.byteLength;
+      if (need > have) this.k.mem.grow(Math.ceil((need - have) / PAGE));
+      this.buf = this.k.mem.buffer;
     } else if (need > this.buf.byteLength) {
       const next = new ArrayBuffer(Math.ceil(need / PAGE) * PAGE);
-      new Uint8Array(next).set(new Uint8Array(this.buf, 0, CODES_AT + this.cap * this.bytesPerCode));
+      new Uint8Array(next).set(new Uint8Array(this.buf, 0, oldOk + oldCap));
       this.buf = next;
     }
     this.cap = cap;
     this.views();
+    // The ok flags sit after the codes: move them up, clear the new tail.
+    this.u8.copyWithin(this.okAt(), oldOk, oldOk + oldCap);
+    this.u8.fill(0, this.okAt() + oldCap, this.okAt() + cap);
   }
 
   /** Stores the code of `v − mean` (bit set where the centred value is > 0) at `slot`. */
   set(slot: number, v: Float32Array, off: number, dim: number, mean: Float32Array): void {
     const base = (CODES_AT + slot * this.bytesPerCode) >> 2;
+    this.encode(v, off, dim, mean, base);
+  }
+
+  /** Marks a slot searchable (1) or not (0). */
+  setOk(slot: number, ok: boolean): void {
+    this.u8[this.okAt() + slot] = ok ? 1 : 0;
+  }
+
+  private encode(v: Float32Array, off: number, dim: number, mean: Float32Array, base32: number): void {
     const words32 = this.words64 * 2;
     for (let w = 0; w < words32; w++) {
       let x = 0;
       const d0 = w * 32;
       const end = Math.min(dim, d0 + 32);
       for (let d = d0; d < end; d++) if (v[off + d]! > mean[d]!) x |= 1 << (d - d0);
-      this.u32[base + w] = x;
+      this.u32[base32 + w] = x;
     }
   }
 
-  /** Distances from the code of `q − mean` to slots [0, n), as a view valid until the next call. */
+  /** Distances of slots [0, n) to the code of `q − mean` (a view, valid until the next call). */
   distances(q: Float32Array, mean: Float32Array, n: number): Uint16Array {
+    this.scan(q, mean, n);
+    return new Uint16Array(this.buf, this.distAt(), n);
+  }
+
+  private scan(q: Float32Array, mean: Float32Array, n: number): void {
+    this.encode(q, 0, q.length, mean, QUERY_AT >> 2);
+    this.u32.fill(0, HIST_AT >> 2, (HIST_AT >> 2) + HIST_LEN);
+    if (this.k) {
+      this.k.scan(CODES_AT, QUERY_AT, this.words64, n, this.okAt(), this.distAt(), HIST_AT);
+      return;
+    }
+    const u32 = this.u32, u16 = this.u16, u8 = this.u8;
     const words32 = this.words64 * 2;
-    for (let w = 0; w < words32; w++) {
-      let x = 0;
-      const d0 = w * 32;
-      const end = Math.min(q.length, d0 + 32);
-      for (let d = d0; d < end; d++) if (q[d]! > mean[d]!) x |= 1 << (d - d0);
-      this.u32[(QUERY_AT >> 2) + w] = x;
+    const q0 = QUERY_AT >> 2, h0 = HIST_AT >> 2, o0 = this.distAt() >> 1, ok0 = this.okAt();
+    let p = CODES_AT >> 2;
+    for (let i = 0; i < n; i++) {
+      let dist = 0;
+      for (let w = 0; w < words32; w++) dist += popcnt32(u32[p + w]! ^ u32[q0 + w]!);
+      p += words32;
+      u16[o0 + i] = dist;
+      if (u8[ok0 + i]) u32[h0 + dist]!++;
     }
-    const out = this.outAt;
-    if (this.wasm) {
-      this.wasm.fn(CODES_AT, QUERY_AT, this.words64, n, out);
-    } else {
-      const u32 = this.u32;
-      const q0 = QUERY_AT >> 2;
-      let p = CODES_AT >> 2;
-      const o = out >> 1;
-      for (let i = 0; i < n; i++) {
-        let dist = 0;
-        for (let w = 0; w < words32; w++) dist += popcnt32(u32[p + w]! ^ u32[q0 + w]!);
-        p += words32;
-        this.u16[o + i] = dist;
-      }
+  }
+
+  /**
+   * The searchable slots among [0, n) whose codes are nearest to `q − mean`: every slot up to
+   * the smallest distance that reaches `want` of them (ties included). A view, valid until the
+   * next call.
+   */
+  select(q: Float32Array, mean: Float32Array, n: number, want: number): Uint32Array {
+    this.scan(q, mean, n);
+    const h0 = HIST_AT >> 2;
+    let cut = 0;
+    for (let acc = 0; cut < HIST_LEN - 1 && acc + this.u32[h0 + cut]! < want; cut++) acc += this.u32[h0 + cut]!;
+    const out = this.outAt();
+    let count: number;
+    if (this.k) count = this.k.collect(this.distAt(), this.okAt(), n, cut, out);
+    else {
+      const u16 = this.u16, u8 = this.u8, u32 = this.u32;
+      const d0 = this.distAt() >> 1, ok0 = this.okAt(), o0 = out >> 2;
+      count = 0;
+      for (let i = 0; i < n; i++) if (u16[d0 + i]! <= cut && u8[ok0 + i]) u32[o0 + count++] = i;
     }
-    return new Uint16Array(this.buf, out, n);
+    return new Uint32Array(this.buf, out, count);
   }
 }

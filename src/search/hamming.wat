@@ -1,12 +1,15 @@
-;; Hamming distances between one binary query code and n stored codes.
-;; hamming(codes, q, words64, n, out): out[i] (u16) = popcount(codes[i] xor q), codes are words64
-;; little-endian 64-bit words each, stored back to back from `codes`; q at `q`; out at `out`.
+;; Hamming-distance kernels for ragloom's binary vector prefilter (src/search/hamming.ts).
+;; Build: wat2wasm hamming.wat -o hamming.wasm, then base64 into WASM_BASE64.
+;; Codes are `w` little-endian 64-bit words each, back to back from `codes`; `q` is the query code.
 (module
   (memory (export "mem") 1)
-  (func (export "hamming") (param $codes i32) (param $q i32) (param $w i32) (param $n i32) (param $out i32)
-    (local $i i32) (local $j i32) (local $p i32) (local $d i64) (local $o i32)
+
+  ;; scan(codes, q, w, n, ok, dist, hist): for each slot i < n, dist[i] (u16) = popcount(codes[i] xor q);
+  ;; when ok[i] (u8) != 0, hist[dist[i]] (u32) += 1.
+  (func (export "scan") (param $codes i32) (param $q i32) (param $w i32) (param $n i32)
+                        (param $ok i32) (param $dist i32) (param $hist i32)
+    (local $i i32) (local $j i32) (local $p i32) (local $d i64) (local $h i32)
     (local.set $p (local.get $codes))
-    (local.set $o (local.get $out))
     (block $done
       (loop $rows
         (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
@@ -24,8 +27,28 @@
             (local.set $p (i32.add (local.get $p) (i32.const 8)))
             (local.set $j (i32.add (local.get $j) (i32.const 1)))
             (br $words)))
-        (i32.store16 (local.get $o) (i32.wrap_i64 (local.get $d)))
-        (local.set $o (i32.add (local.get $o) (i32.const 2)))
+        (i32.store16 (i32.add (local.get $dist) (i32.shl (local.get $i) (i32.const 1))) (i32.wrap_i64 (local.get $d)))
+        (if (i32.load8_u (i32.add (local.get $ok) (local.get $i)))
+          (then
+            (local.set $h (i32.add (local.get $hist) (i32.shl (i32.wrap_i64 (local.get $d)) (i32.const 2))))
+            (i32.store (local.get $h) (i32.add (i32.load (local.get $h)) (i32.const 1)))))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $rows))))
+
+  ;; collect(dist, ok, n, cut, out) → count: writes each slot i with ok[i] != 0 and dist[i] <= cut
+  ;; to out (u32), in order.
+  (func (export "collect") (param $dist i32) (param $ok i32) (param $n i32) (param $cut i32) (param $out i32) (result i32)
+    (local $i i32) (local $c i32)
+    (block $done
+      (loop $rows
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (if (i32.and
+              (i32.le_u (i32.load16_u (i32.add (local.get $dist) (i32.shl (local.get $i) (i32.const 1)))) (local.get $cut))
+              (i32.ne (i32.load8_u (i32.add (local.get $ok) (local.get $i))) (i32.const 0)))
+          (then
+            (i32.store (i32.add (local.get $out) (i32.shl (local.get $c) (i32.const 2))) (local.get $i))
+            (local.set $c (i32.add (local.get $c) (i32.const 1)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $rows)))
+    (local.get $c))
 )

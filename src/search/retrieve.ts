@@ -177,23 +177,28 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   // Text side and exact cross-scores: one pass over all matches when they are few, else the
   // top n plus per-row look-ups of the vector-only candidates.
   const all = tq.dfSum <= ALL_MATCHES_BELOW ? textAll(e.db, tq) : undefined;
+  const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
   const crossScores = (rids: number[]): void => {
-    if (all) for (const rid of rids) cands.get(rid)!.tsim = all.get(rid) ?? 0;
-    else for (const [rid, ts] of textScores(e.db, tq, rids)) cands.get(rid)!.tsim = ts;
+    if (!rids.length) return;
+    if (all) {
+      const want = new Set(rids);
+      const { rowids, scores } = all;
+      for (let i = 0; i < rowids.length; i++) if (want.has(rowids[i]!)) cands.get(rowids[i]!)!.tsim = scores[i]!;
+    } else {
+      for (const [rid, ts] of textScores(e.db, tq, rids)) cands.get(rid)!.tsim = ts;
+    }
   };
   if (all) {
     const top = new TopK(perSide);
-    const ids: number[] = [];
-    for (const [rid, ts] of all) {
-      if (ts <= top.floor || !accept(rid)) continue;
-      top.push(ids.length, ts);
-      ids.push(rid);
+    const { rowids, scores } = all;
+    for (let i = 0; i < rowids.length; i++) {
+      if (scores[i]! <= top.floor || !accept(rowids[i]!)) continue;
+      top.push(i, scores[i]!);
     }
-    for (const [i, ts] of top.sorted()) add(ids[i]!).tsim = ts;
+    for (const [i, ts] of top.sorted()) add(rowids[i]!).tsim = ts;
   } else {
     for (const [rid, ts] of textTop(e.db, tq, perSide, accept)) add(rid).tsim = ts;
   }
-  const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
   crossScores(untexted());
 
   // Rocchio feedback: the question vector moves towards its best first-pass chunks, which

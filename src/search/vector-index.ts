@@ -220,8 +220,10 @@ export class DimIndex {
     this.rowids[s] = rid;
     this.part[s] = this.partId(ds);
     this.ok[s] = available ? 1 : 0;
-    if (this.codes && this.mean) this.codes.set(s, this.vecs, s * this.dim, this.dim, this.mean);
-    else this.maybeBuildCodes(false);
+    if (this.codes && this.mean) {
+      this.codes.set(s, this.vecs, s * this.dim, this.dim, this.mean);
+      this.codes.setOk(s, available);
+    } else this.maybeBuildCodes(false);
   }
 
   private remove(rid: number): void {
@@ -229,6 +231,7 @@ export class DimIndex {
     if (s === undefined) return;
     this.slotOf.delete(rid);
     this.ok[s] = 0;
+    this.codes?.setOk(s, false);
     this.rowids[s] = -1;
     this.free.push(s);
     this.live--;
@@ -250,7 +253,10 @@ export class DimIndex {
     this.mean = Float32Array.from(mean, (x) => x / Math.max(1, cnt));
     const codes = new CodeStore(dim);
     codes.reserve(this.cap);
-    for (let s = 0; s < this.n; s++) codes.set(s, this.vecs, s * dim, dim, this.mean);
+    for (let s = 0; s < this.n; s++) {
+      codes.set(s, this.vecs, s * dim, dim, this.mean);
+      codes.setOk(s, this.ok[s] === 1);
+    }
     this.codes = codes;
     this.codesAt = this.live;
   }
@@ -292,23 +298,28 @@ export class DimIndex {
       }
       return this.hits(top);
     }
-    // Binary prefilter: the C closest codes by Hamming distance, then exact re-scoring.
+    // Binary prefilter: the `want` closest codes by Hamming distance, then exact re-scoring.
     const want = Math.max(vectorSearchOptions.minCandidates, k * vectorSearchOptions.oversample);
+    const dim = this.dim;
+    if (allParts) {
+      const slots = this.codes.select(q, this.mean, this.n, want);
+      for (let i = 0; i < slots.length; i++) {
+        const s = slots[i]!;
+        top.push(s, dotAt(q, this.vecs, s * dim, dim));
+      }
+      return this.hits(top);
+    }
     const dist = this.codes.distances(q, this.mean, this.n);
-    const hist = new Uint32Array(this.dim + 2);
+    const hist = new Uint32Array(dim + 2);
     const ok = this.ok;
     const part = this.part;
     const n = this.n;
-    if (allParts) {
-      for (let s = 0; s < n; s++) if (ok[s]) hist[dist[s]!]!++;
-    } else {
-      for (let s = 0; s < n; s++) if (ok[s] && partOk[part[s]!]) hist[dist[s]!]!++;
-    }
+    for (let s = 0; s < n; s++) if (ok[s] && partOk[part[s]!]) hist[dist[s]!]!++;
     let cut = 0;
-    for (let acc = 0; cut <= this.dim && acc + hist[cut]! < want; cut++) acc += hist[cut]!;
+    for (let acc = 0; cut <= dim && acc + hist[cut]! < want; cut++) acc += hist[cut]!;
     for (let s = 0; s < n; s++) {
-      if (dist[s]! > cut || !ok[s] || (!allParts && !partOk[part[s]!])) continue;
-      top.push(s, dotAt(q, this.vecs, s * this.dim, this.dim));
+      if (dist[s]! > cut || !ok[s] || !partOk[part[s]!]) continue;
+      top.push(s, dotAt(q, this.vecs, s * dim, dim));
     }
     return this.hits(top);
   }

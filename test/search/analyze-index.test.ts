@@ -102,11 +102,29 @@ describe('vector index', () => {
       expect(ix2.size).toBe(2999);
       expect(ix2.search(q, 5, { datasets: ['ds'] }).map((h) => h.rowid)).not.toContain(best.rowid);
       expect(ix2.search(q, 5, { datasets: ['other'] })).toEqual([]);
+      // A second dataset: searching one of two takes the per-dataset path and never leaks.
+      db.exec(`INSERT INTO dataset (id, tenant_id, name, embd_id, created_by, create_time, update_time) VALUES ('ds2', 't', 'n2', 'm', 'u', 0, 0);
+        INSERT INTO document (id, dataset_id, name, type, size, blob_sha256, location, parser_id, created_by, create_time, update_time)
+          VALUES ('doc2', 'ds2', 'e.txt', 'doc', 0, 's', 'e.txt', 'naive', 'u', 0, 0);`);
+      db.transaction(() => {
+        for (let i = 0; i < 50; i++) {
+          upsertChunk(db, { id: `x${i}`, document_id: 'doc2', dataset_id: 'ds2', content: `other ${i}`, title: 'e.txt', important_keywords: [], questions: [],
+            tag_kwd: [], positions: [], available: true, chunk_order: i, token_num: 2, create_time: '', create_timestamp: 0, vector: q });
+        }
+      })();
+      const ix3 = vectorIndex(db, dim)!;
+      const only1 = ix3.search(q, 10, { datasets: ['ds'] });
+      const only2 = ix3.search(q, 10, { datasets: ['ds2'] });
+      const both = ix3.search(q, 10, { datasets: ['ds', 'ds2'] });
+      expect(only1.every((h) => ix3.datasetOf(h.rowid) === 'ds')).toBe(true);
+      expect(only2.every((h) => ix3.datasetOf(h.rowid) === 'ds2')).toBe(true);
+      expect(only2[0]!.score).toBeCloseTo(1, 5);
+      expect(both.every((h) => ix3.datasetOf(h.rowid) === 'ds2')).toBe(true);
       // A rolled-back write leaves the index as it was.
       try {
         db.transaction(() => { removeChunkRows(db, [ix2.search(q, 1, { datasets: ['ds'] })[0]!.rowid]); throw new Error('rollback'); })();
       } catch { /* expected */ }
-      expect(vectorIndex(db, dim)!.size).toBe(2999);
+      expect(vectorIndex(db, dim)!.size).toBe(3049);
     } finally {
       Object.assign(vectorSearchOptions, saved);
       db.close();
@@ -124,6 +142,14 @@ describe('vector index', () => {
     const d = [...a.distances(q, mean, 3)];
     const bits = (o: number) => Array.from({ length: 100 }, (_, i) => (vs[o + i]! > 0 ? 1 : 0));
     const qb = Array.from({ length: 100 }, (_, i) => (q[i]! > 0 ? 1 : 0));
-    expect(d).toEqual([0, 1, 2].map((s) => bits(s * 100).reduce((n: number, b, i) => n + (b !== qb[i] ? 1 : 0), 0)));
+    const want = [0, 1, 2].map((s) => bits(s * 100).reduce((n: number, b, i) => n + (b !== qb[i] ? 1 : 0), 0));
+    expect(d).toEqual(want);
+    // select(): only searchable slots, nearest first by cut-off.
+    for (let s = 0; s < 3; s++) a.setOk(s, s !== 1);
+    const best = want[0]! <= want[2]! ? 0 : 2;
+    expect([...a.select(q, mean, 3, 1)]).toContain(best);
+    expect([...a.select(q, mean, 3, 3)].sort()).toEqual([0, 2]);
+    a.reserve(5000);
+    expect([...a.select(q, mean, 3, 3)].sort()).toEqual([0, 2]);
   });
 });
