@@ -8,6 +8,7 @@ import { ingestFolder, summaryTable } from './ingest.js';
 import { runWorkspaceCommand } from './workspace.js';
 import { formatTable } from './table.js';
 import type { Chunk } from '../client/index.js';
+import { BUILTIN_EMBEDDINGS, pullModel, modelCacheDir } from '../embed/index.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The package's own docs/ folder: real documents that ship with ragloom, used by quickstart. */
@@ -22,6 +23,11 @@ Usage:
       upload and parse every supported file of a folder, with a progress bar and a summary
   ragloom retrieve <question> --dataset NAME [--db FILE] [--top N] [--weight W]
       print the ranked chunks for a question
+  ragloom models ls
+      the built-in embedding models (offline, shipped in the package)
+  ragloom models pull <hub id> [--dir DIR]
+      download a Hugging Face ONNX model once (online machines only); then register it with
+      { type: 'embedding', name: '<hub id>', factory: 'HuggingFace' } and it runs offline
   ragloom workspace show|ls|add|rm|bind <dir> ...
       inspect and edit a PaddleX workspace folder (see docs/workspace.md)
 
@@ -97,6 +103,23 @@ async function retrieveCmd(args: string[]): Promise<number> {
   }
 }
 
+async function models(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { dir: { type: 'string' } } });
+  const [sub, id] = positionals;
+  if (sub === 'ls') {
+    process.stdout.write(formatTable(['ID', 'DIM'], BUILTIN_EMBEDDINGS.map((m) => [`${m.name}@Builtin`, String(m.dim)])));
+    process.stdout.write(`hub models are cached in ${values.dir ?? modelCacheDir()}\n`);
+    return 0;
+  }
+  if (sub !== 'pull' || !id) throw new UsageError('ragloom models ls | ragloom models pull <hub id> [--dir DIR]');
+  const dir = values.dir ?? modelCacheDir();
+  const r = await pullModel(id, dir, {
+    onProgress: (p) => { if (p.status === 'done' && p.file) process.stdout.write(`  ${p.file}\n`); },
+  });
+  process.stdout.write(`${r.hubId} is in ${r.cacheDir}${r.dim ? ` (${r.dim}-d)` : ''}; register it as { type: 'embedding', name: '${r.hubId}', factory: 'HuggingFace' }\n`);
+  return 0;
+}
+
 class UsageError extends Error {}
 
 export async function main(argv: string[]): Promise<number> {
@@ -107,6 +130,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'ingest': return await ingest(rest);
       case 'retrieve': return await retrieveCmd(rest);
       case 'workspace': return await runWorkspaceCommand(rest);
+      case 'models': return await models(rest);
       case undefined: case '-h': case '--help': case 'help':
         process.stdout.write(USAGE);
         return cmd === undefined ? 1 : 0;

@@ -1,5 +1,11 @@
 export type { Embedder } from './types.js';
-export { ModelRegistry, BUILTIN_EMBEDDINGS, BUILTIN_FACTORY, DEFAULT_EMBEDDING_MODEL } from './registry.js';
+export { ModelRegistry, BUILTIN_EMBEDDINGS, BUILTIN_FACTORY, DEFAULT_EMBEDDING_MODEL, modelCacheDir } from './registry.js';
+export { BUILTIN_MODELS, getBuiltinModel } from './builtin-models.js';
+export type { BuiltinModel } from './builtin-models.js';
+export { pullModel } from './providers/hub.js';
+export type { PullProgress, PullResult } from './providers/hub.js';
+export { TransformersEmbedder } from './providers/transformers.js';
+export { OpenAIHttpEmbedder, EmbeddingHttpError } from './providers/openai-http.js';
 export type { ModelConfig, ModelType, ModelStatus } from './registry.js';
 export { parseModelId, formatModelId } from './model-id.js';
 export type { ModelId } from './model-id.js';

@@ -2,6 +2,10 @@ import type { Embedder } from './types.js';
 import { UseLiteEmbedder } from './use.js';
 import { parseModelId } from './model-id.js';
 import { OpenAIHttpEmbedder } from './providers/openai-http.js';
+import { TransformersEmbedder } from './providers/transformers.js';
+import { BUILTIN_MODELS, DEFAULT_BUILTIN_MODEL } from './builtin-models.js';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 
 export type ModelType = 'chat' | 'embedding' | 'rerank' | 'image2text';
 
@@ -28,10 +32,17 @@ interface BuiltinEmbedding {
 
 /** Embedding models that ship with ragloom: offline, no configuration. */
 export const BUILTIN_EMBEDDINGS: BuiltinEmbedding[] = [
+  ...BUILTIN_MODELS.map((m) => ({ name: m.name, dim: m.dim, create: (id: string) => new TransformersEmbedder({ id, path: m.path, dim: m.dim }) })),
   { name: 'universal-sentence-encoder-lite', dim: 512, create: (id) => new UseLiteEmbedder(id) },
 ];
 
-export const DEFAULT_EMBEDDING_MODEL = 'universal-sentence-encoder-lite@Builtin';
+/** Chosen by measurement (docs/embeddings.md): best hybrid quality among models ≥ 2,000 chunks/s. */
+export const DEFAULT_EMBEDDING_MODEL = `${DEFAULT_BUILTIN_MODEL}@Builtin`;
+
+/** Where `ragloom models pull` puts hub models, and where HuggingFace models are looked up. */
+export function modelCacheDir(): string {
+  return process.env.RAGLOOM_MODELS_DIR ?? join(homedir(), '.cache', 'ragloom', 'models');
+}
 
 /**
  * Well-known hosted models (a slice of RAGFlow's llm_factories): naming one that the tenant has
@@ -101,6 +112,9 @@ export class ModelRegistry {
     if (cfg.base_url) {
       return new OpenAIHttpEmbedder({ id, model: cfg.name, baseUrl: cfg.base_url, apiKey: cfg.api_key });
     }
+    // A local ONNX model in the transformers.js layout, or a hub model already pulled (offline).
+    if (cfg.path) return new TransformersEmbedder({ id, path: cfg.path, dim: cfg.dim });
+    if (cfg.factory === 'HuggingFace') return new TransformersEmbedder({ id, hubId: cfg.name, cacheDir: modelCacheDir(), dim: cfg.dim });
     throw new Error(`Model ${id} needs a base_url (HTTP API) or a path (local ONNX folder)`);
   }
 

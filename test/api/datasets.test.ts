@@ -12,7 +12,7 @@ describe('Client#createDataset()', () => {
     expect(ds.chunk_method).toBe('naive');
     expect(ds.avatar).toBeNull();
     expect(ds.description).toBeNull();
-    expect(ds.embedding_model).toBe('universal-sentence-encoder-lite@Builtin');
+    expect(ds.embedding_model).toBe('ragloom-static-en-256@Builtin');
     expect(ds.document_count).toBe(0);
     expect(ds.chunk_count).toBe(0);
     expect(ds.pagerank).toBe(0);
@@ -181,7 +181,7 @@ describe('DataSet#update()', () => {
     await ds.update({ chunk_method: 'qa' });
     expect(ds.parser_config).toEqual({ raptor: { use_raptor: false }, graphrag: { use_graphrag: false }, image_context_size: 0, table_context_size: 0 });
     await ds.update({ embedding_model: null });
-    expect(ds.embedding_model).toBe('universal-sentence-encoder-lite@Builtin');
+    expect(ds.embedding_model).toBe('ragloom-static-en-256@Builtin');
     await ds.update({ name: 'B' }); // same name, other case: allowed
     expect(ds.name).toBe('B');
   });
@@ -225,11 +225,11 @@ describe('DataSet#update()', () => {
     const ds = await client.createDataset({ name: 'a' });
     await ds.update({ embedding_model: 'e2@OpenAI-API-Compatible' });
     expect(ds.embedding_model).toBe('e2@OpenAI-API-Compatible');
-    await ds.update({ embedding_model: 'universal-sentence-encoder-lite@Builtin' });
+    await ds.update({ embedding_model: 'ragloom-static-en-256@Builtin' });
     const [doc] = await ds.uploadDocuments([{ display_name: 'a.txt', blob: new TextEncoder().encode('x') }]);
     await doc!.addChunk({ content: 'some text' });
     const e = await apiError(ds.update({ embedding_model: 'e2@OpenAI-API-Compatible' }));
-    expect([e.code, e.message]).toEqual([102, 'When chunk_num (1) > 0, embedding_model must remain universal-sentence-encoder-lite@Builtin']);
+    expect([e.code, e.message]).toEqual([102, 'When chunk_num (1) > 0, embedding_model must remain ragloom-static-en-256@Builtin']);
   });
 });
 

@@ -83,7 +83,7 @@ describe('store consistency', () => {
     const counts = (db: Database.Database) => ({
       chunks: (db.prepare('SELECT COUNT(*) n FROM chunk').get() as { n: number }).n,
       fts: (db.prepare("SELECT COUNT(*) n FROM chunk_fts WHERE chunk_fts MATCH 'alpha OR gamma OR epsilon'").get() as { n: number }).n,
-      vec: (db.prepare('SELECT COUNT(*) n FROM vec_512').get() as { n: number }).n,
+      vec: (db.prepare('SELECT COUNT(*) n FROM vec_256').get() as { n: number }).n,
       blobs: (db.prepare('SELECT COUNT(*) n FROM blob').get() as { n: number }).n,
     });
     let db = openDatabase(path);

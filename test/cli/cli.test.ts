@@ -1,0 +1,78 @@
+import { describe, expect, vi, afterEach } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from '../helpers.js';
+import { main } from '../../src/cli/main.js';
+
+/** Runs the CLI in-process and captures what it prints. */
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => ((out += String(c)), true));
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => ((err += String(c)), true));
+  try {
+    const code = await main(args);
+    return { code, out, err };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+function notes(dir: string): string {
+  const folder = join(dir, 'notes');
+  mkdirSync(join(folder, 'sub'), { recursive: true });
+  writeFileSync(join(folder, 'nozzles.md'), '# Nozzles\n\nA convergent-divergent nozzle accelerates gas to supersonic speed.\n');
+  writeFileSync(join(folder, 'sub', 'heat.txt'), 'Heat conduction in composite slabs is solved with Laplace transforms.\n');
+  writeFileSync(join(folder, 'program.exe'), 'MZ');
+  return folder;
+}
+
+describe('ragloom CLI', () => {
+  test('ingest prints a summary table, skips unsupported files; retrieve ranks chunks with sources', async ({ dir }) => {
+    const folder = notes(dir);
+    const db = join(dir, 'kb.db');
+    const r = await run(['ingest', folder, '--dataset', 'notes', '--db', db]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/nozzles\.md\s+DONE\s+1/);
+    expect(r.out).toMatch(/sub__heat\.txt\s+DONE\s+1/);
+    expect(r.out).toContain('2 files, 2 chunks');
+    expect(r.out).toContain('skipped (unsupported type): program.exe');
+    const q = await run(['retrieve', 'supersonic nozzle', '--dataset', 'notes', '--db', db]);
+    expect(q.code).toBe(0);
+    const lines = q.out.trim().split('\n');
+    expect(lines[0]).toMatch(/#\s+SCORE\s+VECTOR\s+TERM\s+DOCUMENT\s+CHUNK/);
+    expect(lines[2]).toContain('nozzles.md');
+  });
+
+  test('quickstart on a folder: ingests, asks, prints ranked chunks', async ({ dir }) => {
+    const folder = notes(dir);
+    const r = await run(['quickstart', '--folder', folder, '--question', 'How is heat conduction in slabs solved?', '--db', join(dir, 'q.db')]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('Question: How is heat conduction in slabs solved?');
+    expect(r.out.split('Question:')[1]).toMatch(/1\s+0\.\d{3}\s+0\.\d{3}\s+0\.\d{3}\s+sub__heat\.txt/);
+  });
+
+  test('models ls lists the built-in models; models pull fails cleanly offline', async ({ dir }) => {
+    const ls = await run(['models', 'ls']);
+    expect(ls.code).toBe(0);
+    expect(ls.out).toContain('ragloom-static-en-256@Builtin');
+    process.env.HF_ENDPOINT = 'http://127.0.0.1:9/';
+    try {
+      const pull = await run(['models', 'pull', 'Xenova/all-MiniLM-L6-v2', '--dir', join(dir, 'models')]);
+      expect(pull.code).toBe(1);
+      expect(pull.err).toMatch(/hub/i);
+    } finally {
+      delete process.env.HF_ENDPOINT;
+    }
+  });
+
+  test('bad usage and errors exit non-zero with a message', async ({ dir }) => {
+    expect((await run(['ingest', dir])).err).toContain('Usage: ragloom ingest');
+    const r = await run(['retrieve', 'x', '--dataset', 'ghost', '--db', join(dir, 'e.db')]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('Dataset ghost not found');
+  });
+});
