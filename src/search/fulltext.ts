@@ -41,15 +41,17 @@ function stmt(db: Db, sql: string): Statement {
   return s;
 }
 
-// COUNT(*) walks a whole index: cache it per connection until the chunk table changes (vec_log grows).
-const counts = new WeakMap<Db, { seq: number; n: number }>();
+// COUNT(*) walks a whole index: cache it per connection until the chunk table changes (a new
+// highest rowid, or a new vec_log entry for a delete; sqlite_sequence survives log trimming).
+const counts = new WeakMap<Db, { key: string; n: number }>();
 function rowCount(db: Db): number {
-  // sqlite_sequence keeps vec_log's last seq even after the log is trimmed.
-  const seq = ((stmt(db, "SELECT seq FROM sqlite_sequence WHERE name = 'vec_log'").get() as { seq: number } | undefined)?.seq) ?? 0;
+  const seq = (stmt(db, "SELECT seq FROM sqlite_sequence WHERE name = 'vec_log'").pluck().get() as number | undefined) ?? 0;
+  const max = (stmt(db, 'SELECT COALESCE(MAX(rowid), 0) FROM chunk').pluck().get() as number);
+  const key = `${seq}:${max}`;
   const hit = counts.get(db);
-  if (hit && hit.seq === seq && seq > 0) return hit.n;
+  if (hit && hit.key === key) return hit.n;
   const n = (stmt(db, 'SELECT COUNT(*) AS n FROM chunk').get() as { n: number }).n;
-  counts.set(db, { seq, n });
+  counts.set(db, { key, n });
   return n;
 }
 

@@ -10,11 +10,13 @@
  *   the float vectors. The result is approximate: bench/speed reports its recall@10 against the
  *   exact scan. `{ exact: true }` forces the exact scan.
  *
- * Keeping in step: triggers on the `chunk` table (migration 5) append the rowid of every
- * inserted, deleted or re-embedded chunk to `vec_log` in the writer's transaction, so a rolled
- * back write leaves no trace. Before each search the index applies the log entries past the last
- * one it saw; a log trimmed past that point, or a large backlog, rebuilds it from the tables.
+ * Keeping in step: chunk rowids only grow (a reused rowid was deleted first), so new chunks are
+ * the rows past the highest rowid applied; triggers on the `chunk` table (migrations 4–5) append
+ * the rowid of every deleted, switched or re-embedded chunk to `vec_log` in the writer's
+ * transaction, so a rolled-back write leaves no trace. Before each search the index applies both;
+ * a log trimmed past its position, or a large backlog, rebuilds it from the tables.
  */
+import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/db.js';
 import { CodeStore } from './hamming.js';
 
@@ -84,7 +86,16 @@ export class DimIndex {
   /** live count when the codes (and their centre) were built */
   private codesAt = 0;
   private seq = -1;
+  /** highest chunk rowid applied */
+  private maxRow = 0;
   private loaded = false;
+  private readonly stmts = new Map<string, Statement>();
+
+  private stmt(sql: string): Statement {
+    let st = this.stmts.get(sql);
+    if (!st) this.stmts.set(sql, (st = this.db.prepare(sql)));
+    return st;
+  }
 
   constructor(private readonly db: Db, readonly dim: number, private readonly table: string) {}
 
@@ -114,21 +125,27 @@ export class DimIndex {
   // ------------------------------------------------------------------ keeping in step
 
   sync(): void {
-    const floor = Number((this.db.prepare("SELECT value FROM search_meta WHERE key = 'vec_log_floor'").get() as { value: string } | undefined)?.value ?? 0);
+    const floor = Number((this.stmt("SELECT value FROM search_meta WHERE key = 'vec_log_floor'").pluck().get() as string | undefined) ?? 0);
     if (!this.loaded || this.seq < floor) return this.reload();
-    const max = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS m FROM vec_log').get() as { m: number }).m;
-    if (max <= this.seq) return;
-    const rows = this.db.prepare('SELECT rid FROM vec_log WHERE seq > ? AND seq <= ?').raw().all(this.seq, max) as [number][];
-    if (rows.length > Math.max(20_000, this.live / 4)) return this.reload();
-    const dirty = new Set(rows.map((r) => r[0]));
-    const chunk = this.db.prepare('SELECT available, dataset_id, vec_dim FROM chunk WHERE rowid = ?');
-    const vec = this.db.prepare(`SELECT embedding FROM ${this.table} WHERE rowid = ?`).pluck();
+    const max = (this.stmt('SELECT COALESCE(MAX(seq), 0) FROM vec_log').pluck().get() as number);
+    const maxRow = (this.stmt('SELECT COALESCE(MAX(rowid), 0) FROM chunk').pluck().get() as number);
+    if (max <= this.seq && maxRow <= this.maxRow) return;
+    // Inserts are the rows past the highest rowid seen (rowids grow; a reused rowid was deleted
+    // first, which the log records); updates and deletes come from the log.
+    const fresh = maxRow > this.maxRow ? (this.stmt('SELECT COUNT(*) FROM chunk WHERE rowid > ?').pluck().get(this.maxRow) as number) : 0;
+    const logged = max > this.seq ? (this.stmt('SELECT rid FROM vec_log WHERE seq > ? AND seq <= ?').raw().all(this.seq, max) as [number][]) : [];
+    if (fresh + logged.length > Math.max(20_000, this.live / 4)) return this.reload();
+    const dirty = new Set(logged.map((r) => r[0]));
+    if (fresh) for (const [r] of this.stmt('SELECT rowid FROM chunk WHERE rowid > ? AND rowid <= ?').raw().all(this.maxRow, maxRow) as [number][]) dirty.add(r);
+    const chunk = this.stmt('SELECT available, dataset_id, vec_dim FROM chunk WHERE rowid = ?');
+    const vec = this.stmt(`SELECT embedding FROM ${this.table} WHERE rowid = ?`).pluck();
     for (const rid of dirty) {
       const c = chunk.get(rid) as { available: number; dataset_id: string; vec_dim: number } | undefined;
       const blob = c && c.vec_dim === this.dim ? (vec.get(BigInt(rid)) as Buffer | undefined) : undefined;
       if (!c || !blob) this.remove(rid);
       else this.put(rid, c.dataset_id, c.available === 1, blob);
     }
+    this.maxRow = Math.max(this.maxRow, maxRow);
     this.seq = max;
     // The centre drifts as the collection grows: rebuild the codes when it has doubled.
     if (this.codes && this.live > 2 * this.codesAt) {
@@ -155,6 +172,7 @@ export class DimIndex {
     this.loaded = false;
     this.db.transaction(() => {
       this.seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS m FROM vec_log').get() as { m: number }).m;
+      this.maxRow = (this.db.prepare('SELECT COALESCE(MAX(rowid), 0) AS m FROM chunk').get() as { m: number }).m;
       const count = (this.db.prepare('SELECT COUNT(*) AS n FROM chunk WHERE vec_dim = ?').get(this.dim) as { n: number }).n;
       this.cap = 0;
       this.n = 0;
