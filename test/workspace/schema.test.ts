@@ -4,9 +4,10 @@ import { PROTO_TEXT } from '../../src/workspace/index.js';
 import { MessageTypes } from '../../src/workspace/schema.js';
 
 describe('workspace schema', () => {
-  it('schema.ts holds exactly the text of workspace.proto', async () => {
+  it('the schema is the text of workspace.proto', async () => {
     const file = await readFile(new URL('../../src/workspace/workspace.proto', import.meta.url), 'utf8');
     expect(PROTO_TEXT).toBe(file);
+    expect(file).toContain('package suitebackend;');
   });
 
   // The digest's field lists (reference/workspace-model.md §1), written out independently.
