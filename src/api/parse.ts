@@ -5,12 +5,17 @@ import { resetForParse, type ParseQueue } from '../core/parse-queue.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyListRepr } from '../util/json.js';
 
-export function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): void {
+/** The dataset (owned by the caller) and the de-duplicated `document_ids` of a parse/stop request. */
+function target(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>) {
   const kb = ownedDataset(e, ctx, datasetId);
   if (!kb) fail('DATASET_NOT_OWNED', datasetId);
   const raw = req.document_ids;
   if (!Array.isArray(raw) || raw.length === 0) fail('DOCUMENT_IDS_REQUIRED');
-  const ids = [...new Set(raw.map(String))];
+  return { kb, ids: [...new Set(raw.map(String))] };
+}
+
+export function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): void {
+  const { kb, ids } = target(e, ctx, datasetId, req);
   const found = ids.map((id) => getDocument(e, kb.id, id)).filter((d) => !!d);
   if (found.some((d) => d.run === RUN.RUNNING)) fail('PARSE_RUNNING');
   const missing = ids.filter((id) => !found.some((d) => d.id === id));
@@ -21,11 +26,7 @@ export function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: st
 }
 
 export function stopParsing(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): void {
-  const kb = ownedDataset(e, ctx, datasetId);
-  if (!kb) fail('DATASET_NOT_OWNED', datasetId);
-  const raw = req.document_ids;
-  if (!Array.isArray(raw) || raw.length === 0) fail('DOCUMENT_IDS_REQUIRED');
-  const ids = [...new Set(raw.map(String))];
+  const { kb, ids } = target(e, ctx, datasetId, req);
   const docs = ids.map((id) => {
     const d = getDocument(e, kb.id, id);
     if (!d) fail('DOCUMENT_NOT_OWNED', id);
