@@ -15,7 +15,7 @@ import { analyze } from '../text/analyze.js';
 import { chunkRowidsOfDocuments, type ChunkRow } from '../store/chunks.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, TopK, type DimIndex } from './vector-index.js';
-import { textQuery, textTop, textScores, textAll, ALL_MATCHES_BELOW } from './fulltext.js';
+import { textQuery, textTop, textScoresJs, textAll, ALL_MATCHES_BELOW } from './fulltext.js';
 import { parseMetadataCondition, filterDocuments } from './metadata.js';
 import { resolveReranker, type Reranker } from './rerank.js';
 
@@ -185,7 +185,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
       const { rowids, scores } = all;
       for (let i = 0; i < rowids.length; i++) if (want.has(rowids[i]!)) cands.get(rowids[i]!)!.tsim = scores[i]!;
     } else {
-      for (const [rid, ts] of textScores(e.db, tq, rids)) cands.get(rid)!.tsim = ts;
+      for (const [rid, ts] of textScoresJs(e.db, tq, rids)) cands.get(rid)!.tsim = ts;
     }
   };
   if (all) {

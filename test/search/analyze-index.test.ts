@@ -153,3 +153,33 @@ describe('vector index', () => {
     expect([...a.select(q, mean, 3, 3)].sort()).toEqual([0, 2]);
   });
 });
+
+describe('term_similarity computed in JS', () => {
+  test('equals FTS5 bm25() with the column weights, for titles, keywords and questions', async () => {
+    const { Client } = await import('../../src/index.js');
+    const { textQuery, textScores, textScoresJs } = await import('../../src/search/fulltext.js');
+    const dir = mkdtempSync(join(tmpdir(), 'ragloom-js25-'));
+    const { startEmbeddingServer } = await import('../support/embedding-server.js');
+    const srv = await startEmbeddingServer(16);
+    const c = new Client({ path: join(dir, 'kb.db'), models: [{ type: 'embedding', name: 'h', factory: 'OpenAI-API-Compatible', base_url: srv.url }] });
+    try {
+      const ds = await c.createDataset({ name: 'kb', embedding_model: 'h@OpenAI-API-Compatible' });
+      const docs = await ds.uploadDocuments([{ display_name: 'Wing flutter notes.txt', blob: new Uint8Array([1]) }, { display_name: 'heat.md', blob: new Uint8Array([1]) }]);
+      await docs[0]!.addChunk({ content: 'flutter of a swept wing at transonic speed; wing flutter again', important_keywords: ['aeroelastic', 'flutter'] });
+      await docs[0]!.addChunk({ content: 'panel flutter', questions: ['what causes panel flutter?'] });
+      await docs[1]!.addChunk({ content: 'heat transfer to a flat plate, with wings' });
+      const db = (c as unknown as { api: { engine: { db: import('../../src/store/db.js').Db } } }).api.engine.db;
+      for (const question of ['wing flutter', 'aeroelastic flutter heat', 'panel']) {
+        const q = textQuery(db, question);
+        const fts = textScores(db, q, [1, 2, 3]);
+        const js = textScoresJs(db, q, [1, 2, 3]);
+        expect([...js.keys()].sort()).toEqual([...fts.keys()].sort());
+        for (const [k, v] of fts) expect(js.get(k)).toBeCloseTo(v, 12);
+      }
+    } finally {
+      await c.close();
+      await srv.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
