@@ -140,7 +140,11 @@ export class DataSet extends Resource {
     const want = [...new Set(ids)];
     const last = new Map<string, string>();
     for (;;) {
-      const docs = await Promise.all(want.map(async (id) => (await this.listDocuments({ id }))[0]!));
+      // One listing per poll, not one per document: large batches poll cheaply.
+      const docs: Document[] = [];
+      for (let i = 0; i < want.length; i += 500) docs.push(...await this.listDocuments({ ids: want.slice(i, i + 500), page_size: 0 }));
+      const order = new Map(want.map((id, i) => [id, i]));
+      docs.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
       let finished = true;
       for (const d of docs) {
         const key = `${d.run}|${d.progress}`;

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Engine } from './engine.js';
 import { RUN, type DocumentRow } from './documents.js';
 import { refreshDatasetCounts } from './datasets.js';
@@ -33,10 +34,11 @@ export class ParseQueue {
   private readonly listeners = new Set<Listener>();
   private running: Promise<void> | null = null;
   private stopped = false;
-  private readonly worker: IngestWorker;
+  /** One lane per worker thread; each lane parses one document at a time. */
+  private readonly workers: IngestWorker[];
 
-  constructor(private readonly e: Engine, limits: IngestLimits = INGEST_DEFAULTS) {
-    this.worker = new IngestWorker(limits);
+  constructor(private readonly e: Engine, limits: IngestLimits = INGEST_DEFAULTS, lanes = Math.min(2, availableParallelism())) {
+    this.workers = Array.from({ length: Math.max(1, lanes) }, () => new IngestWorker(limits));
     e.onClose(() => this.stop());
     // A process killed mid-parse left these RUNNING with their old chunks intact: parse again.
     const stuck = e.db.prepare('SELECT id FROM document WHERE run = ?').all(RUN.RUNNING) as { id: string }[];
@@ -51,7 +53,8 @@ export class ParseQueue {
   /** Queues documents already marked RUNNING by the caller. */
   enqueue(ids: string[]): void {
     for (const id of ids) if (!this.pending.includes(id) && !this.aborts.has(id)) this.pending.push(id);
-    this.running ??= this.drain().finally(() => { this.running = null; });
+    // Lanes overlap one document's parse with another's embedding and index writes.
+    this.running ??= Promise.all(this.workers.map((w) => this.drain(w))).then(() => undefined).finally(() => { this.running = null; });
   }
 
   /** Stops a document's parse; returns false when it was neither queued nor running. */
@@ -75,20 +78,20 @@ export class ParseQueue {
     this.pending.length = 0;
     for (const a of this.aborts.values()) a.abort();
     await this.running?.catch(() => undefined);
-    await this.worker.close();
+    await Promise.all(this.workers.map((w) => w.close()));
   }
 
   private emit(doc: Pick<DocumentRow, 'id'>, run: string, progress: number, msg: string): void {
     for (const fn of this.listeners) fn({ document_id: doc.id, run, progress, progress_msg: msg });
   }
 
-  private async drain(): Promise<void> {
+  private async drain(worker: IngestWorker): Promise<void> {
     while (this.pending.length && !this.stopped) {
       const id = this.pending.shift()!;
       const abort = new AbortController();
       this.aborts.set(id, abort);
       try {
-        await this.runOne(id, abort.signal);
+        await this.runOne(id, abort.signal, worker);
       } finally {
         this.aborts.delete(id);
       }
@@ -101,7 +104,7 @@ export class ParseQueue {
     this.e.db.prepare(`UPDATE document SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...fields, id });
   }
 
-  private async runOne(id: string, signal: AbortSignal): Promise<void> {
+  private async runOne(id: string, signal: AbortSignal, worker: IngestWorker): Promise<void> {
     const e = this.e;
     const doc = e.db.prepare('SELECT * FROM document WHERE id = ?').get(id) as DocumentRow | undefined;
     if (!doc || doc.run !== RUN.RUNNING) return;
@@ -119,7 +122,7 @@ export class ParseQueue {
       const data = getBlob(e.db, doc.blob_sha256) ?? new Uint8Array();
       const cfg = effectiveParserConfig(JSON.parse(kb.parser_config), JSON.parse(doc.parser_config));
       // Parsing and chunking run in a worker thread, bounded in time and memory.
-      const parsed = await this.worker.parse(data, doc.name, doc.parser_id, cfg, { signal, onProgress: (p, m) => progress(p, m) });
+      const parsed = await worker.parse(data, doc.name, doc.parser_id, cfg, { signal, onProgress: (p, m) => progress(p, m) });
       const chunks = parsed.chunks;
       for (const w of parsed.warnings) log.push(`${clock()} ${w}`);
       for (const n of parsed.notes) log.push(`${clock()} ${n}`);
@@ -127,7 +130,7 @@ export class ParseQueue {
       const weight = typeof cfg.filename_embd_weight === 'number' ? cfg.filename_embd_weight : 0.1;
       // Built-in models are CPU-bound: they run in the worker too. HTTP models are I/O: main thread.
       const builtin = parseModelId(kb.embd_id)?.factory === BUILTIN_FACTORY;
-      const embed = builtin ? (id: string, texts: string[], sig?: AbortSignal) => this.worker.embed(id, texts, sig) : undefined;
+      const embed = builtin ? (id: string, texts: string[], sig?: AbortSignal) => worker.embed(id, texts, sig) : undefined;
       const vectors: Float32Array[] = [];
       const batch = 64;
       for (let i = 0; i < chunks.length; i += batch) {
