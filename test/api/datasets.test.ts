@@ -271,3 +271,22 @@ describe('Client#deleteDatasets()', () => {
     expect(await client.listDatasets()).toHaveLength(1);
   });
 });
+
+describe('the tenant default embedding model', () => {
+  test('is the client option default_embedding_model when set, and survives reopening with another', async ({ dir }) => {
+    const { Client } = await import('../../src/index.js');
+    const { join } = await import('node:path');
+    const path = join(dir, 't.db');
+    let c = new Client({ path, default_embedding_model: 'ragloom-static-en-128@Builtin' });
+    expect((await c.createDataset({ name: 'a' })).embedding_model).toBe('ragloom-static-en-128@Builtin');
+    await c.close();
+    c = new Client({ path });
+    expect((await c.createDataset({ name: 'b' })).embedding_model).toBe('ragloom-static-en-256@Builtin');
+    expect((await c.listDatasets({ name: 'a' }))[0]!.embedding_model).toBe('ragloom-static-en-128@Builtin');
+    await c.close();
+    c = new Client({ path, default_embedding_model: 'nope@Nowhere' });
+    const e = await apiError(c.createDataset({ name: 'c' }));
+    expect([e.code, e.message]).toEqual([102, 'Unsupported model: nope@Nowhere']);
+    await c.close();
+  });
+});
