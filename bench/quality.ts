@@ -113,6 +113,7 @@ if (args.docs) {
     'One document per abstract, named after its title; one chunk each. Graded nDCG@10 (gain 5 − code), binary recall@100 and MAP',
     '(codes 1–4 relevant, `-1` not). Ranking rows use similarity_threshold 0 and page_size 100 (MAP over the 100 returned);',
     'the DEFAULT row is a call with every default (its recall@100 is capped by page_size 30). p50 includes embedding the question.',
+    'Summary: [docs/retrieval.md#performance](retrieval.md#performance).',
     '',
     table(rows),
     '',

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, type DataSet } from '../../src/index.js';
+import { DEFAULT_EMBEDDING_MODEL } from '../../src/embed/index.js';
 import type { Cranfield } from './cranfield.js';
 import type { Engine } from '../../src/core/engine.js';
 import { embedCached } from '../../src/core/embedding.js';
@@ -31,12 +32,12 @@ function fileName(title: string, id: number): string {
 
 export async function openCranDb(c: Cranfield, opts: { model?: string; file?: string; log?: (s: string) => void } = {}): Promise<CranDb> {
   mkdirSync(CACHE_DIR, { recursive: true });
-  const model = opts.model;
-  const path = opts.file ?? join(CACHE_DIR, `cranfield-${(model ?? 'default').replace(/[^a-z0-9]+/gi, '_')}.db`);
+  const model = opts.model ?? DEFAULT_EMBEDDING_MODEL;
+  const path = opts.file ?? join(CACHE_DIR, `cranfield-${model.replace(/[^a-z0-9]+/gi, '_')}.db`);
   const fresh = !existsSync(path);
-  const client = new Client({ path, ...(model ? { default_embedding_model: model } : {}) });
+  const client = new Client({ path, default_embedding_model: model });
   let dataset = (await client.listDatasets({ name: 'cranfield' }).catch(() => []))[0];
-  if (!dataset || fresh) dataset = await client.createDataset({ name: 'cranfield' });
+  if (!dataset || fresh) dataset = await client.createDataset({ name: 'cranfield', embedding_model: model });
   const docOf = new Map<string, number>();
   const byName = new Map<string, number>();
   const existing = await dataset.listDocuments({ page_size: 5000 });

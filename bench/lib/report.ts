@@ -33,17 +33,17 @@ export function svgBars(results: Res[]): string {
   }
   const names = [...series.keys()];
   const colors = ['#1f77b4', '#aec7e8', '#17becf', '#ff7f0e', '#ffbb78', '#2ca02c', '#98df8a', '#d62728', '#9467bd', '#8c564b'];
-  const W = 900, H = 420, left = 60, bottom = 60, top = 30;
+  const W = 1040, H = 420, left = 60, bottom = 60, top = 30, legend = 360;
   const plotH = H - bottom - top;
   const max = Math.max(...results.flatMap((r) => Object.values(r.queries).map((l) => l.p50)), 1);
   const lo = 0.1, hi = 10 ** Math.ceil(Math.log10(max));
   const y = (v: number) => top + plotH - (Math.log10(Math.max(lo, v) / lo) / Math.log10(hi / lo)) * plotH;
-  const groupW = (W - left - 260) / sizes.length;
+  const groupW = (W - left - legend - 10) / sizes.length;
   const barW = Math.max(4, (groupW - 20) / Math.max(1, names.length));
   const out: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`,
     `<text x="${left}" y="18" font-size="13">Hybrid top-10 p50 latency (ms, log scale; lower is better)</text>`];
   for (let v = lo; v <= hi * 1.001; v *= 10) {
-    out.push(`<line x1="${left}" x2="${W - 260}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v >= 1 ? v.toFixed(0) : v}</text>`);
+    out.push(`<line x1="${left}" x2="${W - legend - 10}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v >= 1 ? v.toFixed(0) : v}</text>`);
   }
   sizes.forEach((n, gi) => {
     const gx = left + gi * groupW + 10;
@@ -56,7 +56,7 @@ export function svgBars(results: Res[]): string {
     out.push(`<text x="${gx + (names.length * barW) / 2}" y="${H - bottom + 18}" text-anchor="middle">${n.toLocaleString('en')} chunks</text>`);
   });
   names.forEach((name, si) => {
-    out.push(`<rect x="${W - 250}" y="${top + si * 18}" width="12" height="12" fill="${colors[si % colors.length]}"/><text x="${W - 232}" y="${top + si * 18 + 10}">${name}</text>`);
+    out.push(`<rect x="${W - legend}" y="${top + si * 18}" width="12" height="12" fill="${colors[si % colors.length]}"/><text x="${W - legend + 18}" y="${top + si * 18 + 10}">${name}</text>`);
   });
   out.push('</svg>');
   return out.join('\n');

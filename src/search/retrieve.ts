@@ -174,8 +174,8 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const filter = { datasets: kbIds, rowids: scope };
   const exact = retrievalOptions.exactVectors;
   if (ix) for (const h of ix.search(qv!, perSide, filter, { exact })) add(h.rowid);
-  // Text side and exact cross-scores: one pass over all matches when they are few, else the
-  // top n plus per-row look-ups of the vector-only candidates.
+  // Text side and exact cross-scores: one FTS5 pass over all matches when they are few, else the
+  // top n from FTS5 and the vector-only candidates' BM25 computed in JS (src/search/fulltext.ts).
   const all = tq.dfSum <= ALL_MATCHES_BELOW ? textAll(e.db, tq) : undefined;
   const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
   const crossScores = (rids: number[]): void => {
