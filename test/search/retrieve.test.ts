@@ -262,6 +262,11 @@ describe('Client#retrieve() scoring and parameters', () => {
     expect(hits[0]!.content).toBe('a zebra crossing the flow');
     expect(hits[0]!.vector_similarity).toBeCloseTo(0.99, 6);
     expect(rerankCalls.at(-1)).toMatchObject({ model: 'zebra-rerank', query: 'nozzle flow' });
+    // A cross-encoder whose folder does not exist fails clearly (transformers.js, local files only).
+    c.registerModel({ type: 'rerank', name: 'missing-ce', factory: 'HuggingFace', path: join(dir, 'no-such-model') });
+    const bad = await apiError(c.retrieve({ ...q, rerank_id: 'missing-ce@HuggingFace' }));
+    expect(bad.code).toBe(500);
+    expect(bad.message).toMatch(/^Rerank model missing-ce@HuggingFace could not be loaded/);
     // The bare name works when unambiguous.
     expect((await c.retrieve({ ...q, rerank_id: 'zebra-rerank' }))[0]!.content).toBe('a zebra crossing the flow');
     await c.close();
