@@ -182,9 +182,15 @@ export class DimIndex {
       this.codes = null;
       this.mean = null;
       this.grow(Math.max(count, 1024));
-      const off = new Set((this.db.prepare('SELECT rowid FROM chunk WHERE available = 0 AND vec_dim = ?').raw().all(this.dim) as [number][]).map((r) => r[0]));
+      // Chunk rows decide: a vector without its chunk (an orphan) is skipped, a switched-off chunk is kept unsearchable.
+      // state[rowid]: 0 no chunk, 1 available, 2 switched off (rowids are dense: one byte each).
+      const state = new Uint8Array(this.maxRow + 1);
+      for (const [r, a] of this.db.prepare('SELECT rowid, available FROM chunk WHERE vec_dim = ?').raw().iterate(this.dim) as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
       const it = this.db.prepare(`SELECT rowid, dataset_id, embedding FROM ${this.table}`).raw().iterate() as IterableIterator<[number | bigint, string, Buffer]>;
-      for (const [rid, ds, blob] of it) this.put(Number(rid), ds, !off.has(Number(rid)), blob);
+      for (const [rid, ds, blob] of it) {
+        const r = Number(rid);
+        if (r <= this.maxRow && state[r]) this.put(r, ds, state[r] === 1, blob);
+      }
     })();
     this.loaded = true;
     this.maybeBuildCodes(true);
