@@ -335,6 +335,7 @@ function chunkOut(r: Row, c: Cand, hlQuestion: string | undefined): Record<strin
     doc_type_kwd: r.doc_type,
     doc_type: r.doc_type,
     mom_id: '',
+    row_id: r.rowid,
     available: r.available === 1,
     create_time: r.create_time,
     create_timestamp: r.create_timestamp,

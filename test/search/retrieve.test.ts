@@ -122,7 +122,7 @@ describe('Client#retrieve() scoring and parameters', () => {
     const [top] = await c.retrieve({ question: 'nozzle flow separation', dataset_ids: [ds.id] });
     const j = top!.toJSON();
     for (const k of ['id', 'content', 'content_ltks', 'document_id', 'document_keyword', 'dataset_id', 'important_keywords', 'questions', 'tag_kwd',
-      'image_id', 'similarity', 'vector_similarity', 'term_similarity', 'positions', 'doc_type_kwd', 'mom_id']) expect(j).toHaveProperty(k);
+      'image_id', 'similarity', 'vector_similarity', 'term_similarity', 'positions', 'doc_type_kwd', 'mom_id', 'row_id']) expect(j).toHaveProperty(k);
     expect(j.document_keyword).toBe('d0.txt');
     expect(j).not.toHaveProperty('highlight');
     await c.close();
