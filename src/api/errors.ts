@@ -107,6 +107,19 @@ export const CATALOGUE = {
   DATASETS_DONT_OWN_DOCUMENT: [D, "The datasets don't own the document %s"],
   TOP_K_POSITIVE: [D, '`top_k` must be greater than 0'],
   HIGHLIGHT_BOOLEAN: [D, '`highlight` should be a boolean'],
+  QUESTION_STRING: [A, '`question` should be a string'],
+  DOCUMENTS_LIST: [D, '`documents` should be a list'],
+  SHOULD_BE_NUMBER: [A, '`%s` should be a number'],
+  SHOULD_BE_INTEGER: [A, '`%s` should be an integer'],
+  WEIGHT_RANGE: [A, '`vector_similarity_weight` should be in [0, 1]'],
+  CROSS_LANGUAGES_LIST: [A, '`cross_languages` should be a list'],
+  RERANK_ID_STRING: [A, '`rerank_id` should be a string'],
+  RERANK_NOT_FOUND: [D, "`rerank_id` %s doesn't exist"],
+  RERANK_FAILED: [RetCode.SERVER_ERROR, 'Rerank model %s %s'],
+  NEEDS_CHAT_MODEL: [D, '%s needs a chat model to rewrite the question, and none is configured.'],
+  NEEDS_CHAT_LAYER: [D, '%s needs a chat model to rewrite the question; the embedded engine cannot call chat models yet.'],
+  METADATA_CONDITION: [A, '%s'],
+  UNSUPPORTED_OPERATOR: [A, 'Unsupported comparison operator: %s'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorKey = keyof typeof CATALOGUE;

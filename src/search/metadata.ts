@@ -12,7 +12,7 @@
  * comma-separated string. When conditions are given and no document matches, retrieval returns
  * nothing (never "no filter").
  */
-import { ApiError, RetCode } from '../api/errors.js';
+import { apiError, fail } from '../api/errors.js';
 
 export interface MetaCondition {
   name: string;
@@ -36,9 +36,7 @@ const ALIASES: Record<string, Op> = {
   empty: 'empty', 'not empty': 'not empty',
 };
 
-const bad = (msg: string): never => {
-  throw new ApiError(RetCode.ARGUMENT_ERROR, msg);
-};
+const bad = (msg: string): never => fail('METADATA_CONDITION', msg);
 
 /** Validates the wire value; null when absent or without conditions. */
 export function parseMetadataCondition(v: unknown): MetadataFilter | null {
@@ -56,7 +54,7 @@ export function parseMetadataCondition(v: unknown): MetadataFilter | null {
     if (typeof name !== 'string' || !name) return bad(`\`metadata_condition.conditions[${i}].name\` is required`);
     const rawOp = String(r.comparison_operator ?? r.op ?? '').trim().toLowerCase();
     const op = ALIASES[rawOp];
-    if (!op) return bad(`Unsupported comparison operator: ${String(r.comparison_operator ?? r.op)}`);
+    if (!op) return fail('UNSUPPORTED_OPERATOR', String(r.comparison_operator ?? r.op));
     return { name, op, value: r.value };
   });
   return conditions.length ? { logic: logic as 'and' | 'or', conditions } : null;

@@ -11,7 +11,7 @@
 import { basename, dirname } from 'node:path';
 import type { Engine } from '../core/engine.js';
 import type { ModelConfig } from '../embed/index.js';
-import { ApiError, RetCode } from '../api/errors.js';
+import { apiError, fail } from '../api/errors.js';
 
 export interface Reranker {
   readonly id: string;
@@ -39,7 +39,7 @@ function findModel(e: Engine, id: string): ModelConfig {
     const byName = e.models.list('rerank').filter((m) => m.name === id);
     if (byName.length === 1) return byName[0]!;
   }
-  throw new ApiError(RetCode.DATA_ERROR, `\`rerank_id\` ${id} doesn't exist`);
+  fail('RERANK_NOT_FOUND', id);
 }
 
 function create(cfg: ModelConfig): Reranker {
@@ -71,11 +71,11 @@ export class HttpReranker implements Reranker {
         signal: AbortSignal.timeout(60_000),
       });
     } catch (err) {
-      throw new ApiError(RetCode.SERVER_ERROR, `Rerank model ${this.id} is unreachable: ${(err as Error).message}`, { cause: err });
+      throw Object.assign(apiError('RERANK_FAILED', this.id, `is unreachable: ${(err as Error).message}`), { cause: err });
     }
     const body = (await res.json().catch(() => null)) as { results?: Array<{ index?: number; relevance_score?: number; score?: number }> } | null;
     if (!res.ok || !body || !Array.isArray(body.results)) {
-      throw new ApiError(RetCode.SERVER_ERROR, `Rerank model ${this.id} failed: HTTP ${res.status} ${JSON.stringify(body)?.slice(0, 200) ?? ''}`);
+      throw apiError('RERANK_FAILED', this.id, `failed: HTTP ${res.status} ${JSON.stringify(body)?.slice(0, 200) ?? ''}`);
     }
     const out = new Array<number>(texts.length).fill(0);
     for (const r of body.results) {
@@ -124,7 +124,7 @@ export class CrossEncoderReranker implements Reranker {
     try {
       m = await this.load();
     } catch (err) {
-      throw new ApiError(RetCode.SERVER_ERROR, `Rerank model ${this.id} could not be loaded: ${(err as Error).message}`, { cause: err });
+      throw Object.assign(apiError('RERANK_FAILED', this.id, `could not be loaded: ${(err as Error).message}`), { cause: err });
     }
     const out: number[] = [];
     for (let s = 0; s < texts.length; s += this.batch) {

@@ -10,7 +10,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Engine, Ctx } from '../core/engine.js';
 import { visibleDataset, type DatasetRow } from '../core/datasets.js';
-import { ApiError, RetCode, fail } from '../api/errors.js';
+import { fail } from '../api/errors.js';
 import { analyze } from '../text/analyze.js';
 import { chunkRowidsOfDocuments, type ChunkRow } from '../store/chunks.js';
 import { highlight as highlightText } from './highlight.js';
@@ -74,7 +74,7 @@ function num(v: unknown, dflt: number, name: string, int = false): number {
   if (v === undefined || v === null || v === '') return dflt;
   const n = typeof v === 'string' ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isFinite(n) || typeof v === 'boolean') {
-    throw new ApiError(RetCode.ARGUMENT_ERROR, `\`${name}\` should be ${int ? 'an integer' : 'a number'}`);
+    fail(int ? 'SHOULD_BE_INTEGER' : 'SHOULD_BE_NUMBER', name);
   }
   return int ? Math.trunc(n) : n;
 }
@@ -104,11 +104,11 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   }
   if (new Set(kbs.map((k) => k.embd_id)).size > 1) fail('DIFFERENT_EMBEDDING_MODELS');
   if (p.question === undefined || p.question === null) fail('QUESTION_REQUIRED');
-  if (typeof p.question !== 'string') throw new ApiError(RetCode.ARGUMENT_ERROR, '`question` should be a string');
+  if (typeof p.question !== 'string') fail('QUESTION_STRING');
   const page = Math.max(1, num(p.page, 1, 'page', true));
   const pageSize = Math.max(1, num(p.page_size, 30, 'page_size', true));
   const docIds = p.document_ids === undefined || p.document_ids === null ? [] : p.document_ids;
-  if (!Array.isArray(docIds)) throw new ApiError(RetCode.DATA_ERROR, '`documents` should be a list');
+  if (!Array.isArray(docIds)) fail('DOCUMENTS_LIST');
   const kbIds = kbs.map((k) => k.id);
   const inKbs = `dataset_id IN (${kbIds.map(() => '?').join(',')})`;
   const docSel = e.db.prepare(`SELECT 1 FROM document WHERE id = ? AND ${inKbs}`);
@@ -116,24 +116,22 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const meta = parseMetadataCondition(p.metadata_condition);
   const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');
   const w = num(p.vector_similarity_weight, 0.3, 'vector_similarity_weight');
-  if (w < 0 || w > 1) throw new ApiError(RetCode.ARGUMENT_ERROR, '`vector_similarity_weight` should be in [0, 1]');
+  if (w < 0 || w > 1) fail('WEIGHT_RANGE');
   const topK = num(p.top_k, 1024, 'top_k', true);
   if (topK <= 0) fail('TOP_K_POSITIVE');
   const hl = highlightFlag(p.highlight);
   if (p.cross_languages !== undefined && p.cross_languages !== null && !Array.isArray(p.cross_languages)) {
-    throw new ApiError(RetCode.ARGUMENT_ERROR, '`cross_languages` should be a list');
+    fail('CROSS_LANGUAGES_LIST');
   }
   // Query rewriting needs a chat model; ragloom has no chat-model layer yet, so say so instead of ignoring the flag.
   const wantsLlm = p.keyword === true || p.keyword === 'true' || (Array.isArray(p.cross_languages) && p.cross_languages.length > 0);
   if (wantsLlm) {
     const what = p.keyword === true || p.keyword === 'true' ? '`keyword`' : '`cross_languages`';
-    throw new ApiError(RetCode.DATA_ERROR, hasChatModel(e, ctx)
-      ? `${what} needs a chat model to rewrite the question; the embedded engine cannot call chat models yet.`
-      : `${what} needs a chat model to rewrite the question, and none is configured.`);
+    fail(hasChatModel(e, ctx) ? 'NEEDS_CHAT_LAYER' : 'NEEDS_CHAT_MODEL', what);
   }
   let reranker: Reranker | undefined;
   if (p.rerank_id !== undefined && p.rerank_id !== null && p.rerank_id !== '') {
-    if (typeof p.rerank_id !== 'string') throw new ApiError(RetCode.ARGUMENT_ERROR, '`rerank_id` should be a string');
+    if (typeof p.rerank_id !== 'string') fail('RERANK_ID_STRING');
     reranker = resolveReranker(e, p.rerank_id);
   }
   const question = p.question.trim();
