@@ -1,14 +1,9 @@
-import type { Engine, Ctx } from '../core/engine.js';
-import { ownedDataset, refreshDatasetCounts } from '../core/datasets.js';
-import { getDocument, documentToWire, type DocumentRow } from '../core/documents.js';
-import { chunkToWire } from '../core/chunks.js';
-import { chunkVectors } from '../core/embedding.js';
+import type { Engine, Ctx } from '../core/index.js';
+import { ownedDataset, refreshDatasetCounts, getDocument, documentToWire, type DocumentRow, chunkToWire, chunkVectors } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
-import { upsertChunk, removeChunkRows, rewriteChunk, type ChunkRow } from '../store/chunks.js';
-import { chunkId } from '../util/hash.js';
-import { formatDateTime } from '../util/time.js';
-import { countTokens } from '../text/tokens.js';
-import { analyze } from '../text/analyze.js';
+import { upsertChunk, removeChunkRows, rewriteChunk, type ChunkRow } from '../store/index.js';
+import { chunkId, formatDateTime } from '../util/index.js';
+import { countTokens, analyze } from '../text/index.js';
 import { highlight } from '../search/highlight.js';
 
 function guard(e: Engine, ctx: Ctx, datasetId: string, documentId: string): { kb: NonNullable<ReturnType<typeof ownedDataset>>; doc: DocumentRow } {

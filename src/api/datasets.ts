@@ -1,14 +1,10 @@
-import type { Engine, Ctx } from '../core/engine.js';
-import { datasetToWire, getDataset, nameTaken, ownedDataset, VISIBLE_SQL, type DatasetRow } from '../core/datasets.js';
+import type { Engine, Ctx } from '../core/index.js';
+import { datasetToWire, getDataset, nameTaken, ownedDataset, VISIBLE_SQL, type DatasetRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { Issues, checkExtra, checkInt, checkStr, literalMessage, checkBool } from './validate.js';
 import { DATASET_CHUNK_METHODS, parserConfigForCreate, storedParserConfig, validateParserConfig, methodDefaultConfig, flattenParentChild } from './parser-config.js';
-import { newId, isUuid1, uuidHex } from '../util/ids.js';
-import { nowMs } from '../util/time.js';
-import { duplicateName, utf8Length } from '../util/names.js';
-import { deepMerge, isPlainObject } from '../util/json.js';
-import { removeDocumentChunks } from '../store/chunks.js';
-import { pruneBlobs } from '../store/blobs.js';
+import { newId, isUuid1, uuidHex, nowMs, duplicateName, utf8Length, deepMerge, isPlainObject } from '../util/index.js';
+import { removeDocumentChunks, pruneBlobs } from '../store/index.js';
 
 const NAME_LIMIT = 128;
 const CREATE_KEYS = ['name', 'avatar', 'description', 'embedding_model', 'permission', 'chunk_method', 'parser_config', 'parse_type', 'pipeline_id', 'auto_metadata_config'] as const;

@@ -1,15 +1,10 @@
-import type { Engine, Ctx } from '../core/engine.js';
-import { ownedDataset, visibleDataset, refreshDatasetCounts } from '../core/datasets.js';
-import { documentToWire, getDocument, fileType, documentChunkMethod, RUN, RUN_NAMES, type DocumentRow } from '../core/documents.js';
+import type { Engine, Ctx } from '../core/index.js';
+import { ownedDataset, visibleDataset, refreshDatasetCounts, documentToWire, getDocument, fileType, documentChunkMethod, RUN, RUN_NAMES, type DocumentRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { Issues, checkStr, checkInt, checkFloat } from './validate.js';
 import { DOCUMENT_CHUNK_METHODS, validateParserConfig, storedParserConfig } from './parser-config.js';
-import { newId } from '../util/ids.js';
-import { nowMs } from '../util/time.js';
-import { duplicateName, fileSuffix, utf8Length } from '../util/names.js';
-import { deepMerge, isPlainObject, pyListRepr } from '../util/json.js';
-import { putBlob, getBlob, pruneBlobs } from '../store/blobs.js';
-import { removeDocumentChunks } from '../store/chunks.js';
+import { newId, nowMs, duplicateName, fileSuffix, utf8Length, deepMerge, isPlainObject, pyListRepr } from '../util/index.js';
+import { putBlob, getBlob, pruneBlobs, removeDocumentChunks } from '../store/index.js';
 
 export interface UploadFile {
   display_name?: unknown;

@@ -1,5 +1,4 @@
-import { Engine, type Ctx, type EngineOptions } from '../core/engine.js';
-import { ParseQueue, type ProgressEvent } from '../core/parse-queue.js';
+import { Engine, type Ctx, type EngineOptions, ParseQueue, type ProgressEvent } from '../core/index.js';
 import { ApiError, exceptionError } from './errors.js';
 import * as datasets from './datasets.js';
 import * as documents from './documents.js';

@@ -1,9 +1,7 @@
-import type { Engine, Ctx } from '../core/engine.js';
-import { ownedDataset } from '../core/datasets.js';
-import { getDocument, RUN } from '../core/documents.js';
-import { resetForParse, type ParseQueue } from '../core/parse-queue.js';
+import type { Engine, Ctx } from '../core/index.js';
+import { ownedDataset, getDocument, RUN, resetForParse, type ParseQueue } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
-import { pyListRepr } from '../util/json.js';
+import { pyListRepr } from '../util/index.js';
 
 /** The dataset (owned by the caller) and the de-duplicated `document_ids` of a parse/stop request. */
 function target(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>) {

@@ -1,5 +1,5 @@
 import { Issues, checkBool, checkFloat, checkInt, checkStr, checkStrList, checkExtra, literalMessage } from './validate.js';
-import { deepMerge, isPlainObject } from '../util/json.js';
+import { deepMerge, isPlainObject } from '../util/index.js';
 
 /** Chunk methods a dataset may be created / updated with (reference §3; knowledge_graph excluded). */
 export const DATASET_CHUNK_METHODS = [

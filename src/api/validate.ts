@@ -1,6 +1,6 @@
 import { ApiError, RetCode } from './errors.js';
 import { pyStr } from './pyfmt.js';
-import { isPlainObject } from '../util/json.js';
+import { isPlainObject } from '../util/index.js';
 
 /**
  * A small Pydantic look-alike: each check adds `Field: <loc> - Message: <msg> - Value: <v>`

@@ -3,8 +3,8 @@ import { join, relative } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import type { Client, DataSet, Document } from '../client/index.js';
 import { ApiError } from '../api/errors.js';
-import { fileType } from '../core/documents.js';
-import { fileSuffix } from '../util/names.js';
+import { fileType } from '../core/index.js';
+import { fileSuffix } from '../util/index.js';
 import { formatTable } from './table.js';
 
 export interface IngestSummary {

@@ -1,4 +1,4 @@
-import type { ChunkRow } from '../store/chunks.js';
+import type { ChunkRow } from '../store/index.js';
 
 /** A chunk as RAGFlow's chunk list returns it. */
 export function chunkToWire(r: ChunkRow, docName: string): Record<string, unknown> {

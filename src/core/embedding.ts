@@ -1,6 +1,6 @@
 import type { Engine } from './engine.js';
-import { sha256Hex } from '../util/hash.js';
-import { toBlob, fromBlob } from '../store/vectors.js';
+import { sha256Hex } from '../util/index.js';
+import { toBlob, fromBlob } from '../store/index.js';
 import { normalize } from '../embed/index.js';
 
 /**

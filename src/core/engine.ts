@@ -1,7 +1,7 @@
-import { openDatabase, type Db } from '../store/db.js';
+import { openDatabase, type Db } from '../store/index.js';
 import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
-import { newId } from '../util/ids.js';
-import { nowMs } from '../util/time.js';
+import { newId } from '../util/index.js';
+import { nowMs } from '../util/index.js';
 
 /** Who is calling: every operation runs for one user inside one tenant. */
 export interface Ctx {

@@ -3,14 +3,12 @@ import type { Engine } from './engine.js';
 import { RUN, type DocumentRow } from './documents.js';
 import { refreshDatasetCounts } from './datasets.js';
 import { chunkVectors } from './embedding.js';
-import { getBlob } from '../store/blobs.js';
+import { getBlob, upsertChunk, removeDocumentChunks } from '../store/index.js';
 import { effectiveParserConfig, chunkTokenCount } from '../ingest/chunkers/index.js';
-import { upsertChunk, removeDocumentChunks } from '../store/chunks.js';
 import type { ChunkDraft } from '../ingest/types.js';
 import { IngestWorker, type IngestLimits, INGEST_DEFAULTS } from '../ingest/worker/index.js';
 import { parseModelId, BUILTIN_FACTORY } from '../embed/index.js';
-import { chunkId } from '../util/hash.js';
-import { formatDateTime } from '../util/time.js';
+import { chunkId, formatDateTime } from '../util/index.js';
 
 export interface ProgressEvent {
   document_id: string;

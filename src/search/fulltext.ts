@@ -9,9 +9,9 @@
  * and depends on the query and the collection only, never on which other chunks were found.
  * idf is FTS5's own: ln((N − n + 0.5)/(n + 0.5)), at least 1e-6, over the whole table.
  */
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import type { Statement } from 'better-sqlite3';
-import { analyze } from '../text/analyze.js';
+import { analyze } from '../text/index.js';
 
 /** FTS5's fixed BM25 k1. */
 export const K1 = 1.2;

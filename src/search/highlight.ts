@@ -1,4 +1,4 @@
-import { analyze } from '../text/analyze.js';
+import { analyze } from '../text/index.js';
 
 /**
  * RAGFlow-style highlight: the sentences of `content` that hold a query term, with each matching

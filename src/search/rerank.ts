@@ -9,7 +9,7 @@
  * [0, 1]: HTTP scores are clamped, cross-encoder logits go through a sigmoid.
  */
 import { basename, dirname } from 'node:path';
-import type { Engine } from '../core/engine.js';
+import type { Engine } from '../core/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import { apiError, fail } from '../api/errors.js';
 

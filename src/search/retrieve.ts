@@ -8,11 +8,11 @@
  * scored exactly on both sides. See docs/retrieval.md for every parameter.
  */
 import type { Statement } from 'better-sqlite3';
-import type { Engine, Ctx } from '../core/engine.js';
-import { visibleDataset, type DatasetRow } from '../core/datasets.js';
+import type { Engine, Ctx } from '../core/index.js';
+import { visibleDataset, type DatasetRow } from '../core/index.js';
 import { fail } from '../api/errors.js';
-import { analyze } from '../text/analyze.js';
-import { chunkRowidsOfDocuments, type ChunkRow } from '../store/chunks.js';
+import { analyze } from '../text/index.js';
+import { chunkRowidsOfDocuments, type ChunkRow } from '../store/index.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, TopK, type DimIndex } from './vector-index.js';
 import { textQuery, textTop, textScoresJs, textAll, ALL_MATCHES_BELOW } from './fulltext.js';

@@ -17,7 +17,7 @@
  * a log trimmed past its position, or a large backlog, rebuilds it from the tables.
  */
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../store/db.js';
+import type { Db } from '../store/index.js';
 import { CodeStore } from './hamming.js';
 
 export interface VectorSearchOptions {

@@ -1,5 +1,5 @@
 import type { Db } from './db.js';
-import { sha256Hex } from '../util/hash.js';
+import { sha256Hex } from '../util/index.js';
 
 /** Stores bytes once per sha256; returns the hash. */
 export function putBlob(db: Db, data: Uint8Array): string {

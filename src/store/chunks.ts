@@ -1,6 +1,6 @@
 import type { Db } from './db.js';
 import { vecTable, toBlob, fromBlob } from './vectors.js';
-import { analyzeForIndex } from '../text/analyze.js';
+import { analyzeForIndex } from '../text/index.js';
 import type { Statement } from 'better-sqlite3';
 
 // Prepared statements per connection: preparing costs more than running these small writes.

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { analyzeForIndex, ANALYZER_VERSION } from '../text/analyze.js';
+import { analyzeForIndex, ANALYZER_VERSION } from '../text/index.js';
 
 /**
  * Ordered schema migrations; `PRAGMA user_version` holds the number applied. Each step is

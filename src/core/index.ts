@@ -1,0 +1,11 @@
+export { Engine } from './engine.js';
+export type { Ctx, EngineOptions } from './engine.js';
+export { datasetToWire, getDataset, ownedDataset, visibleDataset, nameTaken, refreshDatasetCounts, VISIBLE_SQL } from './datasets.js';
+export type { DatasetRow } from './datasets.js';
+export { documentToWire, getDocument, fileType, documentChunkMethod, RUN, RUN_NAMES } from './documents.js';
+export type { DocumentRow, RunName } from './documents.js';
+export { chunkToWire } from './chunks.js';
+export { embedCached, chunkVectors } from './embedding.js';
+export type { EmbedFn } from './embedding.js';
+export { ParseQueue, resetForParse } from './parse-queue.js';
+export type { ProgressEvent } from './parse-queue.js';
