@@ -87,6 +87,31 @@ export function imageChunk(b: Block): ChunkDraft | undefined {
  * (add_positions of `[i]*5`), i being the chunk's index, so they list in document order.
  * PDF chunks are stably sorted by page then top, as RAGFlow lists them.
  */
+/** The document's tables (batched rows, RAGFlow's tokenize_table) and its OCR'd / captioned images, as chunks. */
+export function tableAndImageChunks(doc: ParsedDocument, language: string | undefined): ChunkDraft[] {
+  const out: ChunkDraft[] = [];
+  for (const b of doc.blocks) {
+    if (b.kind === 'table') out.push(...tableChunks(b, language));
+    else if (b.kind === 'image') {
+      const d = imageChunk(b);
+      if (d) out.push(d);
+    }
+  }
+  return out;
+}
+
+/** Splits lines into fields on TAB, or on commas when more lines split into two fields that way. */
+export function splitTwoFieldLines(lines: string[]): { fields: string[]; raw: string }[] {
+  let comma = 0;
+  let tab = 0;
+  for (const l of lines) {
+    if (l.split(',').length === 2) comma++;
+    if (l.split('\t').length === 2) tab++;
+  }
+  const sep = tab >= comma ? '\t' : ',';
+  return lines.map((raw) => ({ fields: raw.split(sep), raw }));
+}
+
 export function finalize(drafts: ChunkDraft[], doc: ParsedDocument, notes: string[] = []): ChunkResult {
   let out = drafts;
   if (doc.format === 'pdf') {

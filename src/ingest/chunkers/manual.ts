@@ -6,7 +6,7 @@
  */
 import { countTokens } from '../../text/index.js';
 import type { ChunkContext, ChunkDraft, ChunkResult, ParsedDocument, Position } from '../types.js';
-import { finalize, imageChunk, isRunning, tableChunks } from './common.js';
+import { finalize, isRunning, tableAndImageChunks } from './common.js';
 import { layoutNotes } from './naive.js';
 import { bulletsCategory, layoutSections, sectionIds, titleFrequency } from './structure.js';
 
@@ -66,12 +66,6 @@ function pivotChunks(doc: ParsedDocument): ChunkDraft[] {
 export function manual(doc: ParsedDocument, ctx: ChunkContext): ChunkResult {
   const structured = doc.format !== 'pdf' && doc.format !== 'text' && doc.blocks.some((b) => b.kind === 'heading');
   const drafts = structured ? headingChunks(doc) : pivotChunks(doc);
-  for (const b of doc.blocks) {
-    if (b.kind === 'table') drafts.push(...tableChunks(b, ctx.language));
-    else if (b.kind === 'image') {
-      const d = imageChunk(b);
-      if (d) drafts.push(d);
-    }
-  }
+  drafts.push(...tableAndImageChunks(doc, ctx.language));
   return finalize(drafts, doc, layoutNotes(doc, ctx.parserConfig));
 }

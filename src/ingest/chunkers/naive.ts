@@ -4,7 +4,7 @@
  * Markdown through its own merge, spreadsheets row by row, everything else block by block.
  */
 import type { Block, ChunkContext, ChunkDraft, ChunkResult, ParsedDocument } from '../types.js';
-import { blockPositions, finalize, filled, imageChunk, isRunning, markdownText, tableChunks, tableHtml } from './common.js';
+import { blockPositions, finalize, filled, isRunning, markdownText, tableAndImageChunks, tableHtml } from './common.js';
 import { intOf, overlapPercent, parentChild, parseDelimiter, str } from './config.js';
 import { markdownMerge, naiveMerge, splitChildren, txtSplit, type MergedChunk, type Section } from './merge.js';
 
@@ -124,14 +124,6 @@ export function layoutNotes(doc: ParsedDocument, pc: Record<string, unknown>): s
  */
 export function naive(doc: ParsedDocument, ctx: ChunkContext, opts: NaiveOptions = {}): ChunkResult {
   const drafts = toDrafts(naiveTextChunks(doc, ctx, opts), ctx.parserConfig);
-  if (doc.format !== 'xlsx' && doc.format !== 'csv') {
-    for (const b of doc.blocks) {
-      if (b.kind === 'table') drafts.push(...tableChunks(b, ctx.language));
-      else if (b.kind === 'image') {
-        const d = imageChunk(b);
-        if (d) drafts.push(d);
-      }
-    }
-  }
+  if (doc.format !== 'xlsx' && doc.format !== 'csv') drafts.push(...tableAndImageChunks(doc, ctx.language));
   return finalize(drafts, doc, layoutNotes(doc, ctx.parserConfig));
 }

@@ -6,7 +6,7 @@
  * embedded.
  */
 import type { Block, ChunkContext, ChunkDraft, ChunkResult, ParsedDocument } from '../types.js';
-import { filled, finalize, isRunning, tableChunks } from './common.js';
+import { filled, finalize, isRunning, splitTwoFieldLines, tableChunks } from './common.js';
 import { isChineseText } from './config.js';
 
 type Pair = [q: string, a: string];
@@ -63,15 +63,7 @@ function linePairs(rows: { fields: string[]; raw: string }[]): { pairs: Pair[]; 
 
 /** Text lines split on TAB, or on commas when more lines split into two that way. */
 function textPairs(text: string): { pairs: Pair[]; fails: number } {
-  const lines = text.split('\n');
-  let comma = 0;
-  let tab = 0;
-  for (const l of lines) {
-    if (l.split(',').length === 2) comma++;
-    if (l.split('\t').length === 2) tab++;
-  }
-  const sep = tab >= comma ? '\t' : ',';
-  return linePairs(lines.map((raw) => ({ fields: raw.split(sep), raw })));
+  return linePairs(splitTwoFieldLines(text.split('\n')));
 }
 
 /** Heading stack: the headings above a body form the question, the body the answer. */

@@ -4,7 +4,7 @@
  * field names downstream).
  */
 import type { ChunkContext, ChunkDraft, ChunkResult, ParsedDocument } from '../types.js';
-import { filled, finalize, isRunning } from './common.js';
+import { filled, finalize, isRunning, splitTwoFieldLines } from './common.js';
 
 const tagList = (s: string) =>
   s
@@ -34,15 +34,7 @@ export function tag(doc: ParsedDocument, ctx: ChunkContext): ChunkResult {
   if (doc.format === 'csv') {
     rows = doc.blocks.filter((b) => b.kind === 'table').flatMap((t) => (t.rows ?? []).map((r) => ({ fields: r, raw: r.join(',') })));
   } else {
-    const lines = doc.blocks.filter((b) => !isRunning(b) && b.kind !== 'table').map((b) => b.text).join('\n').split('\n');
-    let comma = 0;
-    let tab = 0;
-    for (const l of lines) {
-      if (l.split(',').length === 2) comma++;
-      if (l.split('\t').length === 2) tab++;
-    }
-    const sep = tab >= comma ? '\t' : ',';
-    rows = lines.map((raw) => ({ fields: raw.split(sep), raw }));
+    rows = splitTwoFieldLines(doc.blocks.filter((b) => !isRunning(b) && b.kind !== 'table').map((b) => b.text).join('\n').split('\n'));
   }
   let content = '';
   for (const { fields, raw } of rows) {
