@@ -1,0 +1,20 @@
+import { expect } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { test } from '../helpers.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+// The README's example must run as written (with the package name pointed at the sources).
+test("README's example program runs and prints what it says", ({ dir }) => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const code = /## Example\s+```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+  expect(code, 'README has an ## Example ts block').toBeTruthy();
+  writeFileSync(join(dir, 'intro.md'), '# Intro\n\nTo reset your password, open Settings and choose Reset password.\n');
+  writeFileSync(join(dir, 'example.mts'), code!.replace("from 'ragloom'", `from ${JSON.stringify(join(ROOT, 'src/index.ts'))}`));
+  const out = execFileSync(process.execPath, ['--import', import.meta.resolve('tsx'), 'example.mts'], { cwd: dir, encoding: 'utf8' });
+  expect(out).toMatch(/^DONE 1$/m);
+  expect(out).toMatch(/^\d\.\d{3} intro\.md [\s\S]*reset your password/m);
+  expect(out).toContain("101 Field: <name> - Message: <String should have at least 1 character>");
+}, 120_000);
