@@ -8,7 +8,7 @@
  *
  * The workload is generated once into bench/.cache/synth/ (text lines + float32 vectors; the 10k
  * set is a prefix of the 100k set, which is a prefix of the 1M set). ragloom ingests through its
- * store code path (`upsertChunk`: chunk row + FTS + vec0, 5,000 rows per transaction) with the
+ * store code path (`upsertChunks`: chunk row + FTS + vec0, 5,000 rows per call and transaction) with the
  * synthetic vectors instead of an embedding model, and queries through `client.retrieve` (hybrid)
  * with a stand-in embedder that returns the query's synthetic vector. Results: JSON on stdout,
  * bench/results/speed-<date>.json, a table, and (with --docs) the "Retrieval speed" section and an
@@ -164,7 +164,7 @@ export interface EngineResult {
 
 async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   const { Client } = await import('../src/index.js');
-  const { upsertChunk } = await import('../src/store/chunks.js');
+  const { upsertChunks } = await import('../src/store/chunks.js');
   const { vectorIndex, textQuery, textTop } = await import('../src/search/index.js');
   const dir = join(tmpdir(), `ragloom-speed-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
@@ -185,14 +185,14 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   for (const b of batches(n, 5000)) {
     const t0 = performance.now();
     engine.tx(() => {
-      for (let k = 0; k < b.texts.length; k++) {
+      upsertChunks(engine.db, b.texts.map((text, k) => {
         const i = b.start + k;
-        upsertChunk(engine.db, {
-          id: `c${i}`, document_id: docs[Math.floor(i / 1000)]!.id, dataset_id: ds.id, content: b.texts[k]!, title: `doc-${Math.floor(i / 1000)}.txt`,
+        return {
+          id: `c${i}`, document_id: docs[Math.floor(i / 1000)]!.id, dataset_id: ds.id, content: text, title: `doc-${Math.floor(i / 1000)}.txt`,
           important_keywords: [], questions: [], tag_kwd: [], positions: [], available: true, chunk_order: i % 1000, token_num: 120,
           create_time: now, create_timestamp: 0, vector: b.vecs.subarray(k * DIM, (k + 1) * DIM),
-        });
-      }
+        };
+      }));
     });
     ingest += performance.now() - t0;
   }
@@ -232,7 +232,7 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   return {
     engine: 'ragloom', size: n, ingestS: ingest / 1000, rowsPerS: n / (ingest / 1000), buildS: { 'vector index load (first query)': loadS },
     fileMb, peakRssMb: rssMb(), queries: out,
-    notes: [`ingest through upsertChunk (store path) with synthetic vectors; vector prefilter ${n >= 20000 ? 'binary codes + exact re-scoring' : 'exact scan'}`],
+    notes: [`ingest through upsertChunks (store path, 5,000 per call) with synthetic vectors; vector prefilter ${n >= 20000 ? 'binary codes + exact re-scoring' : 'exact scan'}`],
   };
 }
 
@@ -406,7 +406,7 @@ function speedSection(results: EngineResult[]): string {
     `(Node ${process.version}, ${process.platform}, 2 cores). Workload: shared/reference/peer-bench.md (bench/lib/synth.ts), 384-d, 100 queries of 2–4 words,`,
     '10 warm-up queries then 3 passes; p50/p95 are medians over passes. Each engine and size ran in a fresh process.',
     'recall@10 is against the exact top-10 of the same engine; "source in top-10" is the share of queries whose source chunk came back.',
-    'ragloom ingests through `upsertChunk` (chunk row + FTS5 + vec0) with the synthetic vectors, skipping the embedding model, and',
+    'ragloom ingests through `upsertChunks` (chunk row + FTS5 + vec0, 5,000 chunks per call and transaction) with the synthetic vectors, skipping the embedding model, and',
     'queries through `client.retrieve` with a stand-in embedder returning the query vector. Summary and what still loses:',
     '[docs/retrieval.md#performance](retrieval.md#performance).',
     '',

@@ -65,21 +65,60 @@ export interface NewChunk {
  * Returns true when the chunk is new. Call inside a transaction.
  */
 export function upsertChunk(db: Db, c: NewChunk): boolean {
-  const old = stmt(db, 'SELECT rowid FROM chunk WHERE id = ?').get(c.id) as { rowid: number } | undefined;
-  if (old) removeChunkRows(db, [old.rowid]);
-  const indexText = c.index_text !== undefined && c.index_text !== c.content ? c.index_text : null;
-  const info = stmt(db, `INSERT INTO chunk (id, document_id, dataset_id, content, important_keywords, questions, tag_kwd,
-      positions, available, doc_type, chunk_order, page_num, top, token_num, vec_dim, create_time, create_timestamp, index_text)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-    c.id, c.document_id, c.dataset_id, c.content, JSON.stringify(c.important_keywords), JSON.stringify(c.questions),
-    JSON.stringify(c.tag_kwd), JSON.stringify(c.positions), c.available ? 1 : 0, c.doc_type ?? '', c.chunk_order,
-    c.page_num ?? 0, c.top ?? 0, c.token_num, c.vector.length, c.create_time, c.create_timestamp, indexText);
-  const rowid = BigInt(info.lastInsertRowid);
-  indexChunk(db, rowid, c);
-  stmt(db, `INSERT INTO ${vecTable(db, c.vector.length)} (rowid, dataset_id, embedding) VALUES (?, ?, ?)`)
-    .run(rowid, c.dataset_id, toBlob(c.vector));
-  return !old;
+  return upsertChunks(db, [c]) === 1;
 }
+
+const INSERT_CHUNK = `INSERT INTO chunk (id, document_id, dataset_id, content, important_keywords, questions, tag_kwd,
+    positions, available, doc_type, chunk_order, page_num, top, token_num, vec_dim, create_time, create_timestamp, index_text)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`;
+const INSERT_FTS = 'INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)';
+
+/**
+ * upsertChunk for many chunks, in order (a later chunk with an earlier one's id replaces it).
+ * Returns how many were new. Call inside a transaction.
+ */
+export function upsertChunks(db: Db, chunks: readonly NewChunk[]): number {
+  if (chunks.length === 0) return 0;
+  const ins = stmt(db, INSERT_CHUNK);
+  const fts = stmt(db, INSERT_FTS);
+  const sel = stmt(db, 'SELECT rowid FROM chunk WHERE id = ?').pluck();
+  // The vec0 table per dimension, resolved once per call (inside the caller's transaction).
+  let vecDim = 0;
+  let vecIns: Statement | undefined;
+  // Analyse every chunk first: the term table stays in the CPU cache, which SQLite's writes in
+  // between would evict (about half the analysis time per chunk).
+  const terms = chunks.map((c) => [titleTerms(c.title), analyzeForIndex(c.index_text ?? c.content),
+    listTerms(c.important_keywords), listTerms(c.questions)] as const);
+  let added = 0;
+  for (let k = 0; k < chunks.length; k++) {
+    const c = chunks[k]!;
+    const indexText = c.index_text !== undefined && c.index_text !== c.content ? c.index_text : null;
+    const args = [
+      c.id, c.document_id, c.dataset_id, c.content, json(c.important_keywords), json(c.questions),
+      json(c.tag_kwd), json(c.positions), c.available ? 1 : 0, c.doc_type ?? '', c.chunk_order,
+      c.page_num ?? 0, c.top ?? 0, c.token_num, c.vector.length, c.create_time, c.create_timestamp, indexText,
+    ];
+    let info = ins.run(...args);
+    if (info.changes === 0) {
+      // The id exists: replace the old row (and its index entries) by a new one.
+      removeChunkRows(db, [sel.get(c.id) as number]);
+      info = ins.run(...args);
+    } else added++;
+    const rowid = BigInt(info.lastInsertRowid);
+    const t = terms[k]!;
+    fts.run(rowid, t[0], t[1], t[2], t[3]);
+    if (c.vector.length !== vecDim || !vecIns) {
+      vecDim = c.vector.length;
+      vecIns = stmt(db, `INSERT INTO ${vecTable(db, vecDim)} (rowid, dataset_id, embedding) VALUES (?, ?, ?)`);
+    }
+    vecIns.run(rowid, c.dataset_id, toBlob(c.vector));
+  }
+  return added;
+}
+
+// Most chunks have no keywords, questions, tags or positions.
+const json = (a: readonly unknown[]): string => (a.length === 0 ? '[]' : JSON.stringify(a));
+const listTerms = (a: readonly string[]): string => (a.length === 0 ? '' : analyzeForIndex(a.join(' ')));
 
 /**
  * The full-text row: title (the document's name), content (or the parser's index text),
@@ -87,9 +126,8 @@ export function upsertChunk(db: Db, c: NewChunk): boolean {
  * columns as RAGFlow's field boosts do (title 5, content 1, keywords 15, questions 10).
  */
 function indexChunk(db: Db, rowid: bigint, c: Pick<NewChunk, 'title' | 'content' | 'index_text' | 'important_keywords' | 'questions'>): void {
-  stmt(db, 'INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(
-    rowid, titleTerms(c.title), analyzeForIndex(c.index_text ?? c.content),
-    analyzeForIndex(c.important_keywords.join(' ')), analyzeForIndex(c.questions.join(' ')));
+  stmt(db, INSERT_FTS).run(rowid, titleTerms(c.title), analyzeForIndex(c.index_text ?? c.content),
+    listTerms(c.important_keywords), listTerms(c.questions));
 }
 
 // Many chunks share a document name: analyse it once.

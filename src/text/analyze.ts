@@ -171,4 +171,76 @@ function pushMixed(run: string, out: string[]): void {
 }
 
 /** The analysed text as FTS5 stores it: terms joined by spaces. */
-export const analyzeForIndex = (text: string): string => analyze(text).join(' ');
+export function analyzeForIndex(text: string): string {
+  if (!text) return '';
+  if (!ASCII_ONLY.test(text)) return analyze(text).join(' ');
+  // ASCII fast path of analyze(): the same tokens as ASCII_TOKEN, scanned by char code, and each
+  // plain word's term found in an open-addressing table probed in place (no substring per token).
+  const low = text.toLowerCase();
+  const n = low.length;
+  const out: string[] = [];
+  let i = 0;
+  while (i < n) {
+    let c = low.charCodeAt(i);
+    if (!isAlnum(c)) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let h = 0;
+    let apos = false;
+    for (;;) {
+      h = (Math.imul(h, 31) + c) | 0;
+      i++;
+      if (i >= n) break;
+      c = low.charCodeAt(i);
+      if (isAlnum(c)) continue;
+      if (c === 39 && i + 1 < n && isAlnum(low.charCodeAt(i + 1))) {
+        apos = true;
+        continue;
+      }
+      break;
+    }
+    let term: string;
+    if (apos) {
+      const tok = low.slice(start, i).replace(/'s$/, '').replace(/'/g, '');
+      if (!tok) continue;
+      term = stem(tok);
+    } else term = termAt(low, start, i, h);
+    if (term) out.push(term);
+  }
+  return out.join(' ');
+}
+
+const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+
+// Open-addressing table word → term over stem()'s memo, keyed by the word's position in the text.
+const TABLE_BITS = 17;
+let tableKeys: Array<string | undefined> = new Array(1 << TABLE_BITS);
+let tableVals: string[] = new Array(1 << TABLE_BITS);
+let tableUsed = 0;
+
+function termAt(low: string, start: number, end: number, h: number): string {
+  const mask = (1 << TABLE_BITS) - 1;
+  const len = end - start;
+  let slot = (h ^ (h >>> 15)) & mask;
+  for (;;) {
+    const k = tableKeys[slot];
+    if (k === undefined) break;
+    if (k.length === len && low.startsWith(k, start)) return tableVals[slot]!;
+    slot = (slot + 1) & mask;
+  }
+  const word = low.slice(start, end);
+  const term = stem(word);
+  if (tableUsed >= (1 << TABLE_BITS) >>> 1) {
+    // Full enough: start over (like stem()'s memo), then find the new word's slot again.
+    tableKeys = new Array(1 << TABLE_BITS);
+    tableVals = new Array(1 << TABLE_BITS);
+    tableUsed = 0;
+    slot = (h ^ (h >>> 15)) & mask;
+  }
+  tableKeys[slot] = word;
+  tableVals[slot] = term;
+  tableUsed++;
+  return term;
+}
