@@ -3,7 +3,7 @@ import type { Engine } from './engine.js';
 import { RUN, type DocumentRow } from './documents.js';
 import { refreshDatasetCounts } from './datasets.js';
 import { chunkVectors } from './embedding.js';
-import { getBlob, upsertChunk, removeDocumentChunks } from '../store/index.js';
+import { getBlob, upsertChunks, removeDocumentChunks } from '../store/index.js';
 import { effectiveParserConfig, chunkTokenCount } from '../ingest/chunkers/index.js';
 import type { ChunkDraft } from '../ingest/types.js';
 import { IngestWorker, type IngestLimits, INGEST_DEFAULTS } from '../ingest/worker/index.js';
@@ -145,16 +145,16 @@ export class ParseQueue {
         const cur = e.db.prepare('SELECT run FROM document WHERE id = ?').get(id) as { run: string } | undefined;
         if (!cur || cur.run !== RUN.RUNNING) return; // cancelled or deleted meanwhile
         removeDocumentChunks(e.db, [id]);
-        chunks.forEach((c: ChunkDraft, i: number) => {
+        upsertChunks(e.db, chunks.map((c: ChunkDraft, i: number) => {
           const n = chunkTokenCount(c);
           tokens += n;
-          upsertChunk(e.db, {
+          return {
             id: chunkId(c.content, id), document_id: id, dataset_id: doc.dataset_id, content: c.content, index_text: c.indexText,
             title: doc.name, important_keywords: c.important_keywords ?? [], questions: c.questions ?? [], tag_kwd: c.tag_kwd ?? [],
             positions: c.positions ?? [], available: doc.status === '1', doc_type: c.doc_type ?? '', chunk_order: i,
             page_num: c.page_num, top: c.top, token_num: n, create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vectors[i]!,
-          });
-        });
+          };
+        }));
         const count = (e.db.prepare('SELECT COUNT(*) AS n FROM chunk WHERE document_id = ?').get(id) as { n: number }).n;
         const secs = (Date.now() - began) / 1000;
         log.push(`${clock()} Indexing done (${secs.toFixed(2)}s).`, `${clock()} Task done (${secs.toFixed(2)}s)`);

@@ -2,6 +2,6 @@ export { openDatabase } from './db.js';
 export type { Db, OpenOptions } from './db.js';
 export { migrate, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 export { putBlob, getBlob, pruneBlobs } from './blobs.js';
-export { upsertChunk, removeChunkRows, rewriteChunk, chunkVector, removeDocumentChunks, chunkRowidsOfDocuments } from './chunks.js';
+export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, chunkVector, removeDocumentChunks, chunkRowidsOfDocuments } from './chunks.js';
 export type { ChunkRow, NewChunk } from './chunks.js';
 export { vecTable, vecDims, toBlob, fromBlob } from './vectors.js';
