@@ -85,6 +85,20 @@ describe('DataSet#parseDocuments()', () => {
     await client.close();
   });
 
+  test('the embedding cache: re-parsing unchanged text asks the model nothing', async ({ dir }) => {
+    const client = open(dir);
+    const ds = await client.createDataset({ name: 'kb', embedding_model: MODEL, parser_config: { chunk_token_num: 64 } });
+    const [a] = await ds.uploadDocuments([{ display_name: 'a.txt', blob: enc(prose(10)) }]);
+    await ds.parseDocuments([a!.id]);
+    const before = srv.requests.length;
+    const texts = srv.requests.reduce((n, r) => n + r.body.input.length, 0);
+    expect(texts).toBeGreaterThan(5);
+    const [[, status, chunks]] = (await ds.parseDocuments([a!.id])) as [[string, string, number, number]];
+    expect([status, chunks > 5]).toEqual(['DONE', true]);
+    expect(srv.requests.length).toBe(before);
+    await client.close();
+  });
+
   test('errors: foreign dataset, no ids, unknown ids (valid ones still queued), parsing a running document', async ({ dir }) => {
     const client = open(dir);
     const ds = await client.createDataset({ name: 'kb', embedding_model: MODEL });
