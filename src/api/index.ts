@@ -1,4 +1,4 @@
-import { Engine, type Ctx, type EngineOptions, ParseQueue, type ProgressEvent } from '../core/index.js';
+import { Engine, type Ctx, type EngineOptions, ParseQueue } from '../core/index.js';
 import { ApiError, exceptionError } from './errors.js';
 import * as datasets from './datasets.js';
 import * as documents from './documents.js';
@@ -57,14 +57,9 @@ export class Api {
     }
   }
 
-  onProgress(fn: (ev: ProgressEvent) => void): () => void {
-    return this.queue.onProgress(fn);
-  }
-
   close(): Promise<void> {
     return this.engine.close();
   }
 }
 
 export { ApiError, RetCode, RagloomError, CATALOGUE } from './errors.js';
-export type { ProgressEvent };

@@ -8,4 +8,3 @@ export { chunkToWire } from './chunks.js';
 export { embedCached, chunkVectors } from './embedding.js';
 export type { EmbedFn } from './embedding.js';
 export { ParseQueue, resetForParse } from './parse-queue.js';
-export type { ProgressEvent } from './parse-queue.js';

@@ -10,15 +10,6 @@ import { IngestWorker, type IngestLimits, INGEST_DEFAULTS } from '../ingest/work
 import { parseModelId, BUILTIN_FACTORY } from '../embed/index.js';
 import { chunkId, formatDateTime } from '../util/index.js';
 
-export interface ProgressEvent {
-  document_id: string;
-  run: string;
-  progress: number;
-  progress_msg: string;
-}
-
-type Listener = (ev: ProgressEvent) => void;
-
 const clock = () => new Date().toTimeString().slice(0, 8);
 
 /**
@@ -29,7 +20,6 @@ const clock = () => new Date().toTimeString().slice(0, 8);
 export class ParseQueue {
   private readonly pending: string[] = [];
   private readonly aborts = new Map<string, AbortController>();
-  private readonly listeners = new Set<Listener>();
   private running: Promise<void> | null = null;
   private stopped = false;
   /** One lane per worker thread; each lane parses one document at a time. */
@@ -41,11 +31,6 @@ export class ParseQueue {
     // A process killed mid-parse left these RUNNING with their old chunks intact: parse again.
     const stuck = e.db.prepare('SELECT id FROM document WHERE run = ?').all(RUN.RUNNING) as { id: string }[];
     if (stuck.length) this.enqueue(stuck.map((r) => r.id));
-  }
-
-  onProgress(fn: Listener): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
   }
 
   /** Queues documents already marked RUNNING by the caller. */
@@ -67,20 +52,12 @@ export class ParseQueue {
     return !!a;
   }
 
-  async idle(): Promise<void> {
-    while (this.running) await this.running;
-  }
-
   private async stop(): Promise<void> {
     this.stopped = true;
     this.pending.length = 0;
     for (const a of this.aborts.values()) a.abort();
     await this.running?.catch(() => undefined);
     await Promise.all(this.workers.map((w) => w.close()));
-  }
-
-  private emit(doc: Pick<DocumentRow, 'id'>, run: string, progress: number, msg: string): void {
-    for (const fn of this.listeners) fn({ document_id: doc.id, run, progress, progress_msg: msg });
   }
 
   private async drain(worker: IngestWorker): Promise<void> {
@@ -113,7 +90,6 @@ export class ParseQueue {
     const progress = (p: number, msg?: string) => {
       if (msg) log.push(`${clock()} ${msg}`);
       this.setState(id, { progress: p, progress_msg: log.join('\n') });
-      this.emit(doc, 'RUNNING', p, log.join('\n'));
     };
     this.setState(id, { process_begin_at: began, progress: 0, progress_msg: log.join('\n') });
     try {
@@ -161,20 +137,17 @@ export class ParseQueue {
         this.setState(id, { run: RUN.DONE, progress: 1, progress_msg: log.join('\n'), chunk_num: count, token_num: tokens, process_duration: secs });
         refreshDatasetCounts(e, doc.dataset_id);
       });
-      this.emit(doc, 'DONE', 1, log.join('\n'));
     } catch (err) {
       if (e.isClosed) return;
       const secs = (Date.now() - began) / 1000;
       if (signal.aborted) {
         // The stop call already set CANCEL; record when it stopped.
         this.setState(id, { process_duration: secs });
-        this.emit(doc, 'CANCEL', 0, log.join('\n'));
         return;
       }
       const msg = err instanceof Error ? err.message : String(err);
       log.push(`${clock()} [ERROR] ${msg}`);
       this.setState(id, { run: RUN.FAIL, progress: -1, progress_msg: log.join('\n'), process_duration: secs });
-      this.emit(doc, 'FAIL', -1, log.join('\n'));
     }
   }
 }

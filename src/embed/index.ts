@@ -7,6 +7,6 @@ export type { PullProgress, PullResult } from './providers/hub.js';
 export { TransformersEmbedder } from './providers/transformers.js';
 export { OpenAIHttpEmbedder, EmbeddingHttpError } from './providers/openai-http.js';
 export type { ModelConfig, ModelType, ModelStatus } from './registry.js';
-export { parseModelId, formatModelId } from './model-id.js';
+export { parseModelId } from './model-id.js';
 export type { ModelId } from './model-id.js';
 export { UseLiteEmbedder, normalize } from './use.js';

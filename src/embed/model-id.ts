@@ -10,4 +10,3 @@ export function parseModelId(id: string): ModelId | null {
   return { name: id.slice(0, at), factory: id.slice(at + 1) };
 }
 
-export const formatModelId = (m: ModelId): string => `${m.name}@${m.factory}`;

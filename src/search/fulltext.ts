@@ -9,8 +9,7 @@
  * and depends on the query and the collection only, never on which other chunks were found.
  * idf is FTS5's own: ln((N − n + 0.5)/(n + 0.5)), at least 1e-6, over the whole table.
  */
-import type { Db } from '../store/index.js';
-import type { Statement } from 'better-sqlite3';
+import { cachedStatement as stmt, type Db } from '../store/index.js';
 import { analyze } from '../text/index.js';
 
 /** FTS5's fixed BM25 k1. */
@@ -43,14 +42,6 @@ export const B = 0.75;
  */
 export const ALL_MATCHES_BELOW = 3_000;
 
-const stmts = new WeakMap<Db, Map<string, Statement>>();
-function stmt(db: Db, sql: string): Statement {
-  let m = stmts.get(db);
-  if (!m) stmts.set(db, (m = new Map()));
-  let s = m.get(sql);
-  if (!s) m.set(sql, (s = db.prepare(sql)));
-  return s;
-}
 
 /**
  * FTS5's own statistics: the row count and the total tokens over all columns, from the

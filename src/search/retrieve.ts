@@ -12,7 +12,7 @@ import type { Engine, Ctx } from '../core/index.js';
 import { visibleDataset, type DatasetRow } from '../core/index.js';
 import { fail } from '../api/errors.js';
 import { analyze } from '../text/index.js';
-import { chunkRowidsOfDocuments, type ChunkRow } from '../store/index.js';
+import { cachedStatement, chunkRowidsOfDocuments, type ChunkRow } from '../store/index.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, TopK, type DimIndex } from './vector-index.js';
 import { textQuery, textTop, textScoresJs, textAll, ALL_MATCHES_BELOW } from './fulltext.js';
@@ -270,14 +270,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
 
 type Row = ChunkRow & { doc_name: string };
 
-const stmts = new WeakMap<Engine['db'], Map<string, Statement>>();
-function stmt(e: Engine, sql: string): Statement {
-  let m = stmts.get(e.db);
-  if (!m) stmts.set(e.db, (m = new Map()));
-  let st = m.get(sql);
-  if (!st) m.set(sql, (st = e.db.prepare(sql)));
-  return st;
-}
+const stmt = (e: Engine, sql: string) => cachedStatement(e.db, sql);
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
 
 /** rowid → its document (id, name), in batches of fixed size so statements are reused. */

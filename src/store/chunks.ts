@@ -1,17 +1,8 @@
 import type { Db } from './db.js';
 import { vecTable, toBlob, fromBlob } from './vectors.js';
 import { analyzeForIndex } from '../text/index.js';
+import { cachedStatement as stmt } from './db.js';
 import type { Statement } from 'better-sqlite3';
-
-// Prepared statements per connection: preparing costs more than running these small writes.
-const stmtCache = new WeakMap<Db, Map<string, Statement>>();
-function stmt(db: Db, sql: string): Statement {
-  let m = stmtCache.get(db);
-  if (!m) stmtCache.set(db, (m = new Map()));
-  let st = m.get(sql);
-  if (!st) m.set(sql, (st = db.prepare(sql)));
-  return st;
-}
 
 export interface ChunkRow {
   rowid: number;
@@ -173,10 +164,6 @@ export function rewriteChunk(db: Db, rowid: number, c: Omit<NewChunk, 'document_
     .run(rid, c.dataset_id, toBlob(c.vector));
 }
 
-export function chunkVector(db: Db, rowid: number, dim: number): Float32Array | undefined {
-  const r = db.prepare(`SELECT embedding FROM ${vecTable(db, dim)} WHERE rowid = ?`).get(BigInt(rowid)) as { embedding: Buffer } | undefined;
-  return r ? fromBlob(r.embedding) : undefined;
-}
 
 /** Removes every chunk of the given documents (their rows, FTS and vectors). */
 export function removeDocumentChunks(db: Db, documentIds: string[]): number {

@@ -6,6 +6,18 @@ import { migrate } from './migrations.js';
 
 export type Db = Database.Database;
 
+// Prepared statements per connection: preparing costs more than running the small hot queries.
+const statements = new WeakMap<Db, Map<string, Database.Statement>>();
+
+/** The prepared statement for `sql` on `db`, prepared once per connection. */
+export function cachedStatement(db: Db, sql: string): Database.Statement {
+  let m = statements.get(db);
+  if (!m) statements.set(db, (m = new Map()));
+  let st = m.get(sql);
+  if (!st) m.set(sql, (st = db.prepare(sql)));
+  return st;
+}
+
 export interface OpenOptions {
   /** Stop after this schema version (tests of migrations only). */
   targetVersion?: number;

@@ -1,7 +1,7 @@
-export { openDatabase } from './db.js';
+export { openDatabase, cachedStatement } from './db.js';
 export type { Db, OpenOptions } from './db.js';
 export { migrate, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 export { putBlob, getBlob, pruneBlobs } from './blobs.js';
-export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, chunkVector, removeDocumentChunks, chunkRowidsOfDocuments } from './chunks.js';
+export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, removeDocumentChunks, chunkRowidsOfDocuments } from './chunks.js';
 export type { ChunkRow, NewChunk } from './chunks.js';
-export { vecTable, vecDims, toBlob, fromBlob } from './vectors.js';
+export { vecTable, toBlob, fromBlob } from './vectors.js';

@@ -18,9 +18,6 @@ export function vecTable(db: Db, dim: number): string {
   return name;
 }
 
-export function vecDims(db: Db): number[] {
-  return (db.prepare('SELECT dim FROM vec_index ORDER BY dim').all() as { dim: number }[]).map((r) => r.dim);
-}
 
 export function toBlob(v: Float32Array): Buffer {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength);

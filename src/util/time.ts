@@ -8,7 +8,3 @@ export function formatDateTime(ms: number): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
-/** RFC 1123 date as RAGFlow's JSON encoder prints datetimes (`Sat, 21 Nov 2026 23:36:10 GMT`). */
-export function httpDate(ms: number): string {
-  return new Date(ms).toUTCString();
-}
