@@ -30,6 +30,8 @@ export interface TextQuery {
   idf: Map<string, number>;
   /** FTS5's average row length in tokens (all columns) */
   avgdl: number;
+  /** Per-term query weights (expanded queries); absent = 1 each. */
+  weights?: Map<string, number>;
 }
 
 /** B of FTS5's bm25(). */
@@ -47,8 +49,9 @@ export const ALL_MATCHES_BELOW = 3_000;
  * FTS5's own statistics: the row count and the total tokens over all columns, from the
  * averages record of `chunk_fts_data` (id 1: varints nRow, then each column's token total).
  */
-const statsCache = new WeakMap<Db, { key: string; n: number; tokens: number }>();
-function ftsStats(db: Db): { n: number; tokens: number } {
+interface Stats { key: string; n: number; tokens: number; df: Map<string, number> }
+const statsCache = new WeakMap<Db, Stats>();
+function ftsStats(db: Db): Stats {
   const seq = (stmt(db, "SELECT seq FROM sqlite_sequence WHERE name = 'vec_log'").pluck().get() as number | undefined) ?? 0;
   const max = (stmt(db, 'SELECT COALESCE(MAX(rowid), 0) FROM chunk').pluck().get() as number);
   const key = `${seq}:${max}`;
@@ -56,9 +59,35 @@ function ftsStats(db: Db): { n: number; tokens: number } {
   if (hit && hit.key === key) return hit;
   const blob = stmt(db, 'SELECT block FROM chunk_fts_data WHERE id = 1').pluck().get() as Buffer | undefined;
   const v = blob ? varints(blob) : [];
-  const out = { key, n: v[0] ?? 0, tokens: v.slice(1).reduce((a, b) => a + b, 0) };
+  const out = { key, n: v[0] ?? 0, tokens: v.slice(1).reduce((a, b) => a + b, 0), df: new Map<string, number>() };
   statsCache.set(db, out);
   return out;
+}
+
+/** Cached document frequencies per connection, dropped with the statistics when the chunks change. */
+const DF_CACHE_MAX = 100_000;
+
+/**
+ * The number of rows containing `term`; with `cap`, Infinity once more than `cap` rows do.
+ * FTS5 stores no document frequencies: counting walks the term's doclist (~30 ns a row), so
+ * results are cached until the chunks change, and `cap` bounds the walk for optional terms.
+ */
+function termDf(db: Db, st: Stats, term: string, cap?: number): number {
+  const hit = st.df.get(term);
+  // A negative entry −c records "more than c rows" from a capped count.
+  if (hit !== undefined && hit >= 0) return cap !== undefined && hit > cap ? Infinity : hit;
+  if (hit !== undefined && cap !== undefined && cap <= -hit) return Infinity;
+  const q = `"${term.replace(/"/g, '""')}"`;
+  let d: number;
+  if (cap === undefined) d = stmt(db, 'SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?').pluck().get(q) as number;
+  else d = stmt(db, 'SELECT count(*) FROM (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)').pluck().get(q, cap + 1) as number;
+  if (st.df.size >= DF_CACHE_MAX) st.df.clear();
+  if (cap !== undefined && d > cap) {
+    st.df.set(term, -cap);
+    return Infinity;
+  }
+  st.df.set(term, d);
+  return d;
 }
 
 /** SQLite's varint format (big-endian 7-bit groups; a 9th byte holds 8 bits). */
@@ -85,13 +114,13 @@ export function textQuery(db: Db, question: string): TextQuery {
   const terms = [...new Set(analyze(question))];
   const idf = new Map<string, number>();
   if (!terms.length) return { terms, match: '', upper: 0, dfSum: 0, idf, avgdl: 1 };
-  const { n, tokens } = ftsStats(db);
-  const df = stmt(db, 'SELECT doc FROM chunk_fts_terms WHERE term = ?').pluck();
+  const st = ftsStats(db);
+  const { n, tokens } = st;
   let upper = 0;
   let dfSum = 0;
   const present: string[] = [];
   for (const t of terms) {
-    const d = (df.get(t) as number | undefined) ?? 0;
+    const d = termDf(db, st, t);
     if (d === 0) continue;
     present.push(t);
     dfSum += d;
@@ -110,8 +139,43 @@ export function textQuery(db: Db, question: string): TextQuery {
  * tables. Rows without a matching term are absent.
  */
 export function textScoresJs(db: Db, q: TextQuery, rowids: number[]): Map<number, number> {
+  if (!q.match || q.upper <= 0 || rowids.length === 0) return new Map();
+  return scoreRows(q, rowTerms(db, rowids));
+}
+
+/** term_similarity of rows given as their analysed columns (see rowTerms); rows without a matching term are absent. */
+export function scoreRows(q: TextQuery, rows: Iterable<[number, string[][]]>): Map<number, number> {
   const out = new Map<number, number>();
-  if (!q.match || q.upper <= 0 || rowids.length === 0) return out;
+  if (!q.match || q.upper <= 0) return out;
+  const f = new Float64Array(q.terms.length);
+  const pos = new Map(q.terms.map((t, i) => [t, i]));
+  const coef = q.terms.map((t) => (q.weights?.get(t) ?? 1) * (q.idf.get(t) ?? 0) * (K1 + 1));
+  for (const [rid, cols] of rows) {
+    f.fill(0);
+    let len = 0;
+    for (let c = 0; c < cols.length; c++) {
+      const terms = cols[c]!;
+      len += terms.length;
+      const w = COLUMN_WEIGHTS[c]!;
+      for (const t of terms) {
+        const k = pos.get(t);
+        if (k !== undefined) f[k]! += w;
+      }
+    }
+    const norm = K1 * (1 - B + (B * len) / q.avgdl);
+    let score = 0;
+    for (let k = 0; k < f.length; k++) {
+      const fk = f[k]!;
+      if (fk > 0) score += (coef[k]! * fk) / (fk + norm);
+    }
+    if (score > 0) out.set(rid, Math.min(1, score / q.upper));
+  }
+  return out;
+}
+
+/** The analysed full-text columns (title, content, keywords, questions) of the given rows, re-analysed from the stored text. */
+export function rowTerms(db: Db, rowids: number[]): Map<number, string[][]> {
+  const out = new Map<number, string[][]>();
   const BATCH = 64;
   const sel = stmt(db, `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, '') FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${Array.from({ length: BATCH }, () => '?').join(',')})`).raw();
@@ -119,34 +183,69 @@ export function textScoresJs(db: Db, q: TextQuery, rowids: number[]): Map<number
     if (s === '[]') return '';
     try { const v = JSON.parse(s) as unknown; return Array.isArray(v) ? v.map(String).join(' ') : ''; } catch { return ''; }
   };
-  const f = new Float64Array(q.terms.length);
-  const pos = new Map(q.terms.map((t, i) => [t, i]));
   for (let i = 0; i < rowids.length; i += BATCH) {
     const part = rowids.slice(i, i + BATCH);
     while (part.length < BATCH) part.push(-1);
     for (const [rid, content, indexText, kw, qs, title] of sel.all(...part) as Array<[number, string, string | null, string, string, string]>) {
-      f.fill(0);
-      let len = 0;
-      const cols = [analyzeTitle(title), analyze(indexText ?? content), analyze(list(kw)), analyze(list(qs))];
-      cols.forEach((terms, c) => {
-        len += terms.length;
-        const w = COLUMN_WEIGHTS[c]!;
-        for (const t of terms) {
-          const k = pos.get(t);
-          if (k !== undefined) f[k]! += w;
-        }
-      });
-      const norm = K1 * (1 - B + (B * len) / q.avgdl);
-      let score = 0;
-      q.terms.forEach((t, k) => {
-        const fk = f[k]!;
-        const idf = q.idf.get(t);
-        if (fk > 0 && idf !== undefined) score += (idf * fk * (K1 + 1)) / (fk + norm);
-      });
-      if (score > 0) out.set(rid, Math.min(1, score / q.upper));
+      out.set(rid, [analyzeTitle(title), analyze(indexText ?? content), analyze(list(kw)), analyze(list(qs))]);
     }
   }
   return out;
+}
+
+/**
+ * Pseudo-relevance feedback on the text side (RM3, Lavrenko & Croft's relevance model mixed
+ * with the question as in Anserini): the question's terms weigh `origWeight`/|q| each; the
+ * `terms` most probable terms of the feedback rows' model P(t|R) = Σ_d p(d)·tf(t,d)/|d|, p(d)
+ * proportional to the row's first-pass score, share 1 − origWeight. Every column counts once
+ * (no field boosts: the model describes the text). The result carries per-term weights, so it
+ * is scored by scoreRows (FTS5's bm25() has none).
+ */
+/**
+ * Expansion terms found in more rows than this are left out: their document frequency would
+ * cost a long doclist walk (≈ 0.3 ms per 10,000 rows) and their idf is low.
+ */
+export const EXPANSION_DF_CAP = 10_000;
+
+export function expandQuery(db: Db, q: TextQuery, feedback: Array<[cols: string[][], score: number]>, opts: { terms: number; origWeight: number; dfCap?: number }): TextQuery {
+  if (!q.match || feedback.length === 0) return q;
+  const mass = feedback.reduce((a, [, s]) => a + Math.max(0, s), 0);
+  if (mass <= 0) return q;
+  const model = new Map<string, number>();
+  for (const [cols, score] of feedback) {
+    let len = 0;
+    for (const col of cols) len += col.length;
+    if (!len || score <= 0) continue;
+    const wgt = score / mass / len;
+    for (const col of cols) for (const t of col) model.set(t, (model.get(t) ?? 0) + wgt);
+  }
+  // The `terms` best, ties by term so the expansion does not depend on Map order.
+  const best: Array<[string, number]> = [];
+  for (const e of model) {
+    if (best.length === opts.terms && e[1] <= best[best.length - 1]![1]) continue;
+    let i = best.length;
+    while (i > 0 && (best[i - 1]![1] < e[1] || (best[i - 1]![1] === e[1] && best[i - 1]![0] > e[0]))) i--;
+    best.splice(i, 0, e);
+    if (best.length > opts.terms) best.pop();
+  }
+  const z = best.reduce((a, [, p]) => a + p, 0);
+  const orig = [...q.idf.keys()];
+  const weights = new Map<string, number>();
+  for (const t of orig) weights.set(t, opts.origWeight / orig.length);
+  for (const [t, p] of best) weights.set(t, (weights.get(t) ?? 0) + (1 - opts.origWeight) * (p / z));
+  const st = ftsStats(db);
+  const { n } = st;
+  const idf = new Map(q.idf);
+  for (const t of weights.keys()) {
+    if (idf.has(t)) continue;
+    const d = termDf(db, st, t, opts.dfCap ?? EXPANSION_DF_CAP);
+    if (d === 0 || d === Infinity) weights.delete(t);
+    else idf.set(t, Math.max(1e-6, Math.log((n - d + 0.5) / (d + 0.5))));
+  }
+  let upper = 0;
+  for (const [t, wt] of weights) upper += wt * idf.get(t)! * (K1 + 1);
+  const terms = [...weights.keys()];
+  return { ...q, terms, idf, weights, upper, match: terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ') };
 }
 
 let lastTitle = '';

@@ -8,4 +8,4 @@ export { resolveReranker, HttpReranker, CrossEncoderReranker } from './rerank.js
 export type { Reranker } from './rerank.js';
 export { parseMetadataCondition, filterDocuments } from './metadata.js';
 export type { MetadataFilter, MetaCondition } from './metadata.js';
-export { textQuery, textTop, textScores, textScoresJs, textAll, COLUMN_WEIGHTS, ALL_MATCHES_BELOW } from './fulltext.js';
+export { textQuery, textTop, textScores, textScoresJs, textAll, expandQuery, rowTerms, scoreRows, COLUMN_WEIGHTS, ALL_MATCHES_BELOW, EXPANSION_DF_CAP } from './fulltext.js';

@@ -15,7 +15,7 @@ import { analyze } from '../text/index.js';
 import { cachedStatement, chunkRowidsOfDocuments, type ChunkRow } from '../store/index.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, TopK, type DimIndex } from './vector-index.js';
-import { textQuery, textTop, textScoresJs, textAll, ALL_MATCHES_BELOW } from './fulltext.js';
+import { textQuery, textTop, textScoresJs, textAll, expandQuery, rowTerms, scoreRows, ALL_MATCHES_BELOW } from './fulltext.js';
 import { parseMetadataCondition, filterDocuments } from './metadata.js';
 import { resolveReranker, type Reranker } from './rerank.js';
 
@@ -58,6 +58,15 @@ export const retrievalOptions = {
   feedbackWeight: 1,
   /** Search the vector side again with the feedback vector (else only re-score). @default false */
   feedbackSearch: false,
+  /**
+   * RM3 pseudo-relevance feedback on the text side: how many first-pass chunks feed the
+   * expansion (0 = off). Defaults are Anserini's RM3 defaults, not tuned here. @default 10
+   */
+  termFeedbackDocs: 10,
+  /** RM3: expansion terms added to the question. @default 10 */
+  termFeedbackTerms: 10,
+  /** RM3: the question's own share of the expanded query's weight. @default 0.5 */
+  termFeedbackQueryWeight: 0.5,
   /** Force the exact vector scan even on large indexes. @default false */
   exactVectors: false,
 };
@@ -233,6 +242,22 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const byRank = (a: Cand, b: Cand) => b.rank - a.rank || b.tsim - a.tsim || a.rowid - b.rowid;
   const ranked = [...cands.values()].sort(byRank);
   let windowed = ranked.slice(win * W, (win + 1) * W);
+  const tfb = retrievalOptions.termFeedbackDocs;
+  if (tfb > 0 && w < 1 && ranked.length > tfb && tq.upper > 0) {
+    // RM3 on the text side: expand the question with its best first-pass chunks' terms and
+    // re-score the window's term_similarity with it (the window itself stays the first pass's).
+    const fbRows = ranked.slice(0, tfb);
+    const analysed = rowTerms(e.db, [...new Set([...fbRows, ...windowed].map((c) => c.rowid))]);
+    const feedback = fbRows.filter((c) => analysed.has(c.rowid)).map((c): [string[][], number] => [analysed.get(c.rowid)!, c.sim]);
+    const xq = expandQuery(e.db, tq, feedback, { terms: retrievalOptions.termFeedbackTerms, origWeight: retrievalOptions.termFeedbackQueryWeight });
+    const ts = scoreRows(xq, windowed.filter((c) => analysed.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, analysed.get(c.rowid)!]));
+    for (const c of windowed) {
+      c.tsim = ts.get(c.rowid) ?? 0;
+      c.sim = w * c.vsim + (1 - w) * c.tsim;
+      c.rank = c.sim + (pagerank.get(ix?.datasetOf(c.rowid) ?? '') ?? 0);
+    }
+    windowed.sort(byRank);
+  }
   if (reranker && windowed.length) {
     const rows = chunkRows(e, windowed.map((c) => c.rowid));
     const texts = windowed.map((c) => rerankText(rows.get(c.rowid)));
