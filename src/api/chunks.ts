@@ -4,7 +4,7 @@ import { ApiError, RetCode, fail } from './errors.js';
 import { upsertChunk, removeChunkRows, rewriteChunk, type ChunkRow } from '../store/index.js';
 import { chunkId, formatDateTime } from '../util/index.js';
 import { countTokens, analyze } from '../text/index.js';
-import { highlight } from '../search/highlight.js';
+import { highlight } from '../search/index.js';
 
 function guard(e: Engine, ctx: Ctx, datasetId: string, documentId: string): { kb: NonNullable<ReturnType<typeof ownedDataset>>; doc: DocumentRow } {
   const kb = ownedDataset(e, ctx, datasetId);

@@ -4,7 +4,7 @@ import * as datasets from './datasets.js';
 import * as documents from './documents.js';
 import * as chunks from './chunks.js';
 import * as parse from './parse.js';
-import { retrieve, type RetrieveParams } from '../search/index.js';
+import { retrieve, type RetrieveParams } from './retrieval.js';
 
 type P = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? ''));

@@ -10,7 +10,7 @@
  * idf is FTS5's own: ln((N − n + 0.5)/(n + 0.5)), at least 1e-6, over the whole table.
  */
 import { cachedStatement as stmt, type Db } from '../store/index.js';
-import { analyze } from '../text/index.js';
+import { analyze, analyzeForIndex } from '../text/index.js';
 
 /** FTS5's fixed BM25 k1. */
 export const K1 = 1.2;
@@ -187,7 +187,7 @@ export function rowTerms(db: Db, rowids: number[]): Map<number, string[][]> {
     const part = rowids.slice(i, i + BATCH);
     while (part.length < BATCH) part.push(-1);
     for (const [rid, content, indexText, kw, qs, title] of sel.all(...part) as Array<[number, string, string | null, string, string, string]>) {
-      out.set(rid, [analyzeTitle(title), analyze(indexText ?? content), analyze(list(kw)), analyze(list(qs))]);
+      out.set(rid, [analyzeTitle(title), terms(indexText ?? content), kw === '[]' ? [] : analyze(list(kw)), qs === '[]' ? [] : analyze(list(qs))]);
     }
   }
   return out;
@@ -247,6 +247,12 @@ export function expandQuery(db: Db, q: TextQuery, feedback: Array<[cols: string[
   const terms = [...weights.keys()];
   return { ...q, terms, idf, weights, upper, match: terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ') };
 }
+
+// analyzeForIndex's scanner is faster than analyze() on long texts; same terms.
+const terms = (text: string): string[] => {
+  const s = analyzeForIndex(text);
+  return s ? s.split(' ') : [];
+};
 
 let lastTitle = '';
 let lastTitleTerms: string[] = [];

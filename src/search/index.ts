@@ -1,11 +1,11 @@
-export { retrieve, retrievalOptions } from './retrieve.js';
-export type { RetrieveParams, RetrieveResult, DocAgg } from './retrieve.js';
+export { hybridSearch, retrievalOptions } from './retrieve.js';
+export type { SearchRequest, RetrieveResult, DocAgg } from './retrieve.js';
 export { highlight } from './highlight.js';
 export { vectorIndex, vectorSearchOptions, forgetVectorIndexes } from './vector-index.js';
 export type { VectorHit, VectorFilter, VectorSearchOptions } from './vector-index.js';
 export { hammingBackend } from './hamming.js';
-export { resolveReranker, HttpReranker, CrossEncoderReranker } from './rerank.js';
+export { createReranker, HttpReranker, CrossEncoderReranker, RerankError } from './rerank.js';
 export type { Reranker } from './rerank.js';
-export { parseMetadataCondition, filterDocuments } from './metadata.js';
-export type { MetadataFilter, MetaCondition } from './metadata.js';
+export { filterDocuments, operatorOf } from './metadata.js';
+export type { MetadataFilter, MetaCondition, Op as MetadataOperator } from './metadata.js';
 export { textQuery, textTop, textScores, textScoresJs, textAll, expandQuery, rowTerms, scoreRows, COLUMN_WEIGHTS, ALL_MATCHES_BELOW, EXPANSION_DF_CAP } from './fulltext.js';

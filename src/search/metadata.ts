@@ -10,9 +10,8 @@
  * `contains`/`start with`/`end with`/comparisons when any element does, and `in` when every
  * element is in the list. A missing field is empty. `in`/`not in` take a list or a
  * comma-separated string. When conditions are given and no document matches, retrieval returns
- * nothing (never "no filter").
+ * nothing (never "no filter"). The wire value is validated in src/api/retrieval.ts.
  */
-import { apiError, fail } from '../api/errors.js';
 
 export interface MetaCondition {
   name: string;
@@ -25,7 +24,7 @@ export interface MetadataFilter {
   conditions: MetaCondition[];
 }
 
-type Op = '=' | '≠' | '>' | '<' | '≥' | '≤' | 'contains' | 'not contains' | 'in' | 'not in' | 'start with' | 'end with' | 'empty' | 'not empty';
+export type Op = '=' | '≠' | '>' | '<' | '≥' | '≤' | 'contains' | 'not contains' | 'in' | 'not in' | 'start with' | 'end with' | 'empty' | 'not empty';
 
 const ALIASES: Record<string, Op> = {
   '=': '=', '==': '=', is: '=',
@@ -36,28 +35,9 @@ const ALIASES: Record<string, Op> = {
   empty: 'empty', 'not empty': 'not empty',
 };
 
-const bad = (msg: string): never => fail('METADATA_CONDITION', msg);
-
-/** Validates the wire value; null when absent or without conditions. */
-export function parseMetadataCondition(v: unknown): MetadataFilter | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'object' || Array.isArray(v)) bad('`metadata_condition` should be an object');
-  const o = v as Record<string, unknown>;
-  const logic = o.logic === undefined || o.logic === null ? 'and' : String(o.logic).toLowerCase();
-  if (logic !== 'and' && logic !== 'or') bad("`metadata_condition.logic` should be 'and' or 'or'");
-  if (o.conditions === undefined || o.conditions === null) return null;
-  if (!Array.isArray(o.conditions)) bad('`metadata_condition.conditions` should be a list');
-  const conditions = (o.conditions as unknown[]).map((c, i): MetaCondition => {
-    if (!c || typeof c !== 'object') return bad(`\`metadata_condition.conditions[${i}]\` should be an object`);
-    const r = c as Record<string, unknown>;
-    const name = r.name ?? r.key;
-    if (typeof name !== 'string' || !name) return bad(`\`metadata_condition.conditions[${i}].name\` is required`);
-    const rawOp = String(r.comparison_operator ?? r.op ?? '').trim().toLowerCase();
-    const op = ALIASES[rawOp];
-    if (!op) return fail('UNSUPPORTED_OPERATOR', String(r.comparison_operator ?? r.op));
-    return { name, op, value: r.value };
-  });
-  return conditions.length ? { logic: logic as 'and' | 'or', conditions } : null;
+/** The canonical operator for a wire spelling (case and spaces as RAGFlow accepts them); undefined when unknown. */
+export function operatorOf(raw: unknown): Op | undefined {
+  return ALIASES[String(raw ?? '').trim().toLowerCase()];
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/;

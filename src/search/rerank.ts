@@ -5,13 +5,12 @@
  * `{results: [{index, relevance_score}]}`).
  *
  * A model is registered for the tenant with `type: 'rerank'` (`client.registerModel`); `rerank_id`
- * names it as `name@factory` (or by its bare name when that is unambiguous). Scores are in
+ * names it as `name@factory` (or by its bare name when that is unambiguous; resolved in
+ * src/api/retrieval.ts). Failures throw RerankError. Scores are in
  * [0, 1]: HTTP scores are clamped, cross-encoder logits go through a sigmoid.
  */
 import { basename, dirname } from 'node:path';
-import type { Engine } from '../core/index.js';
 import type { ModelConfig } from '../embed/index.js';
-import { apiError, fail } from '../api/errors.js';
 
 export interface Reranker {
   readonly id: string;
@@ -19,30 +18,16 @@ export interface Reranker {
   score(query: string, texts: string[]): Promise<number[]>;
 }
 
-const cache = new WeakMap<Engine, Map<string, Reranker>>();
-
-/** The reranker named by `rerank_id`; 102 `` `rerank_id` {id} doesn't exist `` when unknown. */
-export function resolveReranker(e: Engine, rerankId: string): Reranker {
-  let m = cache.get(e);
-  if (!m) cache.set(e, (m = new Map()));
-  const cfg = findModel(e, rerankId);
-  const key = `${cfg.name}@${cfg.factory}|${cfg.base_url ?? ''}|${cfg.path ?? ''}`;
-  let r = m.get(key);
-  if (!r) m.set(key, (r = create(cfg)));
-  return r;
-}
-
-function findModel(e: Engine, id: string): ModelConfig {
-  const exact = e.models.get('rerank', id);
-  if (exact) return exact;
-  if (!id.includes('@')) {
-    const byName = e.models.list('rerank').filter((m) => m.name === id);
-    if (byName.length === 1) return byName[0]!;
+/** A rerank model that could not score: unreachable, an HTTP error, or a model that does not load. */
+export class RerankError extends Error {
+  constructor(readonly modelId: string, readonly detail: string, options?: { cause?: unknown }) {
+    super(`Rerank model ${modelId} ${detail}`, options);
+    this.name = 'RerankError';
   }
-  fail('RERANK_NOT_FOUND', id);
 }
 
-function create(cfg: ModelConfig): Reranker {
+/** The reranker for a registered rerank model: an HTTP API when it has a `base_url`, else a cross-encoder. */
+export function createReranker(cfg: ModelConfig): Reranker {
   const id = `${cfg.name}@${cfg.factory}`;
   if (cfg.base_url) return new HttpReranker(id, cfg);
   return new CrossEncoderReranker(id, cfg);
@@ -71,11 +56,11 @@ export class HttpReranker implements Reranker {
         signal: AbortSignal.timeout(60_000),
       });
     } catch (err) {
-      throw Object.assign(apiError('RERANK_FAILED', this.id, `is unreachable: ${(err as Error).message}`), { cause: err });
+      throw new RerankError(this.id, `is unreachable: ${(err as Error).message}`, { cause: err });
     }
     const body = (await res.json().catch(() => null)) as { results?: Array<{ index?: number; relevance_score?: number; score?: number }> } | null;
     if (!res.ok || !body || !Array.isArray(body.results)) {
-      throw apiError('RERANK_FAILED', this.id, `failed: HTTP ${res.status} ${JSON.stringify(body)?.slice(0, 200) ?? ''}`);
+      throw new RerankError(this.id, `failed: HTTP ${res.status} ${JSON.stringify(body)?.slice(0, 200) ?? ''}`);
     }
     const out = new Array<number>(texts.length).fill(0);
     for (const r of body.results) {
@@ -124,7 +109,7 @@ export class CrossEncoderReranker implements Reranker {
     try {
       m = await this.load();
     } catch (err) {
-      throw Object.assign(apiError('RERANK_FAILED', this.id, `could not be loaded: ${(err as Error).message}`), { cause: err });
+      throw new RerankError(this.id, `could not be loaded: ${(err as Error).message}`, { cause: err });
     }
     const out: number[] = [];
     for (let s = 0; s < texts.length; s += this.batch) {

@@ -1,40 +1,42 @@
 /**
- * `retrieval`: hybrid search over one or more datasets, as RAGFlow's POST /retrieval.
+ * Hybrid search over one or more datasets, as RAGFlow's POST /retrieval ranks and pages
+ * (the wire parameters are checked in src/api/retrieval.ts).
  *
  * similarity = w·vector_similarity + (1−w)·term_similarity, w = vector_similarity_weight, where
  * vector_similarity is the cosine in [0, 1] and term_similarity the BM25 of src/search/fulltext.ts
  * normalised by the query's own bound. Candidates are the union of the vector side's and the
  * full-text side's best n each (n = top_k capped by RAGFlow's result window), every candidate
- * scored exactly on both sides. See docs/retrieval.md for every parameter.
+ * scored exactly on both sides; then pseudo-relevance feedback on both sides (Rocchio for the
+ * vector, RM3 for the text). See docs/retrieval.md for every step.
  */
-import type { Statement } from 'better-sqlite3';
-import type { Engine, Ctx } from '../core/index.js';
-import { visibleDataset, type DatasetRow } from '../core/index.js';
-import { fail } from '../api/errors.js';
-import { analyze } from '../text/index.js';
-import { cachedStatement, chunkRowidsOfDocuments, type ChunkRow } from '../store/index.js';
+import { cachedStatement, chunkRowidsOfDocuments, type ChunkRow, type Db } from '../store/index.js';
+import { analyzeForIndex } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, TopK, type DimIndex } from './vector-index.js';
 import { textQuery, textTop, textScoresJs, textAll, expandQuery, rowTerms, scoreRows, ALL_MATCHES_BELOW } from './fulltext.js';
-import { parseMetadataCondition, filterDocuments } from './metadata.js';
-import { resolveReranker, type Reranker } from './rerank.js';
+import { filterDocuments, type MetadataFilter } from './metadata.js';
+import type { Reranker } from './rerank.js';
 
-export interface RetrieveParams {
-  question?: unknown;
-  dataset_ids?: unknown;
-  document_ids?: unknown;
-  page?: unknown;
-  page_size?: unknown;
-  similarity_threshold?: unknown;
-  vector_similarity_weight?: unknown;
-  top_k?: unknown;
-  rerank_id?: unknown;
-  keyword?: unknown;
-  cross_languages?: unknown;
-  metadata_condition?: unknown;
-  highlight?: unknown;
-  use_kg?: unknown;
-  toc_enhance?: unknown;
+/** A validated retrieval request (src/api/retrieval.ts checks the wire parameters). */
+export interface SearchRequest {
+  /** The datasets searched, with their pagerank (0–100); one embedding model. */
+  datasets: Array<{ id: string; pagerank: number }>;
+  /** The question, trimmed and not blank. */
+  question: string;
+  /** Embeds the question with the datasets' model (called once, unless the scope is empty). */
+  embedQuestion: (question: string) => Promise<Float32Array>;
+  /** Only chunks of these documents (already checked to belong to the datasets). */
+  documentIds?: string[];
+  metadata?: MetadataFilter | null;
+  page: number;
+  pageSize: number;
+  threshold: number;
+  /** vector_similarity_weight, in [0, 1] */
+  weight: number;
+  /** candidates per side, > 0 */
+  topK: number;
+  highlight: boolean;
+  reranker?: Reranker;
 }
 
 export interface DocAgg {
@@ -67,6 +69,12 @@ export const retrievalOptions = {
   termFeedbackTerms: 10,
   /** RM3: the question's own share of the expanded query's weight. @default 0.5 */
   termFeedbackQueryWeight: 0.5,
+  /**
+   * RM3: how many of the window's best chunks are re-scored (0 = the whole window). 30 is
+   * RAGFlow's smallest result window; each re-scored chunk is re-analysed (≈ 20 µs per 120 words),
+   * and Cranfield gains little from deeper re-scoring (docs/benchmarks.md). @default 30
+   */
+  termFeedbackDepth: 30,
   /** Force the exact vector scan even on large indexes. @default false */
   exactVectors: false,
 };
@@ -79,82 +87,20 @@ interface Cand {
   rank: number;
 }
 
-function num(v: unknown, dflt: number, name: string, int = false): number {
-  if (v === undefined || v === null || v === '') return dflt;
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n) || typeof v === 'boolean') {
-    fail(int ? 'SHOULD_BE_INTEGER' : 'SHOULD_BE_NUMBER', name);
-  }
-  return int ? Math.trunc(n) : n;
-}
-
-function highlightFlag(v: unknown): boolean {
-  if (v === undefined || v === null) return false;
-  if (typeof v === 'boolean') return v;
-  if (typeof v === 'string' && ['true', 'false'].includes(v.toLowerCase())) return v.toLowerCase() === 'true';
-  return fail('HIGHLIGHT_BOOLEAN');
-}
-
-function hasChatModel(e: Engine, ctx: Ctx): boolean {
-  return !!e.tenant(ctx.tenantId)?.llm_id || e.models.list('chat').length > 0;
-}
-
-export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<RetrieveResult> {
-  // ---- validation, in RAGFlow's order
-  if (p.dataset_ids === undefined || p.dataset_ids === null || (Array.isArray(p.dataset_ids) && p.dataset_ids.length === 0) || p.dataset_ids === '') {
-    fail('DATASET_IDS_REQUIRED');
-  }
-  if (!Array.isArray(p.dataset_ids)) fail('DATASET_IDS_LIST');
-  const kbs: DatasetRow[] = [];
-  for (const id of p.dataset_ids as unknown[]) {
-    const kb = visibleDataset(e, ctx, id);
-    if (!kb) fail('DATASET_NOT_OWNED', String(id));
-    if (!kbs.some((k) => k.id === kb.id)) kbs.push(kb);
-  }
-  if (new Set(kbs.map((k) => k.embd_id)).size > 1) fail('DIFFERENT_EMBEDDING_MODELS');
-  if (p.question === undefined || p.question === null) fail('QUESTION_REQUIRED');
-  if (typeof p.question !== 'string') fail('QUESTION_STRING');
-  const page = Math.max(1, num(p.page, 1, 'page', true));
-  const pageSize = Math.max(1, num(p.page_size, 30, 'page_size', true));
-  const docIds = p.document_ids === undefined || p.document_ids === null ? [] : p.document_ids;
-  if (!Array.isArray(docIds)) fail('DOCUMENTS_LIST');
-  const kbIds = kbs.map((k) => k.id);
+export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveResult> {
+  const { question, page, pageSize, weight: w, topK, reranker } = r;
+  const kbIds = r.datasets.map((k) => k.id);
   const inKbs = `dataset_id IN (${kbIds.map(() => '?').join(',')})`;
-  const docSel = e.db.prepare(`SELECT 1 FROM document WHERE id = ? AND ${inKbs}`);
-  for (const d of docIds as unknown[]) if (!docSel.get(String(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', String(d));
-  const meta = parseMetadataCondition(p.metadata_condition);
-  const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');
-  const w = num(p.vector_similarity_weight, 0.3, 'vector_similarity_weight');
-  if (w < 0 || w > 1) fail('WEIGHT_RANGE');
-  const topK = num(p.top_k, 1024, 'top_k', true);
-  if (topK <= 0) fail('TOP_K_POSITIVE');
-  const hl = highlightFlag(p.highlight);
-  if (p.cross_languages !== undefined && p.cross_languages !== null && !Array.isArray(p.cross_languages)) {
-    fail('CROSS_LANGUAGES_LIST');
-  }
-  // Query rewriting needs a chat model; ragloom has no chat-model layer yet, so say so instead of ignoring the flag.
-  const wantsLlm = p.keyword === true || p.keyword === 'true' || (Array.isArray(p.cross_languages) && p.cross_languages.length > 0);
-  if (wantsLlm) {
-    const what = p.keyword === true || p.keyword === 'true' ? '`keyword`' : '`cross_languages`';
-    fail(hasChatModel(e, ctx) ? 'NEEDS_CHAT_LAYER' : 'NEEDS_CHAT_MODEL', what);
-  }
-  let reranker: Reranker | undefined;
-  if (p.rerank_id !== undefined && p.rerank_id !== null && p.rerank_id !== '') {
-    if (typeof p.rerank_id !== 'string') fail('RERANK_ID_STRING');
-    reranker = resolveReranker(e, p.rerank_id);
-  }
-  const question = p.question.trim();
-  if (!question) return { total: 0, chunks: [], doc_aggs: {} };
 
   // ---- scope: document ids and metadata narrow the searched chunks
-  let scopeDocs: Set<string> | undefined = docIds.length ? new Set((docIds as unknown[]).map(String)) : undefined;
-  if (meta) {
-    const rows = e.db.prepare(`SELECT id, meta_fields FROM document WHERE ${inKbs}`).all(...kbIds) as { id: string; meta_fields: string }[];
-    const hit = filterDocuments(scopeDocs ? rows.filter((r) => scopeDocs!.has(r.id)) : rows, meta);
+  let scopeDocs: Set<string> | undefined = r.documentIds?.length ? new Set(r.documentIds) : undefined;
+  if (r.metadata) {
+    const rows = db.prepare(`SELECT id, meta_fields FROM document WHERE ${inKbs}`).all(...kbIds) as { id: string; meta_fields: string }[];
+    const hit = filterDocuments(scopeDocs ? rows.filter((d) => scopeDocs!.has(d.id)) : rows, r.metadata);
     if (hit.size === 0) return { total: 0, chunks: [], doc_aggs: [] };
     scopeDocs = hit;
   }
-  const scope = scopeDocs ? new Set(chunkRowidsOfDocuments(e.db, [...scopeDocs])) : undefined;
+  const scope = scopeDocs ? new Set(chunkRowidsOfDocuments(db, [...scopeDocs])) : undefined;
 
   // ---- RAGFlow's result window: ranks are computed over windows of W; page p lies in window ⌊(p−1)·size/W⌋
   let W = Math.max(30, Math.ceil(64 / pageSize) * pageSize);
@@ -163,15 +109,15 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const perSide = Math.min(topK, (win + 1) * W);
 
   // ---- candidates
-  const [qv] = await e.models.embedder(kbs[0]!.embd_id).embed([question]);
-  const ix = vectorIndex(e.db, qv!.length);
+  const qv = await r.embedQuestion(question);
+  const ix = vectorIndex(db, qv.length);
   const kbSet = new Set(kbIds);
   const accept = (rid: number): boolean => {
     if (scope && !scope.has(rid)) return false;
     const ds = ix?.datasetOf(rid);
     return ds !== undefined && kbSet.has(ds);
   };
-  const tq = textQuery(e.db, question);
+  const tq = textQuery(db, question);
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {
     let c = cands.get(rid);
@@ -180,10 +126,10 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   };
   const filter = { datasets: kbIds, rowids: scope };
   const exact = retrievalOptions.exactVectors;
-  if (ix) for (const h of ix.search(qv!, perSide, filter, { exact })) add(h.rowid);
+  if (ix) for (const h of ix.search(qv, perSide, filter, { exact })) add(h.rowid);
   // Text side and exact cross-scores: one FTS5 pass over all matches when they are few, else the
   // top n from FTS5 and the vector-only candidates' BM25 computed in JS (src/search/fulltext.ts).
-  const all = tq.dfSum <= ALL_MATCHES_BELOW ? textAll(e.db, tq) : undefined;
+  const all = tq.dfSum <= ALL_MATCHES_BELOW ? textAll(db, tq) : undefined;
   const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
   const crossScores = (rids: number[]): void => {
     if (!rids.length) return;
@@ -192,7 +138,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
       const { rowids, scores } = all;
       for (let i = 0; i < rowids.length; i++) if (want.has(rowids[i]!)) cands.get(rowids[i]!)!.tsim = scores[i]!;
     } else {
-      for (const [rid, ts] of textScoresJs(e.db, tq, rids)) cands.get(rid)!.tsim = ts;
+      for (const [rid, ts] of textScoresJs(db, tq, rids)) cands.get(rid)!.tsim = ts;
     }
   };
   if (all) {
@@ -204,14 +150,14 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
     }
     for (const [i, ts] of top.sorted()) add(rowids[i]!).tsim = ts;
   } else {
-    for (const [rid, ts] of textTop(e.db, tq, perSide, accept)) add(rid).tsim = ts;
+    for (const [rid, ts] of textTop(db, tq, perSide, accept)) add(rid).tsim = ts;
   }
   crossScores(untexted());
 
   // Rocchio feedback: the question vector moves towards its best first-pass chunks, which
   // helps vague questions most; the candidates are then re-scored with it (and, with
   // feedbackSearch, the vector side is searched again).
-  let qVec = qv!;
+  let qVec = qv;
   const scoreAll = () => {
     for (const c of cands.values()) {
       c.vsim = Math.max(0, Math.min(1, ix?.cosine(qVec, c.rowid) ?? 0));
@@ -237,7 +183,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   }
 
   // ---- rank: similarity plus the dataset's pagerank (0–100, added raw as RAGFlow does), in windows
-  const pagerank = new Map(kbs.map((k) => [k.id, k.pagerank ?? 0]));
+  const pagerank = new Map(r.datasets.map((k) => [k.id, k.pagerank]));
   for (const c of cands.values()) c.rank = c.sim + (pagerank.get(ix?.datasetOf(c.rowid) ?? '') ?? 0);
   const byRank = (a: Cand, b: Cand) => b.rank - a.rank || b.tsim - a.tsim || a.rowid - b.rowid;
   const ranked = [...cands.values()].sort(byRank);
@@ -247,11 +193,13 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
     // RM3 on the text side: expand the question with its best first-pass chunks' terms and
     // re-score the window's term_similarity with it (the window itself stays the first pass's).
     const fbRows = ranked.slice(0, tfb);
-    const analysed = rowTerms(e.db, [...new Set([...fbRows, ...windowed].map((c) => c.rowid))]);
+    const depth = retrievalOptions.termFeedbackDepth;
+    const depthRows = depth > 0 ? windowed.slice(0, depth) : windowed;
+    const analysed = rowTerms(db, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
     const feedback = fbRows.filter((c) => analysed.has(c.rowid)).map((c): [string[][], number] => [analysed.get(c.rowid)!, c.sim]);
-    const xq = expandQuery(e.db, tq, feedback, { terms: retrievalOptions.termFeedbackTerms, origWeight: retrievalOptions.termFeedbackQueryWeight });
-    const ts = scoreRows(xq, windowed.filter((c) => analysed.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, analysed.get(c.rowid)!]));
-    for (const c of windowed) {
+    const xq = expandQuery(db, tq, feedback, { terms: retrievalOptions.termFeedbackTerms, origWeight: retrievalOptions.termFeedbackQueryWeight });
+    const ts = scoreRows(xq, depthRows.filter((c) => analysed.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, analysed.get(c.rowid)!]));
+    for (const c of depthRows) {
       c.tsim = ts.get(c.rowid) ?? 0;
       c.sim = w * c.vsim + (1 - w) * c.tsim;
       c.rank = c.sim + (pagerank.get(ix?.datasetOf(c.rowid) ?? '') ?? 0);
@@ -259,7 +207,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
     windowed.sort(byRank);
   }
   if (reranker && windowed.length) {
-    const rows = chunkRows(e, windowed.map((c) => c.rowid));
+    const rows = chunkRows(db, windowed.map((c) => c.rowid));
     const texts = windowed.map((c) => rerankText(rows.get(c.rowid)));
     const scores = await reranker.score(question, texts);
     windowed.forEach((c, i) => {
@@ -269,13 +217,13 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
     });
     windowed = windowed.sort(byRank);
   }
-  const thr = w <= 0 ? 0 : threshold;
+  const thr = w <= 0 ? 0 : r.threshold;
   const survivors = windowed.filter((c) => c.sim >= thr);
   const start = ((page - 1) * pageSize) % W;
   const pageRows = survivors.slice(start, start + pageSize);
 
   // ---- output: light rows (document) for every survivor, full rows for the page only
-  const docOf = survivorDocs(e, survivors.map((c) => c.rowid));
+  const docOf = survivorDocs(db, survivors.map((c) => c.rowid));
   const aggs = new Map<string, DocAgg>();
   for (const c of survivors) {
     const d = docOf.get(c.rowid);
@@ -284,39 +232,39 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
     a.count++;
     aggs.set(d.id, a);
   }
-  const rows = chunkRows(e, pageRows.map((c) => c.rowid));
+  const rows = chunkRows(db, pageRows.map((c) => c.rowid));
   const chunks: Record<string, unknown>[] = [];
   for (const c of pageRows) {
-    const r = rows.get(c.rowid);
-    if (r) chunks.push(chunkOut(r, c, hl ? question : undefined));
+    const row = rows.get(c.rowid);
+    if (row) chunks.push(chunkOut(row, c, r.highlight ? question : undefined));
   }
   return { total: survivors.length, chunks, doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count) };
 }
 
 type Row = ChunkRow & { doc_name: string };
 
-const stmt = (e: Engine, sql: string) => cachedStatement(e.db, sql);
+const stmt = (db: Db, sql: string) => cachedStatement(db, sql);
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
 
 /** rowid → its document (id, name), in batches of fixed size so statements are reused. */
-function survivorDocs(e: Engine, rowids: number[]): Map<number, { id: string; name: string }> {
+function survivorDocs(db: Db, rowids: number[]): Map<number, { id: string; name: string }> {
   const out = new Map<number, { id: string; name: string }>();
   const B = 64;
   for (let i = 0; i < rowids.length; i += B) {
     const part = rowids.slice(i, i + B);
     while (part.length < B) part.push(-1);
-    const rows = stmt(e, `SELECT c.rowid, d.id, d.name FROM chunk c JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${marks(B)})`)
+    const rows = stmt(db, `SELECT c.rowid, d.id, d.name FROM chunk c JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${marks(B)})`)
       .raw().all(...part) as Array<[number, string, string]>;
     for (const [rid, id, name] of rows) out.set(rid, { id, name });
   }
   return out;
 }
 
-function chunkRows(e: Engine, rowids: number[]): Map<number, Row> {
+function chunkRows(db: Db, rowids: number[]): Map<number, Row> {
   const out = new Map<number, Row>();
   for (let i = 0; i < rowids.length; i += 500) {
     const part = rowids.slice(i, i + 500);
-    const rows = stmt(e, `SELECT c.*, d.name AS doc_name FROM chunk c JOIN document d ON d.id = c.document_id
+    const rows = stmt(db, `SELECT c.*, d.name AS doc_name FROM chunk c JOIN document d ON d.id = c.document_id
       WHERE c.rowid IN (${marks(part.length)})`).all(...part) as Row[];
     for (const r of rows) out.set(r.rowid, r);
   }
@@ -333,7 +281,7 @@ function chunkOut(r: Row, c: Cand, hlQuestion: string | undefined): Record<strin
   const out: Record<string, unknown> = {
     id: r.id,
     content: r.content,
-    content_ltks: analyze(r.content).join(' '),
+    content_ltks: analyzeForIndex(r.content),
     document_id: r.document_id,
     document_keyword: r.doc_name,
     document_name: r.doc_name,

@@ -7,7 +7,8 @@ import { openDatabase } from '../../src/store/db.js';
 import { upsertChunk, removeChunkRows } from '../../src/store/chunks.js';
 import { vectorIndex, vectorSearchOptions, forgetVectorIndexes } from '../../src/search/vector-index.js';
 import { CodeStore } from '../../src/search/hamming.js';
-import { filterDocuments, parseMetadataCondition } from '../../src/search/metadata.js';
+import { filterDocuments } from '../../src/search/metadata.js';
+import { parseMetadataCondition } from '../../src/api/retrieval.js';
 
 describe('analyze()', () => {
   test('stems with Porter2, drops stop and question words, keeps numbers', () => {

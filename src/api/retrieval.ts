@@ -1,0 +1,168 @@
+/**
+ * `retrieval` (RAGFlow's POST /retrieval): the wire parameters checked in RAGFlow's order, with
+ * its defaults, codes and messages; the search itself is src/search (hybridSearch).
+ * docs/retrieval.md describes every parameter.
+ */
+import type { Engine, Ctx } from '../core/index.js';
+import { visibleDataset, type DatasetRow } from '../core/index.js';
+import type { ModelConfig } from '../embed/index.js';
+import {
+  hybridSearch, createReranker, operatorOf, RerankError,
+  type Reranker, type RetrieveResult, type MetadataFilter, type MetaCondition,
+} from '../search/index.js';
+import { apiError, fail } from './errors.js';
+
+export interface RetrieveParams {
+  question?: unknown;
+  dataset_ids?: unknown;
+  document_ids?: unknown;
+  page?: unknown;
+  page_size?: unknown;
+  similarity_threshold?: unknown;
+  vector_similarity_weight?: unknown;
+  top_k?: unknown;
+  rerank_id?: unknown;
+  keyword?: unknown;
+  cross_languages?: unknown;
+  metadata_condition?: unknown;
+  highlight?: unknown;
+  use_kg?: unknown;
+  toc_enhance?: unknown;
+}
+
+export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<RetrieveResult> {
+  if (p.dataset_ids === undefined || p.dataset_ids === null || (Array.isArray(p.dataset_ids) && p.dataset_ids.length === 0) || p.dataset_ids === '') {
+    fail('DATASET_IDS_REQUIRED');
+  }
+  if (!Array.isArray(p.dataset_ids)) fail('DATASET_IDS_LIST');
+  const kbs: DatasetRow[] = [];
+  for (const id of p.dataset_ids as unknown[]) {
+    const kb = visibleDataset(e, ctx, id);
+    if (!kb) fail('DATASET_NOT_OWNED', String(id));
+    if (!kbs.some((k) => k.id === kb.id)) kbs.push(kb);
+  }
+  if (new Set(kbs.map((k) => k.embd_id)).size > 1) fail('DIFFERENT_EMBEDDING_MODELS');
+  if (p.question === undefined || p.question === null) fail('QUESTION_REQUIRED');
+  if (typeof p.question !== 'string') fail('QUESTION_STRING');
+  const page = Math.max(1, num(p.page, 1, 'page', true));
+  const pageSize = Math.max(1, num(p.page_size, 30, 'page_size', true));
+  const docIds = p.document_ids === undefined || p.document_ids === null ? [] : p.document_ids;
+  if (!Array.isArray(docIds)) fail('DOCUMENTS_LIST');
+  const kbIds = kbs.map((k) => k.id);
+  const docSel = e.db.prepare(`SELECT 1 FROM document WHERE id = ? AND dataset_id IN (${kbIds.map(() => '?').join(',')})`);
+  for (const d of docIds as unknown[]) if (!docSel.get(String(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', String(d));
+  const metadata = parseMetadataCondition(p.metadata_condition);
+  const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');
+  const weight = num(p.vector_similarity_weight, 0.3, 'vector_similarity_weight');
+  if (weight < 0 || weight > 1) fail('WEIGHT_RANGE');
+  const topK = num(p.top_k, 1024, 'top_k', true);
+  if (topK <= 0) fail('TOP_K_POSITIVE');
+  const highlight = highlightFlag(p.highlight);
+  if (p.cross_languages !== undefined && p.cross_languages !== null && !Array.isArray(p.cross_languages)) {
+    fail('CROSS_LANGUAGES_LIST');
+  }
+  // Query rewriting needs a chat model; ragloom has no chat-model layer yet, so say so instead of ignoring the flag.
+  const wantsLlm = p.keyword === true || p.keyword === 'true' || (Array.isArray(p.cross_languages) && p.cross_languages.length > 0);
+  if (wantsLlm) {
+    const what = p.keyword === true || p.keyword === 'true' ? '`keyword`' : '`cross_languages`';
+    fail(hasChatModel(e, ctx) ? 'NEEDS_CHAT_LAYER' : 'NEEDS_CHAT_MODEL', what);
+  }
+  let reranker: Reranker | undefined;
+  if (p.rerank_id !== undefined && p.rerank_id !== null && p.rerank_id !== '') {
+    if (typeof p.rerank_id !== 'string') fail('RERANK_ID_STRING');
+    reranker = resolveReranker(e, p.rerank_id);
+  }
+  const question = p.question.trim();
+  if (!question) return { total: 0, chunks: [], doc_aggs: {} };
+
+  const embedder = e.models.embedder(kbs[0]!.embd_id);
+  try {
+    return await hybridSearch(e.db, {
+      datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0 })),
+      question,
+      embedQuestion: async (q) => (await embedder.embed([q]))[0]!,
+      documentIds: (docIds as unknown[]).map(String),
+      metadata,
+      page,
+      pageSize,
+      threshold,
+      weight,
+      topK,
+      highlight,
+      reranker,
+    });
+  } catch (err) {
+    if (err instanceof RerankError) throw Object.assign(apiError('RERANK_FAILED', err.modelId, err.detail), { cause: err.cause ?? err });
+    throw err;
+  }
+}
+
+function num(v: unknown, dflt: number, name: string, int = false): number {
+  if (v === undefined || v === null || v === '') return dflt;
+  const n = typeof v === 'string' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n) || typeof v === 'boolean') {
+    fail(int ? 'SHOULD_BE_INTEGER' : 'SHOULD_BE_NUMBER', name);
+  }
+  return int ? Math.trunc(n) : n;
+}
+
+function highlightFlag(v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'string' && ['true', 'false'].includes(v.toLowerCase())) return v.toLowerCase() === 'true';
+  return fail('HIGHLIGHT_BOOLEAN');
+}
+
+function hasChatModel(e: Engine, ctx: Ctx): boolean {
+  return !!e.tenant(ctx.tenantId)?.llm_id || e.models.list('chat').length > 0;
+}
+
+// ---- metadata_condition
+
+const bad = (msg: string): never => fail('METADATA_CONDITION', msg);
+
+/** Validates the wire value of `metadata_condition`; null when absent or without conditions. */
+export function parseMetadataCondition(v: unknown): MetadataFilter | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'object' || Array.isArray(v)) bad('`metadata_condition` should be an object');
+  const o = v as Record<string, unknown>;
+  const logic = o.logic === undefined || o.logic === null ? 'and' : String(o.logic).toLowerCase();
+  if (logic !== 'and' && logic !== 'or') bad("`metadata_condition.logic` should be 'and' or 'or'");
+  if (o.conditions === undefined || o.conditions === null) return null;
+  if (!Array.isArray(o.conditions)) bad('`metadata_condition.conditions` should be a list');
+  const conditions = (o.conditions as unknown[]).map((c, i): MetaCondition => {
+    if (!c || typeof c !== 'object') return bad(`\`metadata_condition.conditions[${i}]\` should be an object`);
+    const r = c as Record<string, unknown>;
+    const name = r.name ?? r.key;
+    if (typeof name !== 'string' || !name) return bad(`\`metadata_condition.conditions[${i}].name\` is required`);
+    const op = operatorOf(r.comparison_operator ?? r.op);
+    if (!op) return fail('UNSUPPORTED_OPERATOR', String(r.comparison_operator ?? r.op));
+    return { name, op, value: r.value };
+  });
+  return conditions.length ? { logic: logic as 'and' | 'or', conditions } : null;
+}
+
+// ---- rerank_id
+
+const rerankers = new WeakMap<Engine, Map<string, Reranker>>();
+
+/** The reranker named by `rerank_id` (`name@factory`, or a bare name when unambiguous); 102 when unknown. */
+export function resolveReranker(e: Engine, rerankId: string): Reranker {
+  let m = rerankers.get(e);
+  if (!m) rerankers.set(e, (m = new Map()));
+  const cfg = findRerankModel(e, rerankId);
+  const key = `${cfg.name}@${cfg.factory}|${cfg.base_url ?? ''}|${cfg.path ?? ''}`;
+  let r = m.get(key);
+  if (!r) m.set(key, (r = createReranker(cfg)));
+  return r;
+}
+
+function findRerankModel(e: Engine, id: string): ModelConfig {
+  const exact = e.models.get('rerank', id);
+  if (exact) return exact;
+  if (!id.includes('@')) {
+    const byName = e.models.list('rerank').filter((m) => m.name === id);
+    if (byName.length === 1) return byName[0]!;
+  }
+  return fail('RERANK_NOT_FOUND', id);
+}
