@@ -129,6 +129,7 @@ export class ParseQueue {
             title: doc.name, important_keywords: c.important_keywords ?? [], questions: c.questions ?? [], tag_kwd: c.tag_kwd ?? [],
             positions: c.positions ?? [], available: doc.status === '1', doc_type: c.doc_type ?? '', chunk_order: i,
             page_num: c.page_num, top: c.top, token_num: n, create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vectors[i]!,
+            terms: parsed.terms[i], // analysed in the worker, with doc.name as title
           };
         }));
         const count = (e.db.prepare('SELECT COUNT(*) AS n FROM chunk WHERE document_id = ?').get(id) as { n: number }).n;

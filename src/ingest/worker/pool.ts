@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ChunkDraft } from '../types.js';
-import type { FromWorker, ToWorker } from './protocol.js';
+import type { AnalyzeItem, FromWorker, ToWorker } from './protocol.js';
+import type { FtsTerms } from '../../text/index.js';
 
 export interface IngestLimits {
   /** Longest a single file may take to parse and chunk. @default 180_000 (ms) */
@@ -13,6 +14,8 @@ export const INGEST_DEFAULTS: Readonly<IngestLimits> = Object.freeze({ parseTime
 
 export interface ParseOutcome {
   chunks: ChunkDraft[];
+  /** Each chunk's full-text row, with the file name as title (the store's `NewChunk.terms`). */
+  terms: FtsTerms[];
   notes: string[];
   blocks: number;
   pages?: number;
@@ -137,13 +140,19 @@ export class IngestWorker {
       { type: 'parse', data: copy, filename, method, parserConfig },
       { signal: opts.signal, timeoutMs: this.limits.parseTimeoutMs, onProgress: opts.onProgress, transfer: [copy.buffer as ArrayBuffer] },
     );
-    return { chunks: m.chunks, notes: m.notes, blocks: m.blocks, pages: m.pages, warnings: m.warnings };
+    return { chunks: m.chunks, terms: m.terms, notes: m.notes, blocks: m.blocks, pages: m.pages, warnings: m.warnings };
   }
 
   /** Embeds with a built-in (CPU-bound) model in the worker. */
   async embed(modelId: string, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const m = await this.run<Extract<FromWorker, { type: 'embedded' }>>({ type: 'embed', modelId, texts }, { signal });
     return m.vectors;
+  }
+
+  /** The full-text rows of chunks (`ftsTerms` per item), analysed in the worker. */
+  async analyze(items: AnalyzeItem[], signal?: AbortSignal): Promise<FtsTerms[]> {
+    const m = await this.run<Extract<FromWorker, { type: 'analyzed' }>>({ type: 'analyze', items }, { signal });
+    return m.terms;
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,12 @@
 /**
- * An ingest worker thread: parses and chunks files, and runs CPU-bound embedding models, so the
- * caller's event loop stays free. Stateless between jobs except for loaded models.
+ * An ingest worker thread: parses and chunks files, analyses chunks for the full-text index, and
+ * runs CPU-bound embedding models, so the caller's thread stays free to write. Stateless between
+ * jobs except for loaded models (and the analyzer's word memo).
  */
 import { parentPort } from 'node:worker_threads';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { ModelRegistry } from '../../embed/index.js';
+import { ftsTerms } from '../../text/index.js';
 
 const port = parentPort!;
 const models = new ModelRegistry();
@@ -24,7 +26,13 @@ async function handle(m: ToWorker): Promise<void> {
     const parsed = await parseFile(m.data, m.filename, { pages });
     send({ type: 'progress', job: m.job, progress: 0.3, message: `Parsed ${m.filename}: ${parsed.blocks.length} blocks${parsed.pages ? `, ${parsed.pages} pages` : ''}.` });
     const { chunks, notes } = chunkDocument(m.method, parsed, { filename: m.filename, parserConfig: m.parserConfig });
-    send({ type: 'parsed', job: m.job, chunks, notes: notes ?? [], blocks: parsed.blocks.length, pages: parsed.pages, warnings: parsed.warnings ?? [] });
+    // The full-text rows too (title = the document's name), so the writing thread only writes.
+    const terms = chunks.map((c) => ftsTerms(m.filename, c.indexText ?? c.content, c.important_keywords, c.questions));
+    send({ type: 'parsed', job: m.job, chunks, terms, notes: notes ?? [], blocks: parsed.blocks.length, pages: parsed.pages, warnings: parsed.warnings ?? [] });
+    return;
+  }
+  if (m.type === 'analyze') {
+    send({ type: 'analyzed', job: m.job, terms: m.items.map((i) => ftsTerms(i.title, i.text, i.keywords, i.questions)) });
     return;
   }
   const vectors = await models.embedder(m.modelId).embed(m.texts);
