@@ -31,3 +31,15 @@ describe('IngestWorker full-text rows', () => {
     expect(await w.analyze(items)).toEqual(items.map((i) => ftsTerms(i.title, i.text, i.keywords, i.questions)));
   });
 });
+
+describe('IngestWorker job hand-off', () => {
+  it('posts a job to a running thread synchronously, so it runs while the caller keeps working', async () => {
+    const w = new IngestWorker();
+    await w.analyze([{ title: 't', text: 'warm up' }]); // the thread is up
+    const pending = (w as unknown as { pending: Map<number, unknown> }).pending;
+    const p = w.analyze([{ title: 't', text: 'posted at once' }]);
+    expect(pending.size).toBe(1); // no await between the call and postMessage
+    expect(await p).toEqual([ftsTerms('t', 'posted at once')]);
+    await w.close();
+  });
+});
