@@ -18,6 +18,9 @@ export function cachedStatement(db: Db, sql: string): Database.Statement {
   return st;
 }
 
+/** Page size of new database files (bytes). */
+export const PAGE_SIZE = 16384;
+
 export interface OpenOptions {
   /** Stop after this schema version (tests of migrations only). */
   targetVersion?: number;
@@ -30,6 +33,12 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   const db = new Database(path, { readonly: opts.readonly ?? false });
   try {
     sqliteVec.load(db);
+    // 16 KiB pages for a new file (an existing file keeps its own: SQLite ignores this then). A
+    // vec0 table keeps 1,024 vectors per blob (1.5 MiB at 384-d) and each insert writes into
+    // one; larger pages make that blob's overflow chain 4x shorter and every commit write a
+    // quarter of the WAL frames. Measured at 100k chunks (bench/speed.ts): ingest about 25%
+    // faster, query p50 unchanged. Set before WAL mode, which writes the file's first page.
+    if (!opts.readonly) db.pragma(`page_size = ${PAGE_SIZE}`);
     if (path !== ':memory:') db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
