@@ -188,6 +188,8 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
   const byRank = (a: Cand, b: Cand) => b.rank - a.rank || b.tsim - a.tsim || a.rowid - b.rowid;
   const ranked = [...cands.values()].sort(byRank);
   let windowed = ranked.slice(win * W, (win + 1) * W);
+  // Analysed rows of the feedback step, reused for the page's content_ltks.
+  let analysed: Map<number, string[][]> | undefined;
   const tfb = retrievalOptions.termFeedbackDocs;
   if (tfb > 0 && w < 1 && ranked.length > tfb && tq.upper > 0) {
     // RM3 on the text side: expand the question with its best first-pass chunks' terms and
@@ -195,10 +197,11 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
     const fbRows = ranked.slice(0, tfb);
     const depth = retrievalOptions.termFeedbackDepth;
     const depthRows = depth > 0 ? windowed.slice(0, depth) : windowed;
-    const analysed = rowTerms(db, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
-    const feedback = fbRows.filter((c) => analysed.has(c.rowid)).map((c): [string[][], number] => [analysed.get(c.rowid)!, c.sim]);
+    analysed = rowTerms(db, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
+    const got = analysed;
+    const feedback = fbRows.filter((c) => got.has(c.rowid)).map((c): [string[][], number] => [got.get(c.rowid)!, c.sim]);
     const xq = expandQuery(db, tq, feedback, { terms: retrievalOptions.termFeedbackTerms, origWeight: retrievalOptions.termFeedbackQueryWeight });
-    const ts = scoreRows(xq, depthRows.filter((c) => analysed.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, analysed.get(c.rowid)!]));
+    const ts = scoreRows(xq, depthRows.filter((c) => got.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, got.get(c.rowid)!]));
     for (const c of depthRows) {
       c.tsim = ts.get(c.rowid) ?? 0;
       c.sim = w * c.vsim + (1 - w) * c.tsim;
@@ -236,12 +239,12 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
   const chunks: Record<string, unknown>[] = [];
   for (const c of pageRows) {
     const row = rows.get(c.rowid);
-    if (row) chunks.push(chunkOut(row, c, r.highlight ? question : undefined));
+    if (row) chunks.push(chunkOut(row, c, r.highlight ? question : undefined, row.index_text === null ? analysed?.get(c.rowid)?.[1] : undefined));
   }
   return { total: survivors.length, chunks, doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count) };
 }
 
-type Row = ChunkRow & { doc_name: string };
+type Row = ChunkRow & { doc_name: string; index_text: string | null };
 
 const stmt = (db: Db, sql: string) => cachedStatement(db, sql);
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
@@ -277,11 +280,11 @@ function rerankText(r: Row | undefined): string {
   return kw.length ? `${r.content}\n${kw.join(' ')}` : r.content;
 }
 
-function chunkOut(r: Row, c: Cand, hlQuestion: string | undefined): Record<string, unknown> {
+function chunkOut(r: Row, c: Cand, hlQuestion: string | undefined, contentTerms?: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: r.id,
     content: r.content,
-    content_ltks: analyzeForIndex(r.content),
+    content_ltks: contentTerms ? contentTerms.join(' ') : analyzeForIndex(r.content),
     document_id: r.document_id,
     document_keyword: r.doc_name,
     document_name: r.doc_name,
