@@ -2,4 +2,6 @@ export { Client, DataSet, Document, Chunk } from './client/index.js';
 export type { ClientOptions, ParseStatus, ParseProgress } from './client/index.js';
 export { ApiError, RagloomError, RetCode } from './api/errors.js';
 export type { ModelConfig, ModelType, Embedder } from './embed/index.js';
+/** Process-wide ranking settings (feedback steps, exact vector scan): docs/retrieval.md. */
+export { retrievalOptions } from './search/index.js';
 export const VERSION = '0.1.0';

@@ -19,18 +19,18 @@ afterAll(() => rmSync(app, { recursive: true, force: true }));
 describe('the ragloom package', () => {
   it("import { Client, ApiError } from 'ragloom' works from another folder", () => {
     writeFileSync(join(app, 'main.mjs'), `
-      import { Client, ApiError } from 'ragloom';
+      import { Client, ApiError, retrievalOptions } from 'ragloom';
       import { Workspace, WorkspaceError } from 'ragloom/workspace';
       const client = new Client({ path: ':memory:' });
       const ds = await client.createDataset({ name: 'kb' });
       let err;
       try { await client.createDataset({ name: '' }); } catch (e) { err = e; }
       console.log(JSON.stringify({ name: ds.name, isApiError: err instanceof ApiError, code: err.code,
-        ws: typeof Workspace.open, wse: typeof WorkspaceError }));
+        ws: typeof Workspace.open, wse: typeof WorkspaceError, rm3: retrievalOptions.termFeedbackDocs }));
       await client.close();
     `);
     const out = execFileSync(process.execPath, ['main.mjs'], { cwd: app, encoding: 'utf8' });
-    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ name: 'kb', isApiError: true, code: 101, ws: 'function', wse: 'function' });
+    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ name: 'kb', isApiError: true, code: 101, ws: 'function', wse: 'function', rm3: 10 });
   });
 
   it('the ragloom command prints its usage', () => {
