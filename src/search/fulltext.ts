@@ -10,7 +10,8 @@
  * idf is FTS5's own: ln((N − n + 0.5)/(n + 0.5)), at least 1e-6, over the whole table.
  */
 import { cachedStatement as stmt, type Db } from '../store/index.js';
-import { analyze, analyzeForIndex } from '../text/index.js';
+import { analyze, ftsTerms } from '../text/index.js';
+import { jsonList } from '../util/index.js';
 
 /** FTS5's fixed BM25 k1. */
 export const K1 = 1.2;
@@ -173,21 +174,21 @@ export function scoreRows(q: TextQuery, rows: Iterable<[number, string[][]]>): M
   return out;
 }
 
-/** The analysed full-text columns (title, content, keywords, questions) of the given rows, re-analysed from the stored text. */
+/**
+ * The analysed full-text columns (title, content, keywords, questions) of the given rows, from
+ * their stored text through the same ftsTerms that wrote their FTS rows.
+ */
 export function rowTerms(db: Db, rowids: number[]): Map<number, string[][]> {
   const out = new Map<number, string[][]>();
   const BATCH = 64;
   const sel = stmt(db, `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, '') FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${Array.from({ length: BATCH }, () => '?').join(',')})`).raw();
-  const list = (s: string): string => {
-    if (s === '[]') return '';
-    try { const v = JSON.parse(s) as unknown; return Array.isArray(v) ? v.map(String).join(' ') : ''; } catch { return ''; }
-  };
+  const split = (s: string): string[] => (s ? s.split(' ') : []);
   for (let i = 0; i < rowids.length; i += BATCH) {
     const part = rowids.slice(i, i + BATCH);
     while (part.length < BATCH) part.push(-1);
     for (const [rid, content, indexText, kw, qs, title] of sel.all(...part) as Array<[number, string, string | null, string, string, string]>) {
-      out.set(rid, [analyzeTitle(title), terms(indexText ?? content), kw === '[]' ? [] : analyze(list(kw)), qs === '[]' ? [] : analyze(list(qs))]);
+      out.set(rid, ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs)).map(split));
     }
   }
   return out;
@@ -246,22 +247,6 @@ export function expandQuery(db: Db, q: TextQuery, feedback: Array<[cols: string[
   for (const [t, wt] of weights) upper += wt * idf.get(t)! * (K1 + 1);
   const terms = [...weights.keys()];
   return { ...q, terms, idf, weights, upper, match: terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ') };
-}
-
-// analyzeForIndex's scanner is faster than analyze() on long texts; same terms.
-const terms = (text: string): string[] => {
-  const s = analyzeForIndex(text);
-  return s ? s.split(' ') : [];
-};
-
-let lastTitle = '';
-let lastTitleTerms: string[] = [];
-function analyzeTitle(t: string): string[] {
-  if (t !== lastTitle) {
-    lastTitle = t;
-    lastTitleTerms = analyze(t);
-  }
-  return lastTitleTerms;
 }
 
 /**

@@ -197,11 +197,11 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
     const fbRows = ranked.slice(0, tfb);
     const depth = retrievalOptions.termFeedbackDepth;
     const depthRows = depth > 0 ? windowed.slice(0, depth) : windowed;
-    analysed = rowTerms(db, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
-    const got = analysed;
-    const feedback = fbRows.filter((c) => got.has(c.rowid)).map((c): [string[][], number] => [got.get(c.rowid)!, c.sim]);
+    const rows = rowTerms(db, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
+    analysed = rows;
+    const feedback = fbRows.filter((c) => rows.has(c.rowid)).map((c): [string[][], number] => [rows.get(c.rowid)!, c.sim]);
     const xq = expandQuery(db, tq, feedback, { terms: retrievalOptions.termFeedbackTerms, origWeight: retrievalOptions.termFeedbackQueryWeight });
-    const ts = scoreRows(xq, depthRows.filter((c) => got.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, got.get(c.rowid)!]));
+    const ts = scoreRows(xq, depthRows.filter((c) => rows.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, rows.get(c.rowid)!]));
     for (const c of depthRows) {
       c.tsim = ts.get(c.rowid) ?? 0;
       c.sim = w * c.vsim + (1 - w) * c.tsim;

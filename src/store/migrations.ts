@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { analyzeForIndex, ANALYZER_VERSION } from '../text/index.js';
+import { ftsTerms, ANALYZER_VERSION } from '../text/index.js';
+import { jsonList } from '../util/index.js';
 
 /**
  * Ordered schema migrations; `PRAGMA user_version` holds the number applied. Each step is
@@ -155,10 +156,7 @@ export function reindexFullText(db: Database): number {
   const rows = db.prepare(`SELECT c.rowid AS rowid, c.content AS content, c.index_text AS index_text, c.important_keywords AS kw,
     c.questions AS qs, COALESCE(d.name, '') AS title FROM chunk c LEFT JOIN document d ON d.id = c.document_id`).all() as
     { rowid: number; content: string; index_text: string | null; kw: string; qs: string; title: string }[];
-  const list = (s: string) => { try { const v = JSON.parse(s) as unknown; return Array.isArray(v) ? v.map(String).join(' ') : ''; } catch { return ''; } };
-  for (const r of rows) {
-    ins.run(BigInt(r.rowid), analyzeForIndex(r.title), analyzeForIndex(r.index_text ?? r.content), analyzeForIndex(list(r.kw)), analyzeForIndex(list(r.qs)));
-  }
+  for (const r of rows) ins.run(BigInt(r.rowid), ...ftsTerms(r.title, r.index_text ?? r.content, jsonList(r.kw), jsonList(r.qs)));
   db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('analyzer_version', ?)").run(String(ANALYZER_VERSION));
   return rows.length;
 }

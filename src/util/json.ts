@@ -16,3 +16,14 @@ export function deepMerge<T extends Record<string, unknown>>(dst: T, src: Record
 export function pyListRepr(items: string[]): string {
   return `[${items.map((s) => `'${s}'`).join(', ')}]`;
 }
+
+/** A stored JSON list of strings (keywords, questions) as strings; [] for '[]' or anything malformed. */
+export function jsonList(s: string): string[] {
+  if (s === '[]' || !s) return [];
+  try {
+    const v = JSON.parse(s) as unknown;
+    return Array.isArray(v) ? v.map(String) : [];
+  } catch {
+    return [];
+  }
+}

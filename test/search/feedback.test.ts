@@ -105,15 +105,34 @@ describe('term feedback (RM3)', () => {
       expect(x.terms.length).toBeLessThanOrEqual(2 + 3);
       // The bound holds: a row made of the expanded terms scores at most 1.
       const scores = scoreRows(x, fbRows);
+      expect(scores.size).toBe(3);
       for (const s of scores.values()) expect(s).toBeGreaterThan(0), expect(s).toBeLessThanOrEqual(1);
       // With feedback weight on the question only, the expansion adds nothing.
       const same = expandQuery(db, q, fbRows.map(([, cols]) => [cols, 1]), { terms: 3, origWeight: 1 });
+      expect(same.terms.length).toBeGreaterThan(q.idf.size);
       for (const t of same.terms) if (!q.idf.has(t)) expect(same.weights!.get(t)).toBe(0);
       // Terms found in more rows than the cap are left out (their df walk would be long).
       const capped = expandQuery(db, q, fbRows.map(([, cols]) => [cols, 1]), { terms: 3, origWeight: 0.5, dfCap: 2 });
       expect(capped.weights!.has('tokamak')).toBe(false);
       // No feedback rows: the question as it was.
       expect(expandQuery(db, q, [], { terms: 3, origWeight: 0.5 })).toBe(q);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('cached document frequencies follow writes', async ({ dir }) => {
+    const c = open(dir);
+    try {
+      const ds = await fixture(c);
+      const db = dbOf(c);
+      // "divertor" is in two fixture chunks; dfSum is the question's summed document frequency.
+      expect(textQuery(db, 'divertor').dfSum).toBe(2);
+      const [d] = await ds.uploadDocuments([{ display_name: 'more.txt', blob: enc('x') }]);
+      await d!.addChunk({ content: 'a second divertor design' });
+      expect(textQuery(db, 'divertor').dfSum).toBe(3);
+      await d!.deleteChunks({ delete_all: true });
+      expect(textQuery(db, 'divertor').dfSum).toBe(2);
     } finally {
       await c.close();
     }
