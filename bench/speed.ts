@@ -19,7 +19,8 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, writeSync, readdirSync, createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DIM, Workload } from './lib/synth.js';
 import { upsertSection, svgBars } from './lib/report.js';
@@ -306,13 +307,30 @@ async function runOrama(n: number, nq: number): Promise<EngineResult> {
 
 // ------------------------------------------------------------------ LanceDB
 
+/**
+ * LanceDB lives in its own install (bench/peers): the npm registry reachable here lacks some of its
+ * platform packages, so as a devDependency it left package-lock.json unusable for `npm ci`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function importPeer(name: string): Promise<any> {
+  const req = createRequire(join(HERE, 'peers', 'package.json'));
+  let entry: string;
+  try {
+    entry = req.resolve(name);
+  } catch {
+    throw new Error(`${name} is a benchmark peer installed apart from the project: run \`npm install --prefix bench/peers\` first`);
+  }
+  return import(pathToFileURL(entry).href);
+}
+
 async function runLance(n: number, nq: number): Promise<EngineResult> {
-  const lancedb = await import('@lancedb/lancedb');
+  const lancedb = await importPeer('@lancedb/lancedb');
   const dir = join(tmpdir(), `lance-speed-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   const queries = loadQueries(nq);
   const conn = await lancedb.connect(dir);
-  let table: Awaited<ReturnType<typeof conn.createTable>> | undefined;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let table: any;
   let ingest = 0;
   for (const b of batches(n, 10_000)) {
     const rows = b.texts.map((text, k) => ({ id: b.start + k, text, vector: Array.from(b.vecs.subarray(k * DIM, (k + 1) * DIM)) }));

@@ -1,3 +1,5 @@
+import { MissingPackageError } from '../util/index.js';
+
 /** RAGFlow's numeric return codes (reference §1). */
 export const RetCode = {
   SUCCESS: 0,
@@ -139,6 +141,8 @@ export function fail(key: ErrorKey, ...args: Array<string | number>): never {
 /** Wraps an unexpected exception the way RAGFlow does: code 100, message = repr(e). */
 export function exceptionError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
+  // A feature whose optional package is absent: the user's fix is an install, so say which.
+  if (e instanceof MissingPackageError) return new ApiError(RetCode.DATA_ERROR, e.message, { cause: e });
   const err = e instanceof Error ? e : new Error(String(e));
   return new ApiError(RetCode.EXCEPTION_ERROR, `${err.name}('${err.message}')`, { cause: err });
 }

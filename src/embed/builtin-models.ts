@@ -1,6 +1,7 @@
 /**
  * The embedding models shipped inside the package (`models/<name>/`, transformers.js layout).
- * They are static embedding models distilled from the Universal Sentence Encoder lite (see
+ * They are static embedding models distilled from the Universal Sentence Encoder lite, run in plain
+ * TypeScript by `StaticEmbedder` (no ONNX Runtime) (see
  * `models/<name>/README.md` and `scripts/distill/`); they never download anything.
  */
 import { existsSync } from 'node:fs';
@@ -15,7 +16,7 @@ export interface BuiltinModel {
   /** Absolute path of the model folder. */
   readonly path: string;
   /** The provider that runs it. */
-  readonly provider: 'transformers';
+  readonly provider: 'static';
   /** One line for listings. */
   readonly description: string;
 }
@@ -27,13 +28,13 @@ const SHIPPED: readonly Omit<BuiltinModel, 'path'>[] = [
   {
     name: 'ragloom-static-en-256',
     dim: 256,
-    provider: 'transformers',
+    provider: 'static',
     description: 'English static embeddings (79k-token vocabulary, 256-d) distilled from USE lite; ~21 MB',
   },
   {
     name: 'ragloom-static-en-128',
     dim: 128,
-    provider: 'transformers',
+    provider: 'static',
     description: 'English static embeddings (79k-token vocabulary, 128-d) distilled from USE lite; ~11 MB',
   },
 ];

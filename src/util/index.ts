@@ -3,3 +3,6 @@ export { chunkId, sha256Hex } from './hash.js';
 export { nowMs, formatDateTime } from './time.js';
 export { isPlainObject, deepMerge, pyListRepr, jsonList } from './json.js';
 export { duplicateName, fileSuffix, utf8Length } from './names.js';
+export { importOptional, MissingPackageError, OPTIONAL_PACKAGES } from './optional.js';
+export type { OptionalPackage } from './optional.js';
+export { clip, serverErrorMessage } from './http.js';

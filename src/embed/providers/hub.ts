@@ -4,6 +4,7 @@
  * `TransformersEmbedder({ hubId, cacheDir })` then loads it offline.
  */
 import { resolve } from 'node:path';
+import { importOptional } from '../../util/index.js';
 
 export interface PullProgress {
   /** `initiate` | `download` | `progress` | `done` | `ready` (transformers.js' events). */
@@ -64,7 +65,7 @@ export async function pullModel(hubId: string, cacheDir: string, opts: PullOptio
   }
   if (!res.ok) throw new Error(`The model hub at ${host} answered HTTP ${res.status} for ${probeUrl}`);
 
-  const m = await import('@huggingface/transformers');
+  const m = await importOptional('@huggingface/transformers', '`ragloom models pull`', () => import('@huggingface/transformers'));
   const prev = { allowRemoteModels: m.env.allowRemoteModels, remoteHost: m.env.remoteHost };
   const progress_callback = opts.onProgress
     ? (p: object) => {

@@ -4,6 +4,7 @@
  * vLLM (`http://host:8000/v1`) and Hugging Face TEI's OpenAI route (`http://host:8080/v1`).
  */
 import type { Embedder } from '../types.js';
+import { serverErrorMessage as serverMessage } from '../../util/index.js';
 
 export interface OpenAIHttpEmbedderOptions {
   /** The model id, `name@factory`. */
@@ -81,21 +82,6 @@ function l2normalize(v: Float32Array): Float32Array {
 function decodeBase64(s: string): Float32Array {
   const b = Buffer.from(s, 'base64');
   return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
-}
-
-/** Extracts the server's error message from an OpenAI-style (`{error:{message}}`), TEI (`{error}`) or plain body. */
-function serverMessage(body: string): string {
-  try {
-    const j = JSON.parse(body) as { error?: unknown; message?: unknown; detail?: unknown };
-    const e = j.error;
-    if (e && typeof e === 'object' && 'message' in e && typeof e.message === 'string') return e.message;
-    if (typeof e === 'string') return e;
-    if (typeof j.message === 'string') return j.message;
-    if (typeof j.detail === 'string') return j.detail;
-  } catch {
-    /* not JSON */
-  }
-  return body.trim().slice(0, 500) || '(empty body)';
 }
 
 export class OpenAIHttpEmbedder implements Embedder {

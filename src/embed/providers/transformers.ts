@@ -8,6 +8,7 @@
  */
 import { resolve } from 'node:path';
 import type { Embedder } from '../types.js';
+import { importOptional } from '../../util/index.js';
 
 export interface TransformersEmbedderOptions {
   /** The model id, `name@factory`. */
@@ -61,11 +62,12 @@ interface Loaded {
 
 let tjs: Promise<TJS> | undefined;
 /** Loads transformers.js once, with remote models off unless a provider asks for them per call. */
-function transformers(): Promise<TJS> {
-  tjs ??= import('@huggingface/transformers').then((m) => {
+function transformers(id: string): Promise<TJS> {
+  tjs ??= importOptional('@huggingface/transformers', `Embedding model ${id}`, () => import('@huggingface/transformers')).then((m) => {
     m.env.allowRemoteModels = false;
     return m;
   });
+  tjs.catch(() => (tjs = undefined)); // installed later: the next load finds it
   return tjs;
 }
 
@@ -105,7 +107,7 @@ export class TransformersEmbedder implements Embedder {
   }
 
   private async doLoad(): Promise<Loaded> {
-    const m = await transformers();
+    const m = await transformers(this.id);
     const source = this.o.path ? resolve(this.o.path) : this.o.hubId!;
     const remote = !this.o.path && this.o.allowRemote;
     const opts = {

