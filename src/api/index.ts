@@ -1,10 +1,12 @@
-import { Engine, type Ctx, type EngineOptions, ParseQueue } from '../core/index.js';
+import { Engine, AskError, type Ctx, type EngineOptions, ParseQueue } from '../core/index.js';
 import { ApiError, exceptionError } from './errors.js';
 import * as datasets from './datasets.js';
 import * as documents from './documents.js';
 import * as chunks from './chunks.js';
 import * as parse from './parse.js';
 import { retrieve, type RetrieveParams } from './retrieval.js';
+import * as chats from './chats.js';
+import { chatCompletion, openaiCompletion } from './completions.js';
 
 type P = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? ''));
@@ -31,6 +33,19 @@ const OPS = {
   'chunks.update': (a: Api, c: Ctx, p: P) => chunks.updateChunk(a.engine, c, str(p.dataset_id), str(p.document_id), str(p.chunk_id), body(p, 'dataset_id', 'document_id', 'chunk_id')),
   'chunks.delete': (a: Api, c: Ctx, p: P) => chunks.deleteChunks(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
   'retrieval': (a: Api, c: Ctx, p: P) => retrieve(a.engine, c, p as RetrieveParams),
+  'chats.create': (a: Api, c: Ctx, p: P) => chats.createChat(a.engine, c, body(p)),
+  'chats.list': (a: Api, c: Ctx, p: P) => chats.listChats(a.engine, c, body(p)),
+  'chats.get': (a: Api, c: Ctx, p: P) => chats.getChat(a.engine, c, str(p.chat_id)),
+  'chats.update': (a: Api, c: Ctx, p: P) => chats.updateChat(a.engine, c, str(p.chat_id), body(p, 'chat_id')),
+  'chats.replace': (a: Api, c: Ctx, p: P) => chats.updateChat(a.engine, c, str(p.chat_id), body(p, 'chat_id'), true),
+  'chats.delete': (a: Api, c: Ctx, p: P) => chats.deleteChats(a.engine, c, body(p)),
+  'sessions.create': (a: Api, c: Ctx, p: P) => chats.createSession(a.engine, c, str(p.chat_id), body(p, 'chat_id')),
+  'sessions.list': (a: Api, c: Ctx, p: P) => chats.listSessions(a.engine, c, str(p.chat_id), body(p, 'chat_id')),
+  'sessions.get': (a: Api, c: Ctx, p: P) => chats.getSessionOp(a.engine, c, str(p.chat_id), str(p.session_id)),
+  'sessions.update': (a: Api, c: Ctx, p: P) => chats.updateSession(a.engine, c, str(p.chat_id), str(p.session_id), body(p, 'chat_id', 'session_id')),
+  'sessions.delete': (a: Api, c: Ctx, p: P) => chats.deleteSessions(a.engine, c, str(p.chat_id), body(p, 'chat_id')),
+  'chats.completion': (a: Api, c: Ctx, p: P) => chatCompletion(a.engine, c, p),
+  'openai.completion': (a: Api, c: Ctx, p: P) => openaiCompletion(a.engine, c, p),
 } as const;
 
 export type OpName = keyof typeof OPS;
@@ -41,7 +56,12 @@ export class Api {
   readonly queue: ParseQueue;
 
   constructor(opts: EngineOptions) {
-    this.engine = new Engine(opts);
+    try {
+      this.engine = new Engine(opts);
+    } catch (e) {
+      if (e instanceof AskError) throw new ApiError(e.code, e.message);
+      throw e;
+    }
     this.queue = new ParseQueue(this.engine);
   }
 
@@ -51,7 +71,8 @@ export class Api {
     if (!fn) throw new TypeError(`Unknown operation "${op}"`);
     if (this.engine.isClosed) throw new ApiError(103, 'The client is closed.');
     try {
-      return await fn(this, ctx, params ?? {});
+      const out = await fn(this, ctx, params ?? {});
+      return isAsyncIterable(out) ? mapStreamErrors(out) : out;
     } catch (e) {
       throw exceptionError(e);
     }
@@ -62,4 +83,19 @@ export class Api {
   }
 }
 
+function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
+  return !!v && typeof v === 'object' && typeof (v as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
+}
+
+/** A streamed result fails like a call does: with an ApiError. */
+async function* mapStreamErrors<T>(it: AsyncIterable<T>): AsyncGenerator<T> {
+  try {
+    yield* it;
+  } catch (e) {
+    throw exceptionError(e);
+  }
+}
+
 export { ApiError, RetCode, RagloomError, CATALOGUE } from './errors.js';
+export { RESULT_MESSAGE } from './chats.js';
+export { contentText } from './completions.js';

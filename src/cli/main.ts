@@ -7,7 +7,7 @@ import { ApiError } from '../api/errors.js';
 import { ingestFolder, summaryTable } from './ingest.js';
 import { runWorkspaceCommand } from './workspace.js';
 import { formatTable } from './table.js';
-import type { Chunk } from '../client/index.js';
+import type { Chunk, Message } from '../client/index.js';
 import { BUILTIN_EMBEDDINGS, pullModel, modelCacheDir } from '../embed/index.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -18,11 +18,13 @@ const USAGE = `ragloom — an embeddable retrieval engine with RAGFlow's interfa
 
 Usage:
   ragloom quickstart [--folder DIR] [--question TEXT] [--db FILE]
-      ingest a folder (default: ragloom's own docs) into a fresh database, ask, print ranked chunks
+      ingest a folder (default: ragloom's own docs) into a fresh database, ask, print ranked chunks and a cited answer
   ragloom ingest <folder> --dataset NAME [--db FILE] [--chunk-method M]
       upload and parse every supported file of a folder, with a progress bar and a summary
   ragloom retrieve <question> --dataset NAME [--db FILE] [--top N] [--weight W]
       print the ranked chunks for a question
+  ragloom ask <question> --dataset NAME [--db FILE] [--model NAME@FACTORY --base-url URL [--api-key K]]
+      answer with cited sources: the built-in extractive model, or an OpenAI-compatible server
   ragloom models ls
       the built-in embedding models (offline, shipped in the package)
   ragloom models pull <hub id> [--dir DIR]
@@ -47,6 +49,41 @@ function printChunks(chunks: Chunk[], out = process.stdout): void {
   out.write(formatTable(['#', 'SCORE', 'VECTOR', 'TERM', 'DOCUMENT', 'CHUNK'], rows));
 }
 
+/** An answer with its sources: each `[ID:n]` is the n-th reference chunk. */
+function printAnswer(answer: Message, model: string, out = process.stdout): void {
+  out.write(`\nAnswer (${model}):\n\n${answer.content}\n\nSources:\n`);
+  const cited = new Set([...answer.content.matchAll(/\[ID:(\d+)\]/g)].map((m) => Number(m[1])));
+  (answer.reference ?? []).forEach((c, i) => {
+    if (cited.has(i)) out.write(`  [ID:${i}] ${c.document_name} (similarity ${(c.similarity ?? 0).toFixed(3)})\n`);
+  });
+}
+
+async function askCmd(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: {
+    dataset: { type: 'string', multiple: true }, db: { type: 'string' }, model: { type: 'string' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' },
+  } });
+  if (positionals.length !== 1 || !values.dataset?.length) throw new UsageError('ragloom ask <question> --dataset NAME [--db FILE] [--model NAME@FACTORY --base-url URL]');
+  const models = values.model && values['base-url']
+    ? [{ type: 'chat' as const, name: values.model.slice(0, values.model.lastIndexOf('@')), factory: values.model.slice(values.model.lastIndexOf('@') + 1), base_url: values['base-url'], api_key: values['api-key'] }]
+    : [];
+  const client = new Client({ path: values.db ?? 'ragloom.db', models });
+  try {
+    const ids = [];
+    for (const n of values.dataset) ids.push((await client.getDataset(n)).id);
+    const chat = await client.createChat({ name: `ask-${Date.now()}`, dataset_ids: ids, ...(values.model ? { llm_id: values.model } : {}) });
+    try {
+      let last: Message | undefined;
+      for await (const m of (await chat.createSession()).ask(positionals[0]!, { stream: true })) last = m;
+      if (last) printAnswer(last, chat.llm_id);
+    } finally {
+      await client.deleteChats({ ids: [chat.id] });
+    }
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
 async function quickstart(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { folder: { type: 'string' }, question: { type: 'string' }, db: { type: 'string' } } });
   const db = values.db ?? 'ragloom-quickstart.db';
@@ -61,6 +98,9 @@ async function quickstart(args: string[]): Promise<number> {
     process.stdout.write(`\nQuestion: ${question}\n\n`);
     const chunks = await client.retrieve({ question, dataset_ids: [s.dataset.id], page_size: 5, similarity_threshold: 0 });
     printChunks(chunks);
+    const chat = await client.createChat({ name: 'quickstart', dataset_ids: [s.dataset.id] });
+    const answer = await (await chat.createSession()).ask(question);
+    printAnswer(answer, chat.llm_id);
     return chunks.length ? 0 : 1;
   } finally {
     await client.close();
@@ -129,6 +169,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'quickstart': return await quickstart(rest);
       case 'ingest': return await ingest(rest);
       case 'retrieve': return await retrieveCmd(rest);
+      case 'ask': return await askCmd(rest);
       case 'workspace': return await runWorkspaceCommand(rest);
       case 'models': return await models(rest);
       case undefined: case '-h': case '--help': case 'help':

@@ -2,6 +2,7 @@ import { Api } from '../api/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import { LocalTransport, type Transport } from './transport.js';
 import { Chunk, DataSet } from './resources.js';
+import { Chat } from './chat.js';
 import { ApiError } from '../api/errors.js';
 
 export interface ClientOptions {
@@ -76,6 +77,50 @@ export class Client {
   async retrieve(p: Record<string, unknown>): Promise<Chunk[]> {
     const r = await this.t.call<{ chunks: Record<string, unknown>[] }>('retrieval', p);
     return r.chunks.map((c) => new Chunk(this.t, c));
+  }
+
+  /**
+   * Creates a chat assistant over parsed datasets. Without `llm_id` it answers with the tenant's
+   * default chat model (`default_chat_model`, else the built-in `ragloom-extractive@Builtin`).
+   */
+  async createChat(p: {
+    name: string; icon?: string; dataset_ids?: string[]; llm_id?: string; llm_setting?: Record<string, unknown>;
+    prompt_config?: Record<string, unknown>; similarity_threshold?: number; vector_similarity_weight?: number;
+    top_n?: number; top_k?: number; rerank_id?: string; description?: string; [k: string]: unknown;
+  }): Promise<Chat> {
+    const body = Object.fromEntries(Object.entries(p ?? {}).filter(([, v]) => v !== undefined && v !== null));
+    return new Chat(this.t, await this.t.call<Record<string, unknown>>('chats.create', body));
+  }
+
+  /** Soft-deletes chats: `{ ids }`, or `{ delete_all: true }`. */
+  async deleteChats(p: { ids?: string[] | null; delete_all?: boolean } = {}): Promise<void> {
+    await this.t.call('chats.delete', { ids: p.ids ?? null, delete_all: p.delete_all ?? false });
+  }
+
+  /** Pages are 1-based; `page_size` 0 (the server's default) lists every chat. */
+  async listChats(p: {
+    page?: number; page_size?: number; orderby?: 'create_time' | 'update_time'; desc?: boolean; id?: string; name?: string;
+    keywords?: string; owner_ids?: string[];
+  } = {}): Promise<Chat[]> {
+    const q = { page: 1, page_size: 30, orderby: 'create_time', desc: true, ...p };
+    const r = await this.t.call<{ chats: Record<string, unknown>[] }>('chats.list', q);
+    return r.chats.map((c) => new Chat(this.t, c));
+  }
+
+  /** One chat by id (RAGFlow SDK's get_chat). */
+  async getChat(chat_id: string): Promise<Chat> {
+    return new Chat(this.t, await this.t.call<Record<string, unknown>>('chats.get', { chat_id }));
+  }
+
+  /**
+   * The OpenAI-compatible completion of a chat (`POST /api/v1/openai/{chat_id}/chat/completions`):
+   * a `chat.completion` object, or with `stream: true` an AsyncIterable of `chat.completion.chunk`s.
+   * `model: 'model'` uses the chat's own model.
+   */
+  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream?: false; extra_body?: Record<string, unknown>; signal?: AbortSignal }): Promise<Record<string, unknown>>;
+  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream: true; extra_body?: Record<string, unknown>; signal?: AbortSignal }): Promise<AsyncIterable<Record<string, unknown>>>;
+  chatCompletion(chat_id: string, body: Record<string, unknown>): Promise<unknown> {
+    return this.t.call('openai.completion', { stream: false, ...body, chat_id });
   }
 
   /** Registers a model for this client's tenant. */

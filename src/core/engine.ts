@@ -2,6 +2,8 @@ import { openDatabase, type Db } from '../store/index.js';
 import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
 import { newId } from '../util/index.js';
 import { nowMs } from '../util/index.js';
+import { chatModelExists } from './chat-models.js';
+import { AskError } from './ask.js';
 
 /** Who is calling: every operation runs for one user inside one tenant. */
 export interface Ctx {
@@ -32,6 +34,10 @@ export class Engine {
   constructor(opts: EngineOptions) {
     this.db = openDatabase(opts.path);
     this.models = new ModelRegistry(opts.models ?? []);
+    if (opts.default_chat_model && !chatModelExists(this, opts.default_chat_model)) {
+      this.db.close();
+      throw new AskError(102, `\`llm_id\` ${opts.default_chat_model} doesn't exist`);
+    }
     this.local = this.ensureLocalAccount(opts);
   }
 
@@ -66,8 +72,10 @@ export class Engine {
     const embd = opts.default_embedding_model ?? DEFAULT_EMBEDDING_MODEL;
     const llm = opts.default_chat_model ?? '';
     if (row) {
-      // The client's configuration is the tenant's: keep the stored defaults in step with it.
-      this.db.prepare('UPDATE tenant SET embd_id = ?, llm_id = ? WHERE id = ?').run(embd, llm, row.tenantId);
+      // The client's configuration is the tenant's: keep the stored defaults in step with it. The
+      // default chat model persists: a client opened without one keeps the stored choice.
+      this.db.prepare('UPDATE tenant SET embd_id = ? WHERE id = ?').run(embd, row.tenantId);
+      if (opts.default_chat_model) this.db.prepare('UPDATE tenant SET llm_id = ? WHERE id = ?').run(llm, row.tenantId);
       return row;
     }
     const ctx = { tenantId: newId(), userId: newId() };

@@ -144,6 +144,42 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
     INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('hashsize', ${16 * 1024 * 1024});
     INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('automerge', 8);
   `),
+  // 7: chat assistants (RAGFlow's dialog; deleted = status '0', as RAGFlow soft-deletes) and
+  // their sessions (RAGFlow's conversation: messages and one reference per answer, as JSON).
+  (db) => db.exec(`
+    CREATE TABLE IF NOT EXISTS chat (
+      id TEXT PRIMARY KEY,
+      tenant_id TEXT NOT NULL REFERENCES tenant(id),
+      name TEXT NOT NULL COLLATE NOCASE,
+      description TEXT NOT NULL DEFAULT 'A helpful Assistant',
+      icon TEXT NOT NULL DEFAULT '',
+      language TEXT NOT NULL DEFAULT 'English',
+      dataset_ids TEXT NOT NULL DEFAULT '[]',
+      llm_id TEXT NOT NULL DEFAULT '',
+      llm_setting TEXT NOT NULL DEFAULT '{}',
+      prompt_config TEXT NOT NULL DEFAULT '{}',
+      meta_data_filter TEXT NOT NULL DEFAULT '{}',
+      similarity_threshold REAL NOT NULL DEFAULT 0.1,
+      vector_similarity_weight REAL NOT NULL DEFAULT 0.3,
+      top_n INTEGER NOT NULL DEFAULT 6,
+      top_k INTEGER NOT NULL DEFAULT 1024,
+      rerank_id TEXT NOT NULL DEFAULT '',
+      status TEXT NOT NULL DEFAULT '1',
+      created_by TEXT NOT NULL,
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS chat_tenant ON chat(tenant_id, status, create_time);
+    CREATE TABLE IF NOT EXISTS chat_session (
+      id TEXT PRIMARY KEY,
+      chat_id TEXT NOT NULL REFERENCES chat(id) ON DELETE CASCADE,
+      name TEXT NOT NULL,
+      messages TEXT NOT NULL DEFAULT '[]',
+      reference TEXT NOT NULL DEFAULT '[]',
+      user_id TEXT NOT NULL DEFAULT '',
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS chat_session_chat ON chat_session(chat_id, create_time);
+  `),
 ];
 
 /**

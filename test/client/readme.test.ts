@@ -16,5 +16,7 @@ test("README's example program runs and prints what it says", ({ dir }) => {
   const out = execFileSync(process.execPath, ['--import', import.meta.resolve('tsx'), 'example.mts'], { cwd: dir, encoding: 'utf8' });
   expect(out).toMatch(/^DONE 1$/m);
   expect(out).toMatch(/^\d\.\d{3} intro\.md [\s\S]*reset your password/m);
+  // The chat's answer: a sentence of intro.md with its citation, then the cited document.
+  expect(out).toMatch(/open Settings and choose Reset password\.? ?\[ID:0\][^\n]*intro\.md/);
   expect(out).toContain("101 Field: <name> - Message: <String should have at least 1 character>");
 }, 120_000);

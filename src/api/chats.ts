@@ -1,0 +1,394 @@
+/**
+ * Chat assistants and their sessions (RAGFlow's `/chats` and `/chats/{id}/sessions`): the checks
+ * in RAGFlow's order, its defaults, codes and messages (reference §7–8; chat_api.py of v0.25.6).
+ */
+import type { Engine, Ctx } from '../core/index.js';
+import {
+  visibleDataset, chatToWire, ownedChat, chatNameTaken, sessionToWire, getSession, sessionMessages,
+  DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS, type ChatRow, type SessionRow, type PromptConfig,
+} from '../core/index.js';
+import { ApiError, RetCode } from './errors.js';
+import { newId, nowMs, utf8Length, isPlainObject } from '../util/index.js';
+import { chatModelExists, rerankModelExists } from './models.js';
+
+type P = Record<string, unknown>;
+
+/** RAGFlow's `get_data_error_result` (code 102). */
+const dataError = (message: string): never => {
+  throw new ApiError(RetCode.DATA_ERROR, message);
+};
+const noAuthorization = (): never => {
+  throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.');
+};
+
+/** A message RAGFlow sends with a successful result (partial deletes); the server puts it in the envelope. */
+export const RESULT_MESSAGE = Symbol.for('ragloom.resultMessage');
+function withMessage<T extends object>(data: T, message: string): T {
+  Object.defineProperty(data, RESULT_MESSAGE, { value: message, enumerable: false });
+  return data;
+}
+
+// ---------------------------------------------------------------- validation
+
+function validateName(v: unknown, required: boolean): string | undefined {
+  if (v === undefined || v === null) {
+    if (required) dataError('`name` is required.');
+    return undefined;
+  }
+  if (typeof v !== 'string') return dataError('Chat name must be a string.');
+  const name = v.trim();
+  if (!name) dataError(required ? '`name` is required.' : '`name` cannot be empty.');
+  const bytes = utf8Length(name);
+  if (bytes > 255) dataError(`Chat name length is ${bytes} which is larger than 255.`);
+  return name;
+}
+
+/** RAGFlow's `_validate_dataset_ids`: owned, parsed, one embedding model. */
+function validateDatasetIds(e: Engine, ctx: Ctx, v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) return dataError('`dataset_ids` should be a list.');
+  const ids = (v as unknown[]).filter((x) => !!x);
+  const embd: string[] = [];
+  const out: string[] = [];
+  for (const id of ids) {
+    const kb = visibleDataset(e, ctx, id);
+    if (!kb || kb.status !== '1') return dataError(`You don't own the dataset ${String(id)}`);
+    if (kb.chunk_num === 0) return dataError(`The dataset ${String(id)} doesn't own parsed file`);
+    embd.push(kb.embd_id);
+    if (!out.includes(kb.id)) out.push(kb.id);
+  }
+  // RAGFlow compares the model names without their factories.
+  if (new Set(embd.map((m) => m.split('@')[0])).size > 1) {
+    dataError(`Datasets use different embedding models: [${embd.map((m) => `'${m}'`).join(', ')}]`);
+  }
+  return out;
+}
+
+function validateLlmId(e: Engine, v: unknown): void {
+  if (v === undefined || v === null || v === '') return;
+  if (typeof v !== 'string' || !chatModelExists(e, v)) dataError(`\`llm_id\` ${String(v)} doesn't exist`);
+}
+
+function validateRerankId(e: Engine, v: unknown): void {
+  if (v === undefined || v === null || v === '') return;
+  if (typeof v !== 'string' || !rerankModelExists(e, v)) dataError(`\`rerank_id\` ${String(v)} doesn't exist`);
+}
+
+function validateParameters(pc: P): void {
+  const ps = pc.parameters;
+  if (ps === undefined) return;
+  const ok = Array.isArray(ps) && ps.every((p) => isPlainObject(p) && typeof p.key === 'string' && p.key && (p.optional === undefined || typeof p.optional === 'boolean'));
+  if (!ok) dataError('`prompt_config.parameters` should be a list of objects like {"key": "knowledge", "optional": false}.');
+  for (const k of ['system', 'prologue', 'empty_response'] as const) {
+    if (pc[k] !== undefined && pc[k] !== null && typeof pc[k] !== 'string') dataError(`\`prompt_config.${k}\` should be a string.`);
+  }
+}
+
+/**
+ * The retrieval settings a chat stores. RAGFlow writes whatever it is sent (a bad value fails
+ * later, at ask time, or in the database); ragloom refuses it up front with 102.
+ */
+function validateNumbers(p: P): void {
+  const frac = (k: string) => {
+    const v = p[k];
+    if (v === undefined) return;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) dataError(`\`${k}\` should be a number in [0, 1].`);
+  };
+  const posInt = (k: string) => {
+    const v = p[k];
+    if (v === undefined) return;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) dataError(`\`${k}\` should be a positive integer.`);
+  };
+  frac('similarity_threshold');
+  frac('vector_similarity_weight');
+  posInt('top_n');
+  posInt('top_k');
+  if (p.llm_setting !== undefined && p.llm_setting !== null && !isPlainObject(p.llm_setting)) dataError('`llm_setting` should be an object.');
+  for (const k of ['icon', 'description', 'language'] as const) {
+    if (p[k] !== undefined && p[k] !== null && typeof p[k] !== 'string') dataError(`\`${k}\` should be a string.`);
+  }
+}
+
+/** RAGFlow's `_apply_prompt_defaults`: a missing key (or an empty system prompt) takes the default. */
+function withPromptDefaults(given: P, hasDatasets: boolean): PromptConfig {
+  const pc: P = { ...given };
+  for (const [k, v] of Object.entries(DEFAULT_PROMPT_CONFIG)) {
+    if ((k === 'system' && !pc.system) || !(k in pc)) pc[k] = structuredClone(v);
+  }
+  const params = pc.parameters as unknown[];
+  if (hasDatasets && (!Array.isArray(params) || params.length === 0) && String(pc.system).includes('{knowledge}')) {
+    pc.parameters = [{ key: 'knowledge', optional: false }];
+  }
+  return pc as PromptConfig;
+}
+
+// ---------------------------------------------------------------- chats
+
+export function createChat(e: Engine, ctx: Ctx, req: P): Record<string, unknown> {
+  if (req.tenant_id) dataError('`tenant_id` must not be provided.');
+  const name = validateName(req.name, true)!;
+  const datasetIds = 'dataset_ids' in req ? validateDatasetIds(e, ctx, req.dataset_ids) : [];
+  if ('llm_id' in req) validateLlmId(e, req.llm_id);
+  if ('rerank_id' in req) validateRerankId(e, req.rerank_id);
+  if ('prompt_config' in req && !isPlainObject(req.prompt_config)) dataError('`prompt_config` should be an object.');
+  if (isPlainObject(req.prompt_config)) validateParameters(req.prompt_config);
+  validateNumbers(req);
+  const promptConfig = withPromptDefaults(isPlainObject(req.prompt_config) ? req.prompt_config : {}, datasetIds.length > 0);
+  const llmId = typeof req.llm_id === 'string' && req.llm_id ? req.llm_id : e.tenant(ctx.tenantId).llm_id || defaultChatModel(e, ctx);
+  if (chatNameTaken(e, ctx.tenantId, name)) dataError('Duplicated chat name in creating chat.');
+  const t = nowMs();
+  const row: ChatRow = {
+    id: newId(),
+    tenant_id: ctx.tenantId,
+    name,
+    description: typeof req.description === 'string' ? req.description : CHAT_DEFAULTS.description,
+    icon: typeof req.icon === 'string' ? req.icon : CHAT_DEFAULTS.icon,
+    language: typeof req.language === 'string' ? req.language : 'English',
+    dataset_ids: JSON.stringify(datasetIds),
+    llm_id: llmId,
+    llm_setting: JSON.stringify(isPlainObject(req.llm_setting) ? req.llm_setting : {}),
+    prompt_config: JSON.stringify(promptConfig),
+    meta_data_filter: JSON.stringify(isPlainObject(req.meta_data_filter) ? req.meta_data_filter : {}),
+    similarity_threshold: (req.similarity_threshold as number | undefined) ?? CHAT_DEFAULTS.similarity_threshold,
+    vector_similarity_weight: (req.vector_similarity_weight as number | undefined) ?? CHAT_DEFAULTS.vector_similarity_weight,
+    top_n: (req.top_n as number | undefined) ?? CHAT_DEFAULTS.top_n,
+    top_k: (req.top_k as number | undefined) ?? CHAT_DEFAULTS.top_k,
+    rerank_id: typeof req.rerank_id === 'string' ? req.rerank_id : CHAT_DEFAULTS.rerank_id,
+    status: '1',
+    created_by: ctx.userId,
+    create_time: t,
+    update_time: t,
+  };
+  const cols = Object.keys(row);
+  e.db.prepare(`INSERT INTO chat (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})`).run(row);
+  return chatToWire(e, row);
+}
+
+/** The tenant's default chat model: the configured one, else the built-in extractive model. */
+export function defaultChatModel(e: Engine, ctx: Ctx): string {
+  return e.tenant(ctx.tenantId).llm_id || 'ragloom-extractive@Builtin';
+}
+
+/**
+ * PATCH (the SDK's `Chat.update`): prompt_config and llm_setting are merged into the stored ones.
+ * `replace: true` is PUT: they are replaced.
+ */
+export function updateChat(e: Engine, ctx: Ctx, chatId: string, req: P, replace = false): Record<string, unknown> {
+  const cur = ownedChat(e, ctx, chatId) ?? noAuthorization();
+  if (req.tenant_id) dataError('`tenant_id` must not be provided.');
+  const set: Partial<ChatRow> = {};
+  if ('name' in req) {
+    const name = validateName(req.name, replace);
+    if (name !== undefined) set.name = name;
+  }
+  if ('dataset_ids' in req) set.dataset_ids = JSON.stringify(validateDatasetIds(e, ctx, req.dataset_ids));
+  if ('llm_id' in req) {
+    validateLlmId(e, req.llm_id);
+    if (typeof req.llm_id === 'string') set.llm_id = req.llm_id;
+  }
+  if ('rerank_id' in req) {
+    validateRerankId(e, req.rerank_id);
+    set.rerank_id = typeof req.rerank_id === 'string' ? req.rerank_id : '';
+  }
+  if ('prompt_config' in req) {
+    if (!isPlainObject(req.prompt_config)) dataError('`prompt_config` should be an object.');
+    const pc = replace ? { ...(req.prompt_config as P) } : { ...(JSON.parse(cur.prompt_config) as P), ...(req.prompt_config as P) };
+    validateParameters(pc);
+    set.prompt_config = JSON.stringify(pc);
+  }
+  validateNumbers(req);
+  if ('llm_setting' in req) {
+    const ls = isPlainObject(req.llm_setting) ? req.llm_setting : {};
+    set.llm_setting = JSON.stringify(replace ? ls : { ...(JSON.parse(cur.llm_setting) as P), ...ls });
+  }
+  for (const k of ['similarity_threshold', 'vector_similarity_weight', 'top_n', 'top_k'] as const) {
+    if (typeof req[k] === 'number') (set as Record<string, unknown>)[k] = req[k];
+  }
+  for (const k of ['icon', 'description', 'language'] as const) if (typeof req[k] === 'string') set[k] = req[k] as string;
+  if (isPlainObject(req.meta_data_filter)) set.meta_data_filter = JSON.stringify(req.meta_data_filter);
+  if (set.name !== undefined && set.name.toLowerCase() !== cur.name.toLowerCase() && chatNameTaken(e, ctx.tenantId, set.name, cur.id)) {
+    dataError('Duplicated chat name.');
+  }
+  set.update_time = nowMs();
+  const cols = Object.keys(set);
+  e.db.prepare(`UPDATE chat SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...set, id: cur.id });
+  return chatToWire(e, ownedChat(e, ctx, cur.id)!);
+}
+
+export function getChat(e: Engine, ctx: Ctx, chatId: string): Record<string, unknown> {
+  return chatToWire(e, ownedChat(e, ctx, chatId) ?? noAuthorization());
+}
+
+const ORDER_COLUMNS = new Set(['create_time', 'update_time', 'name']);
+
+/** GET /chats: page / page_size 0 (the default) = everything; keywords ignored when id or name is given. */
+export function listChats(e: Engine, ctx: Ctx, q: P): { chats: Record<string, unknown>[]; total: number } {
+  const int = (v: unknown, d: number): number => {
+    if (v === undefined || v === null || v === '') return d;
+    const n = Number(v);
+    if (!Number.isFinite(n)) throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: '${String(v)}'")`);
+    return Math.trunc(n);
+  };
+  const page = int(q.page, 0);
+  const size = int(q.page_size, 0);
+  const id = q.id ? String(q.id) : '';
+  const name = q.name ? String(q.name) : '';
+  const keywords = id || name ? '' : String(q.keywords ?? '');
+  const desc = String(q.desc ?? 'true').toLowerCase() !== 'false';
+  const orderby = ORDER_COLUMNS.has(String(q.orderby)) ? String(q.orderby) : 'create_time';
+  const authorized = new Set([ctx.tenantId, ctx.userId]);
+  let owners = [ctx.tenantId];
+  if (q.owner_ids !== undefined && q.owner_ids !== null && q.owner_ids !== '') {
+    const asked = (Array.isArray(q.owner_ids) ? q.owner_ids : [q.owner_ids]).map(String);
+    if (asked.some((o) => !authorized.has(o))) throw new ApiError(RetCode.OPERATING_ERROR, 'Only authorized owner_ids can be queried.');
+    // The local user and its tenant are one owner.
+    owners = [ctx.tenantId];
+  }
+  const where = ["status = '1'", `tenant_id IN (${owners.map(() => '?').join(',')})`];
+  const args: unknown[] = [...owners];
+  if (id) (where.push('id = ?'), args.push(id));
+  if (name) (where.push('name = ? COLLATE NOCASE'), args.push(name));
+  if (keywords) (where.push("LOWER(name) LIKE ? ESCAPE '\\'"), args.push(`%${keywords.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  const w = where.join(' AND ');
+  const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM chat WHERE ${w}`).get(...args) as { n: number }).n;
+  let sql = `SELECT * FROM chat WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
+  if (page > 0 && size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(size, (page - 1) * size);
+  const rows = e.db.prepare(sql).all(...args) as ChatRow[];
+  return { chats: rows.map((r) => chatToWire(e, r)), total };
+}
+
+function duplicates(ids: unknown[], kind: string): { unique: unknown[]; messages: string[] } {
+  const count = new Map<unknown, number>();
+  for (const id of ids) count.set(id, (count.get(id) ?? 0) + 1);
+  return { unique: [...count.keys()], messages: [...count].filter(([, n]) => n > 1).map(([id]) => `Duplicate ${kind} ids: ${String(id)}`) };
+}
+
+/** Soft delete (status '0'); sessions stay, as in RAGFlow. */
+export function deleteChats(e: Engine, ctx: Ctx, req: P): Record<string, unknown> | true {
+  if (!req || Object.keys(req).length === 0) return {};
+  let ids = req.ids as unknown[] | null | undefined;
+  if (!ids || (Array.isArray(ids) && ids.length === 0)) {
+    if (req.delete_all !== true) return {};
+    ids = (e.db.prepare("SELECT id FROM chat WHERE tenant_id = ? AND status = '1'").all(ctx.tenantId) as { id: string }[]).map((r) => r.id);
+    if (!ids.length) return {};
+  }
+  if (!Array.isArray(ids)) ids = [ids];
+  const { unique, messages } = duplicates(ids, 'chat');
+  const errors: string[] = [];
+  let success = 0;
+  const t = nowMs();
+  e.tx(() => {
+    for (const id of unique) {
+      if (!ownedChat(e, ctx, id)) {
+        errors.push(`Chat(${String(id)}) not found.`);
+        continue;
+      }
+      success += e.db.prepare("UPDATE chat SET status = '0', update_time = ? WHERE id = ?").run(t, id).changes;
+    }
+  });
+  const all = [...errors, ...messages];
+  if (all.length) {
+    if (success > 0) return withMessage({ success_count: success, errors: all }, `Partially deleted ${success} chats with ${all.length} errors`);
+    dataError(all.join('; '));
+  }
+  return { success_count: success };
+}
+
+// ---------------------------------------------------------------- sessions
+
+export function createSession(e: Engine, ctx: Ctx, chatId: string, req: P): Record<string, unknown> {
+  const chat = ownedChat(e, ctx, chatId) ?? noAuthorization();
+  const raw = req.name === undefined ? 'New session' : req.name;
+  if (typeof raw !== 'string' || !raw.trim()) dataError('`name` can not be empty.');
+  const name = [...(raw as string).trim()].slice(0, 255).join('');
+  const prologue = String((JSON.parse(chat.prompt_config) as P).prologue ?? '');
+  const t = nowMs();
+  const row: SessionRow = {
+    id: newId(),
+    chat_id: chat.id,
+    name,
+    messages: JSON.stringify([{ role: 'assistant', content: prologue }]),
+    reference: '[]',
+    user_id: typeof req.user_id === 'string' && req.user_id ? req.user_id : ctx.userId,
+    create_time: t,
+    update_time: t,
+  };
+  e.db.prepare(`INSERT INTO chat_session (id, chat_id, name, messages, reference, user_id, create_time, update_time)
+    VALUES (@id, @chat_id, @name, @messages, @reference, @user_id, @create_time, @update_time)`).run(row);
+  return sessionToWire(row);
+}
+
+export function listSessions(e: Engine, ctx: Ctx, chatId: string, q: P): Record<string, unknown>[] {
+  ownedChat(e, ctx, chatId) ?? noAuthorization();
+  const int = (v: unknown, d: number) => (v === undefined || v === null || v === '' ? d : Math.trunc(Number(v)));
+  const page = int(q.page, 1);
+  const size = int(q.page_size, 30);
+  if (!Number.isFinite(page) || !Number.isFinite(size)) throw new ApiError(RetCode.EXCEPTION_ERROR, 'ValueError("invalid literal for int() with base 10")');
+  if (size === 0) return [];
+  const desc = String(q.desc ?? 'true').toLowerCase() !== 'false';
+  const orderby = ORDER_COLUMNS.has(String(q.orderby)) ? String(q.orderby) : 'create_time';
+  const where = ['chat_id = ?'];
+  const args: unknown[] = [chatId];
+  if (q.id) (where.push('id = ?'), args.push(String(q.id)));
+  if (q.name) (where.push('name = ?'), args.push(String(q.name)));
+  if (q.user_id) (where.push('user_id = ?'), args.push(String(q.user_id)));
+  let sql = `SELECT * FROM chat_session WHERE ${where.join(' AND ')} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
+  if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(size, (Math.max(1, page) - 1) * size);
+  return (e.db.prepare(sql).all(...args) as SessionRow[]).map(sessionToWire);
+}
+
+export function getSessionOp(e: Engine, ctx: Ctx, chatId: string, sessionId: string): Record<string, unknown> {
+  const chat = ownedChat(e, ctx, chatId) ?? noAuthorization();
+  const s = getSession(e, sessionId) ?? dataError('Session not found!');
+  if (s.chat_id !== chatId) dataError('Session does not belong to this chat!');
+  return { ...sessionToWire(s), avatar: chat.icon };
+}
+
+export function updateSession(e: Engine, ctx: Ctx, chatId: string, sessionId: string, req: P): Record<string, unknown> {
+  ownedChat(e, ctx, chatId) ?? noAuthorization();
+  const s = getSession(e, sessionId);
+  if (!s || s.chat_id !== chatId) dataError('Session not found!');
+  if ('message' in req || 'messages' in req) dataError('`messages` cannot be changed.');
+  if ('reference' in req) dataError('`reference` cannot be changed.');
+  let name = s!.name;
+  if (req.name !== undefined && req.name !== null) {
+    if (typeof req.name !== 'string' || !req.name.trim()) dataError('`name` can not be empty.');
+    name = [...(req.name as string).trim()].slice(0, 255).join('');
+  }
+  e.db.prepare('UPDATE chat_session SET name = ?, update_time = ? WHERE id = ?').run(name, nowMs(), s!.id);
+  return sessionToWire(getSession(e, s!.id)!);
+}
+
+export function deleteSessions(e: Engine, ctx: Ctx, chatId: string, req: P): Record<string, unknown> | true {
+  ownedChat(e, ctx, chatId) ?? noAuthorization();
+  if (!req || Object.keys(req).length === 0) return {};
+  let ids = req.ids as unknown[] | null | undefined;
+  if (!ids || (Array.isArray(ids) && ids.length === 0)) {
+    if (req.delete_all !== true) return {};
+    ids = (e.db.prepare('SELECT id FROM chat_session WHERE chat_id = ?').all(chatId) as { id: string }[]).map((r) => r.id);
+    if (!ids.length) return {};
+  }
+  if (!Array.isArray(ids)) ids = [ids];
+  const { unique, messages } = duplicates(ids, 'session');
+  const errors: string[] = [];
+  let success = 0;
+  e.tx(() => {
+    for (const id of unique) {
+      const s = getSession(e, id);
+      if (!s || s.chat_id !== chatId) {
+        errors.push(`The chat doesn't own the session ${String(id)}`);
+        continue;
+      }
+      e.db.prepare('DELETE FROM chat_session WHERE id = ?').run(s.id);
+      success++;
+    }
+  });
+  const all = [...errors, ...messages];
+  if (all.length) {
+    if (success > 0) return withMessage({ success_count: success, errors: all }, `Partially deleted ${success} sessions with ${all.length} errors`);
+    dataError(all.join('; '));
+  }
+  return true;
+}
+
+export { sessionMessages };
