@@ -4,7 +4,7 @@
  */
 import type { Engine, Ctx } from '../core/index.js';
 import {
-  visibleDataset, chatToWire, ownedChat, chatNameTaken, sessionToWire, getSession, sessionMessages,
+  visibleDataset, chatToWire, ownedChat, chatNameTaken, sessionToWire, getSession, appendMessages,
   DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS, type ChatRow, type SessionRow, type PromptConfig,
 } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
@@ -307,15 +307,16 @@ export function createSession(e: Engine, ctx: Ctx, chatId: string, req: P): Reco
     id: newId(),
     chat_id: chat.id,
     name,
-    messages: JSON.stringify([{ role: 'assistant', content: prologue }]),
-    reference: '[]',
     user_id: typeof req.user_id === 'string' && req.user_id ? req.user_id : ctx.userId,
     create_time: t,
     update_time: t,
   };
-  e.db.prepare(`INSERT INTO chat_session (id, chat_id, name, messages, reference, user_id, create_time, update_time)
-    VALUES (@id, @chat_id, @name, @messages, @reference, @user_id, @create_time, @update_time)`).run(row);
-  return sessionToWire(row);
+  e.tx(() => {
+    e.db.prepare(`INSERT INTO chat_session (id, chat_id, name, user_id, create_time, update_time)
+      VALUES (@id, @chat_id, @name, @user_id, @create_time, @update_time)`).run(row);
+    appendMessages(e, row.id, [{ role: 'assistant', content: prologue }]);
+  });
+  return sessionToWire(e, row);
 }
 
 export function listSessions(e: Engine, ctx: Ctx, chatId: string, q: P): Record<string, unknown>[] {
@@ -334,14 +335,14 @@ export function listSessions(e: Engine, ctx: Ctx, chatId: string, q: P): Record<
   if (q.user_id) (where.push('user_id = ?'), args.push(String(q.user_id)));
   let sql = `SELECT * FROM chat_session WHERE ${where.join(' AND ')} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
   if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(size, (Math.max(1, page) - 1) * size);
-  return (e.db.prepare(sql).all(...args) as SessionRow[]).map(sessionToWire);
+  return (e.db.prepare(sql).all(...args) as SessionRow[]).map((r) => sessionToWire(e, r));
 }
 
 export function getSessionOp(e: Engine, ctx: Ctx, chatId: string, sessionId: string): Record<string, unknown> {
   const chat = ownedChat(e, ctx, chatId) ?? noAuthorization();
   const s = getSession(e, sessionId) ?? dataError('Session not found!');
   if (s.chat_id !== chatId) dataError('Session does not belong to this chat!');
-  return { ...sessionToWire(s), avatar: chat.icon };
+  return { ...sessionToWire(e, s!), avatar: chat.icon };
 }
 
 export function updateSession(e: Engine, ctx: Ctx, chatId: string, sessionId: string, req: P): Record<string, unknown> {
@@ -356,7 +357,7 @@ export function updateSession(e: Engine, ctx: Ctx, chatId: string, sessionId: st
     name = [...(req.name as string).trim()].slice(0, 255).join('');
   }
   e.db.prepare('UPDATE chat_session SET name = ?, update_time = ? WHERE id = ?').run(name, nowMs(), s!.id);
-  return sessionToWire(getSession(e, s!.id)!);
+  return sessionToWire(e, getSession(e, s!.id)!);
 }
 
 export function deleteSessions(e: Engine, ctx: Ctx, chatId: string, req: P): Record<string, unknown> | true {
@@ -391,4 +392,3 @@ export function deleteSessions(e: Engine, ctx: Ctx, chatId: string, req: P): Rec
   return true;
 }
 
-export { sessionMessages };

@@ -6,7 +6,7 @@
  */
 import type { Engine, Ctx } from '../core/index.js';
 import {
-  ask, AskError, chatModel, ownedChat, getSession, sessionMessages, sessionReferences, chatDatasetIds,
+  ask, AskError, chatModel, ownedChat, getSession, sessionMessages, appendMessages, chatDatasetIds,
   type AskEvent, type ChatRow, type SessionMessage, type Reference, type SessionRow,
 } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
@@ -125,7 +125,8 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
   for (const k of ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'max_tokens']) if (req[k]) llmSetting[k] = req[k];
   const vars: P = Object.fromEntries(Object.entries(req).filter(([k]) => !RESERVED.has(k)));
   const passAll = req.pass_all_history_messages === true || req.pass_all_history === true;
-  const stored = session ? sessionMessages(session) : [{ role: 'assistant' as const, content: String(JSON.parse(chat.prompt_config).prologue ?? '') }];
+  const prologue: SessionMessage = { role: 'assistant', content: String(JSON.parse(chat.prompt_config).prologue ?? '') };
+  const stored = session ? sessionMessages(e, session.id) : [prologue];
   const question: SessionMessage = { role: 'user', content: msg[msg.length - 1]!.content, id: messageId };
   const history = passAll ? msg : [...stored, question];
   const stream = req.stream === undefined ? true : req.stream !== false && req.stream !== 'false';
@@ -136,8 +137,11 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
   if (!session) {
     const t = nowMs();
     sessionId = newId();
-    e.db.prepare(`INSERT INTO chat_session (id, chat_id, name, messages, reference, user_id, create_time, update_time)
-      VALUES (?, ?, 'New session', ?, '[]', ?, ?, ?)`).run(sessionId, chat.id, JSON.stringify(stored), typeof req.user_id === 'string' && req.user_id ? req.user_id : ctx.userId, t, t);
+    e.tx(() => {
+      e.db.prepare(`INSERT INTO chat_session (id, chat_id, name, user_id, create_time, update_time) VALUES (?, ?, 'New session', ?, ?, ?)`)
+        .run(sessionId, chat.id, typeof req.user_id === 'string' && req.user_id ? req.user_id : ctx.userId, t, t);
+      appendMessages(e, sessionId, [prologue]);
+    });
   }
   const base = { id: messageId, session_id: sessionId, chat_id: chat.id };
   const signal = req.signal instanceof AbortSignal ? req.signal : undefined;
@@ -148,18 +152,18 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
     documentMetadata: refMeta && (refMeta as P).include ? { fields: Array.isArray((refMeta as P).fields) ? ((refMeta as P).fields as string[]) : undefined } : null,
   });
 
+  // The question and its answer are appended in one transaction once the answer is complete.
   const save = (final: Extract<AskEvent, { type: 'final' }>) => {
     e.tx(() => {
-      const row = getSession(e, sessionId);
-      if (!row) return; // deleted while answering
-      const msgs = passAll ? (history as SessionMessage[]) : sessionMessages(row);
-      if (!passAll) msgs.push(question);
-      const answer: SessionMessage = { role: 'assistant', content: final.answer, created_at: nowMs() / 1000, id: messageId };
+      if (!getSession(e, sessionId)) return; // deleted while answering
+      const answer: SessionMessage & { reference: unknown } = { role: 'assistant', content: final.answer, created_at: nowMs() / 1000, id: messageId, reference: final.reference };
       if (final.citations_removed) answer.citations_removed = final.citations_removed;
-      msgs.push(answer);
-      const refs = sessionReferences(row).filter((r) => r && (!isPlainObject(r) || Object.keys(r).length));
-      refs.push(final.reference);
-      e.db.prepare('UPDATE chat_session SET messages = ?, reference = ?, update_time = ? WHERE id = ?').run(JSON.stringify(msgs), JSON.stringify(refs), nowMs(), sessionId);
+      if (passAll) {
+        // RAGFlow's pass_all_history_messages: the request's history replaces the stored one.
+        e.db.prepare('DELETE FROM chat_message WHERE session_id = ?').run(sessionId);
+        appendMessages(e, sessionId, [...(history as SessionMessage[]).map(({ role, content, id }) => ({ role, content, ...(id ? { id } : {}) }) as SessionMessage), answer]);
+      } else appendMessages(e, sessionId, [question, answer]);
+      e.db.prepare('UPDATE chat_session SET update_time = ? WHERE id = ?').run(nowMs(), sessionId);
     });
   };
   const finalAnswer = (f: Extract<AskEvent, { type: 'final' }>): NativeAnswer => ({

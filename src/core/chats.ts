@@ -32,8 +32,6 @@ export interface SessionRow {
   id: string;
   chat_id: string;
   name: string;
-  messages: string;
-  reference: string;
   user_id: string;
   create_time: number;
   update_time: number;
@@ -159,21 +157,33 @@ export function chatNameTaken(e: Engine, tenantId: string, name: string, exceptI
   return !!e.db.prepare("SELECT 1 FROM chat WHERE tenant_id = ? AND name = ? COLLATE NOCASE AND status = '1' AND id != ?").get(tenantId, name, exceptId);
 }
 
-export function sessionMessages(row: SessionRow): SessionMessage[] {
-  return parse<SessionMessage[]>(row.messages, []);
+/** A session's messages, oldest first (RAGFlow's `conversation.message`). */
+export function sessionMessages(e: Engine, sessionId: string): SessionMessage[] {
+  const rows = e.db.prepare('SELECT role, content, extra FROM chat_message WHERE session_id = ? ORDER BY seq').raw().all(sessionId) as Array<[string, string, string]>;
+  return rows.map(([role, content, extra]) => ({ role: role as SessionMessage['role'], content, ...parse<Record<string, unknown>>(extra, {}) }));
 }
 
-export function sessionReferences(row: SessionRow): unknown[] {
-  return parse<unknown[]>(row.reference, []);
+/** The references of a session's answers, in order (RAGFlow's `conversation.reference`). */
+export function sessionReferences(e: Engine, sessionId: string): unknown[] {
+  const rows = e.db.prepare('SELECT reference FROM chat_message WHERE session_id = ? AND reference IS NOT NULL ORDER BY seq').pluck().all(sessionId) as string[];
+  return rows.map((r) => parse<unknown>(r, {}));
 }
 
-export function sessionToWire(row: SessionRow): Record<string, unknown> {
+/** Appends messages (an answer with its reference) to a session; the caller holds the transaction. */
+export function appendMessages(e: Engine, sessionId: string, msgs: Array<SessionMessage & { reference?: unknown }>): void {
+  const ins = e.db.prepare('INSERT INTO chat_message (session_id, role, content, extra, reference) VALUES (?, ?, ?, ?, ?)');
+  for (const { role, content, reference, ...extra } of msgs) {
+    ins.run(sessionId, role, content, JSON.stringify(extra), reference === undefined ? null : JSON.stringify(reference));
+  }
+}
+
+export function sessionToWire(e: Engine, row: SessionRow): Record<string, unknown> {
   return {
     id: row.id,
     chat_id: row.chat_id,
     name: row.name,
-    messages: sessionMessages(row),
-    reference: sessionReferences(row),
+    messages: sessionMessages(e, row.id),
+    reference: sessionReferences(e, row.id),
     user_id: row.user_id,
     create_time: row.create_time,
     create_date: formatDateTime(row.create_time),

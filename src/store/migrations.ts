@@ -144,8 +144,10 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
     INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('hashsize', ${16 * 1024 * 1024});
     INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('automerge', 8);
   `),
-  // 7: chat assistants (RAGFlow's dialog; deleted = status '0', as RAGFlow soft-deletes) and
-  // their sessions (RAGFlow's conversation: messages and one reference per answer, as JSON).
+  // 7: chat assistants (RAGFlow's dialog; deleted = status '0', as RAGFlow soft-deletes), their
+  // sessions (RAGFlow's conversation) and the sessions' messages, one row each (RAGFlow keeps one
+  // JSON list per session; appending a row keeps an answer's write independent of the history's
+  // length). An answer's reference is stored on its row.
   (db) => db.exec(`
     CREATE TABLE IF NOT EXISTS chat (
       id TEXT PRIMARY KEY,
@@ -173,12 +175,88 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       id TEXT PRIMARY KEY,
       chat_id TEXT NOT NULL REFERENCES chat(id) ON DELETE CASCADE,
       name TEXT NOT NULL,
-      messages TEXT NOT NULL DEFAULT '[]',
-      reference TEXT NOT NULL DEFAULT '[]',
       user_id TEXT NOT NULL DEFAULT '',
       create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
     );
     CREATE INDEX IF NOT EXISTS chat_session_chat ON chat_session(chat_id, create_time);
+    CREATE TABLE IF NOT EXISTS chat_message (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL REFERENCES chat_session(id) ON DELETE CASCADE,
+      role TEXT NOT NULL,
+      content TEXT NOT NULL,
+      extra TEXT NOT NULL DEFAULT '{}',
+      reference TEXT
+    );
+    CREATE INDEX IF NOT EXISTS chat_message_session ON chat_message(session_id, seq);
+  `),
+  // 8: memories (RAGFlow §11). A memory keeps its running byte total and message count, changed in
+  // the same transaction as every insert and eviction; `memory_message_fifo` is the eviction
+  // order (forgotten first by forget_at, then by fifo_at, ties by id), so the allocator finds its
+  // victims in O(log n) without scanning. Messages have a full-text table shaped like chunk_fts
+  // and a change log for the in-memory vector index (src/search), as chunks do; extraction work
+  // waits in memory_task until done, so it survives a restart.
+  (db) => db.exec(`
+    CREATE TABLE IF NOT EXISTS memory (
+      id TEXT PRIMARY KEY,
+      tenant_id TEXT NOT NULL REFERENCES tenant(id),
+      name TEXT NOT NULL,
+      avatar TEXT NOT NULL DEFAULT '',
+      memory_type INTEGER NOT NULL DEFAULT 1,
+      storage_type TEXT NOT NULL DEFAULT 'table',
+      embd_id TEXT NOT NULL,
+      llm_id TEXT NOT NULL,
+      permissions TEXT NOT NULL DEFAULT 'me',
+      description TEXT NOT NULL DEFAULT '',
+      memory_size INTEGER NOT NULL DEFAULT 5242880,
+      forgetting_policy TEXT NOT NULL DEFAULT 'FIFO',
+      temperature REAL NOT NULL DEFAULT 0.5,
+      system_prompt TEXT NOT NULL DEFAULT '',
+      user_prompt TEXT NOT NULL DEFAULT '',
+      used_bytes INTEGER NOT NULL DEFAULT 0,
+      message_count INTEGER NOT NULL DEFAULT 0,
+      created_by TEXT NOT NULL,
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS memory_tenant ON memory(tenant_id, update_time);
+    CREATE TABLE IF NOT EXISTS memory_message (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+      message_type TEXT NOT NULL,
+      source_id INTEGER NOT NULL DEFAULT 0,
+      user_id TEXT NOT NULL DEFAULT '',
+      agent_id TEXT NOT NULL DEFAULT '',
+      session_id TEXT NOT NULL DEFAULT '',
+      content TEXT NOT NULL,
+      dim INTEGER NOT NULL DEFAULT 0,
+      vector BLOB,
+      valid_at INTEGER NOT NULL,
+      invalid_at INTEGER,
+      forget_at INTEGER,
+      fifo_at INTEGER NOT NULL,
+      status INTEGER NOT NULL DEFAULT 1,
+      size INTEGER NOT NULL,
+      create_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS memory_message_fifo ON memory_message(memory_id, (forget_at IS NULL), COALESCE(forget_at, fifo_at), id);
+    CREATE INDEX IF NOT EXISTS memory_message_list ON memory_message(memory_id, source_id, valid_at);
+    CREATE INDEX IF NOT EXISTS memory_message_source ON memory_message(source_id) WHERE source_id != 0;
+    CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(
+      title, content, keywords, questions,
+      tokenize = 'unicode61 remove_diacritics 2', content = '', contentless_delete = 1
+    );
+    CREATE TABLE IF NOT EXISTS memory_vec_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid INTEGER NOT NULL);
+    CREATE TRIGGER IF NOT EXISTS memory_message_vec_del AFTER DELETE ON memory_message
+      BEGIN INSERT INTO memory_vec_log (rid) VALUES (old.id); END;
+    CREATE TRIGGER IF NOT EXISTS memory_message_vec_upd AFTER UPDATE OF status, forget_at, vector, dim, memory_id ON memory_message
+      BEGIN INSERT INTO memory_vec_log (rid) VALUES (new.id); END;
+    CREATE TABLE IF NOT EXISTS memory_task (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
+      message_id INTEGER NOT NULL,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      last_error TEXT NOT NULL DEFAULT '',
+      create_time INTEGER NOT NULL
+    );
   `),
 ];
 
