@@ -214,7 +214,7 @@ export interface CompletionUsage {
  */
 export async function openaiCompletion(e: Engine, ctx: Ctx, req: P): Promise<Record<string, unknown> | AsyncIterable<Record<string, unknown>>> {
   const missing = ['model', 'messages'].filter((k) => req[k] === undefined || req[k] === null);
-  if (missing.length) argError(`required argument are missing: ${missing.join(', ')}; `);
+  if (missing.length) argError(`required argument are missing: ${missing.join(',')}; `);
   const extra = req.extra_body ?? {};
   if (extra && !isPlainObject(extra)) dataError('extra_body must be an object.');
   const ex = (extra || {}) as P;

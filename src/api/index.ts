@@ -7,6 +7,9 @@ import * as parse from './parse.js';
 import { retrieve, type RetrieveParams } from './retrieval.js';
 import * as chats from './chats.js';
 import { chatCompletion, openaiCompletion } from './completions.js';
+import * as memories from './memories.js';
+import { ExtractionQueue } from '../memory/index.js';
+import { chatModel, embedCached } from '../core/index.js';
 
 type P = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? ''));
@@ -46,6 +49,19 @@ const OPS = {
   'sessions.delete': (a: Api, c: Ctx, p: P) => chats.deleteSessions(a.engine, c, str(p.chat_id), body(p, 'chat_id')),
   'chats.completion': (a: Api, c: Ctx, p: P) => chatCompletion(a.engine, c, p),
   'openai.completion': (a: Api, c: Ctx, p: P) => openaiCompletion(a.engine, c, p),
+  'memories.create': (a: Api, c: Ctx, p: P) => memories.createMemory(a.engine, c, body(p)),
+  'memories.update': (a: Api, c: Ctx, p: P) => memories.updateMemory(a.engine, c, str(p.memory_id), body(p, 'memory_id')),
+  'memories.list': (a: Api, c: Ctx, p: P) => memories.listMemory(a.engine, c, body(p)),
+  'memories.config': (a: Api, c: Ctx, p: P) => memories.getMemoryConfig(a.engine, c, str(p.memory_id)),
+  'memories.delete': (a: Api, c: Ctx, p: P) => memories.deleteMemory(a.engine, c, str(p.memory_id)),
+  'memories.usage': (a: Api, c: Ctx, p: P) => memories.memoryUsage(a.engine, c, str(p.memory_id)),
+  'memories.messages': (a: Api, c: Ctx, p: P) => memories.listMemoryMessages(a.engine, c, str(p.memory_id), body(p, 'memory_id')),
+  'messages.add': (a: Api, c: Ctx, p: P) => memories.addMessage(a.engine, c, a.memoryTasks, body(p)),
+  'messages.forget': (a: Api, c: Ctx, p: P) => memories.forgetMessage(a.engine, c, str(p.memory_id), p.message_id),
+  'messages.status': (a: Api, c: Ctx, p: P) => memories.updateMessageStatus(a.engine, c, str(p.memory_id), p.message_id, p.status),
+  'messages.content': (a: Api, c: Ctx, p: P) => memories.getMessageContent(a.engine, c, str(p.memory_id), p.message_id),
+  'messages.recent': (a: Api, c: Ctx, p: P) => memories.getRecentMessages(a.engine, c, body(p)),
+  'messages.search': (a: Api, c: Ctx, p: P) => memories.searchMessage(a.engine, c, body(p)),
 } as const;
 
 export type OpName = keyof typeof OPS;
@@ -54,6 +70,8 @@ export type OpName = keyof typeof OPS;
 export class Api {
   readonly engine: Engine;
   readonly queue: ParseQueue;
+  /** Memory extraction work (persisted; resumed when a database is opened). */
+  readonly memoryTasks: ExtractionQueue;
 
   constructor(opts: EngineOptions) {
     try {
@@ -63,6 +81,16 @@ export class Api {
       throw e;
     }
     this.queue = new ParseQueue(this.engine);
+    const engine = this.engine;
+    this.memoryTasks = new ExtractionQueue({
+      db: engine.db,
+      model: (id) => chatModel(engine, id),
+      embed: (embdId, texts) => embedCached(engine, embdId, texts),
+      isClosed: () => engine.isClosed,
+    });
+    engine.onClose(() => this.memoryTasks.close());
+    // Extraction left pending by an earlier process goes on now.
+    this.memoryTasks.kick();
   }
 
   /** Runs one operation as `ctx` (default: the local user). Always async; rejects with ApiError. */

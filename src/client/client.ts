@@ -3,6 +3,7 @@ import type { ModelConfig } from '../embed/index.js';
 import { LocalTransport, type Transport } from './transport.js';
 import { Chunk, DataSet } from './resources.js';
 import { Chat } from './chat.js';
+import { Memory, type MemoryMessage } from './memory.js';
 import { ApiError } from '../api/errors.js';
 
 export interface ClientOptions {
@@ -121,6 +122,50 @@ export class Client {
   chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream: true; extra_body?: Record<string, unknown>; signal?: AbortSignal }): Promise<AsyncIterable<Record<string, unknown>>>;
   chatCompletion(chat_id: string, body: Record<string, unknown>): Promise<unknown> {
     return this.t.call('openai.completion', { stream: false, ...body, chat_id });
+  }
+
+  /**
+   * Creates a memory. `memory_type` lists what it keeps: 'raw' messages and the 'semantic',
+   * 'episodic' and 'procedural' items its chat model (`llm_id`) extracts from them.
+   */
+  async createMemory(p: { name: string; memory_type: string[]; embd_id: string; llm_id: string }): Promise<Memory> {
+    return new Memory(this.t, await this.t.call<Record<string, unknown>>('memories.create', p));
+  }
+
+  async listMemory(p: { page?: number; page_size?: number; tenant_id?: string | string[]; memory_type?: string | string[]; storage_type?: string; keywords?: string } = {}): Promise<{ memory_list: Memory[]; total_count: number }> {
+    const r = await this.t.call<{ memory_list: Record<string, unknown>[]; total_count: number }>('memories.list', { page: 1, page_size: 50, ...p });
+    return { memory_list: r.memory_list.map((m) => new Memory(this.t, m)), total_count: r.total_count };
+  }
+
+  /** Deletes a memory with all its messages (one transaction). */
+  async deleteMemory(memory_id: string): Promise<void> {
+    await this.t.call('memories.delete', { memory_id });
+  }
+
+  /**
+   * Stores a turn of an agent's conversation in memories: the raw message at once (evicting the
+   * oldest to fit the budget), the extracted items in the background. Resolves to 'All add to task.'.
+   */
+  addMessage(p: { memory_id: string[] | string; agent_id: string; session_id: string; user_input: string; agent_response: string; user_id?: string }): Promise<string> {
+    return this.t.call('messages.add', { user_id: '', ...p });
+  }
+
+  /**
+   * Hybrid search of memory messages: `similarity = keywords_similarity_weight · cosine +
+   * (1 − keywords_similarity_weight) · term_similarity` (RAGFlow's naming is inverted: the weight is
+   * the vector side's).
+   */
+  searchMessage(p: { query: string; memory_id: string[] | string; agent_id?: string; session_id?: string; user_id?: string; similarity_threshold?: number; keywords_similarity_weight?: number; top_n?: number }): Promise<MemoryMessage[]> {
+    return this.t.call('messages.search', { similarity_threshold: 0.2, keywords_similarity_weight: 0.7, top_n: 10, ...p });
+  }
+
+  getRecentMessages(p: { memory_id: string[] | string; agent_id?: string; session_id?: string; limit?: number }): Promise<MemoryMessage[]> {
+    return this.t.call('messages.recent', { limit: 10, ...p });
+  }
+
+  /** Resolves when every queued memory extraction has run (tests, scripts). */
+  async waitForMemoryTasks(): Promise<void> {
+    await this.api?.memoryTasks.idle();
   }
 
   /** Registers a model for this client's tenant. */

@@ -1,5 +1,10 @@
 /**
- * The full-text side of retrieval: FTS5 `bm25()` over the analysed columns, weighted as
+ * The full-text side of retrieval, one design for every FTS5 table shaped like `chunk_fts`
+ * (title, content, keywords, questions; the same tokenizer and analyzer): chunks (`chunk_fts`,
+ * the default) and memory messages (`memory_fts`). A TextQuery remembers its table, so the
+ * functions below read the table the query was made for.
+ *
+ * FTS5 `bm25()` over the analysed columns, weighted as
  * RAGFlow's field boosts (title_tks^10, important_kwd^30, question_tks^20 against
  * content_ltks^2, i.e. title 5, content 1, keywords 15, questions 10), and normalised per query:
  *
@@ -12,14 +17,83 @@
 import { cachedStatement as stmt, type Db } from '../store/index.js';
 import { analyze, ftsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
+import { TopK } from './vector-index.js';
 
 /** FTS5's fixed BM25 k1. */
 export const K1 = 1.2;
 /** bm25() column weights: title, content, keywords, questions. */
 export const COLUMN_WEIGHTS = [5, 1, 15, 10] as const;
-const BM25 = `bm25(chunk_fts, ${COLUMN_WEIGHTS.join(', ')})`;
+
+/** The FTS5 tables searched by this module. */
+export type FtsTable = 'chunk_fts' | 'memory_fts';
+
+/** How one FTS5 table is read: every statement is built once, so each has one cached SQL string. */
+interface FtsSource {
+  readonly table: FtsTable;
+  /** Statements whose results change whenever the table's rows may have (the statistics' cache key). */
+  readonly seqSql: string;
+  readonly maxSql: string;
+  /** FTS5's averages record (id 1 of the `_data` shadow table). */
+  readonly avgSql: string;
+  readonly dfSql: string;
+  readonly dfCapSql: string;
+  readonly allSql: string;
+  readonly topSql: string;
+  /** Prefix of the per-rowid scores statement (the `IN (…)` list follows). */
+  readonly scoresSql: string;
+  /** Rows in batches of ROW_BATCH: [rowid, content, index_text, keywords JSON, questions JSON, title]. */
+  readonly rowsSql: string;
+}
+
+const ROW_BATCH = 64;
+const batchMarks = Array.from({ length: ROW_BATCH }, () => '?').join(',');
+
+function ftsSource(table: FtsTable, rows: { log: string; maxSql: string; rowsSql: string }): FtsSource {
+  const bm25 = `bm25(${table}, ${COLUMN_WEIGHTS.join(', ')})`;
+  return {
+    table,
+    seqSql: `SELECT seq FROM sqlite_sequence WHERE name = '${rows.log}'`,
+    maxSql: rows.maxSql,
+    avgSql: `SELECT block FROM ${table}_data WHERE id = 1`,
+    dfSql: `SELECT count(*) FROM ${table} WHERE ${table} MATCH ?`,
+    dfCapSql: `SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`,
+    allSql: `SELECT rowid, ${bm25} AS s FROM ${table} WHERE ${table} MATCH ?`,
+    topSql: `SELECT rowid, ${bm25} AS s FROM ${table} WHERE ${table} MATCH ? ORDER BY s LIMIT ? OFFSET ?`,
+    scoresSql: `SELECT rowid, ${bm25} AS s FROM ${table} WHERE ${table} MATCH ? AND rowid IN (`,
+    rowsSql: rows.rowsSql,
+  };
+}
+
+/**
+ * The tables' sources. The statistics are cached until the row table's change log (vec_log /
+ * memory_vec_log: deletes and updates) or its highest id (inserts; ids only grow) moves.
+ * A chunk's full-text row is ftsTerms(document name, index text or content, keywords,
+ * questions); a memory message's is ftsTerms('', content, [], []).
+ */
+const SOURCES: Readonly<Record<FtsTable, FtsSource>> = {
+  chunk_fts: ftsSource('chunk_fts', {
+    log: 'vec_log',
+    maxSql: 'SELECT COALESCE(MAX(rowid), 0) FROM chunk',
+    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, '') FROM chunk c
+    LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${batchMarks})`,
+  }),
+  memory_fts: ftsSource('memory_fts', {
+    log: 'memory_vec_log',
+    maxSql: 'SELECT COALESCE(MAX(id), 0) FROM memory_message',
+    rowsSql: `SELECT id, content, NULL, '[]', '[]', '' FROM memory_message WHERE id IN (${batchMarks})`,
+  }),
+};
+
+function sourceOf(table: FtsTable | undefined): FtsSource {
+  const t = table ?? 'chunk_fts';
+  const src = Object.hasOwn(SOURCES, t) ? SOURCES[t] : undefined;
+  if (!src) throw new RangeError(`Unknown full-text table '${String(table)}'`);
+  return src;
+}
 
 export interface TextQuery {
+  /** The FTS5 table the query was made for (its statistics, and the table every function reads). */
+  table: FtsTable;
   terms: string[];
   /** FTS5 MATCH expression: the quoted terms joined by OR; '' when there are none. */
   match: string;
@@ -48,30 +122,32 @@ export const ALL_MATCHES_BELOW = 3_000;
 
 /**
  * FTS5's own statistics: the row count and the total tokens over all columns, from the
- * averages record of `chunk_fts_data` (id 1: varints nRow, then each column's token total).
+ * averages record of `<table>_data` (id 1: varints nRow, then each column's token total).
  */
-interface Stats { key: string; n: number; tokens: number; df: Map<string, number> }
-const statsCache = new WeakMap<Db, Stats>();
-function ftsStats(db: Db): Stats {
-  const seq = (stmt(db, "SELECT seq FROM sqlite_sequence WHERE name = 'vec_log'").pluck().get() as number | undefined) ?? 0;
-  const max = (stmt(db, 'SELECT COALESCE(MAX(rowid), 0) FROM chunk').pluck().get() as number);
+interface Stats { src: FtsSource; key: string; n: number; tokens: number; df: Map<string, number> }
+const statsCache = new WeakMap<Db, Map<FtsTable, Stats>>();
+function ftsStats(db: Db, src: FtsSource): Stats {
+  const seq = (stmt(db, src.seqSql).pluck().get() as number | undefined) ?? 0;
+  const max = (stmt(db, src.maxSql).pluck().get() as number);
   const key = `${seq}:${max}`;
-  const hit = statsCache.get(db);
+  let byTable = statsCache.get(db);
+  if (!byTable) statsCache.set(db, (byTable = new Map()));
+  const hit = byTable.get(src.table);
   if (hit && hit.key === key) return hit;
-  const blob = stmt(db, 'SELECT block FROM chunk_fts_data WHERE id = 1').pluck().get() as Buffer | undefined;
+  const blob = stmt(db, src.avgSql).pluck().get() as Buffer | undefined;
   const v = blob ? varints(blob) : [];
-  const out = { key, n: v[0] ?? 0, tokens: v.slice(1).reduce((a, b) => a + b, 0), df: new Map<string, number>() };
-  statsCache.set(db, out);
+  const out = { src, key, n: v[0] ?? 0, tokens: v.slice(1).reduce((a, b) => a + b, 0), df: new Map<string, number>() };
+  byTable.set(src.table, out);
   return out;
 }
 
-/** Cached document frequencies per connection, dropped with the statistics when the chunks change. */
+/** Cached document frequencies per connection and table, dropped with the statistics when the rows change. */
 const DF_CACHE_MAX = 100_000;
 
 /**
  * The number of rows containing `term`; with `cap`, Infinity once more than `cap` rows do.
  * FTS5 stores no document frequencies: counting walks the term's doclist (~30 ns a row), so
- * results are cached until the chunks change, and `cap` bounds the walk for optional terms.
+ * results are cached until the rows change, and `cap` bounds the walk for optional terms.
  */
 function termDf(db: Db, st: Stats, term: string, cap?: number): number {
   const hit = st.df.get(term);
@@ -80,8 +156,8 @@ function termDf(db: Db, st: Stats, term: string, cap?: number): number {
   if (hit !== undefined && cap !== undefined && cap <= -hit) return Infinity;
   const q = `"${term.replace(/"/g, '""')}"`;
   let d: number;
-  if (cap === undefined) d = stmt(db, 'SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?').pluck().get(q) as number;
-  else d = stmt(db, 'SELECT count(*) FROM (SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT ?)').pluck().get(q, cap + 1) as number;
+  if (cap === undefined) d = stmt(db, st.src.dfSql).pluck().get(q) as number;
+  else d = stmt(db, st.src.dfCapSql).pluck().get(q, cap + 1) as number;
   if (st.df.size >= DF_CACHE_MAX) st.df.clear();
   if (cap !== undefined && d > cap) {
     st.df.set(term, -cap);
@@ -111,11 +187,16 @@ function varints(b: Buffer): number[] {
   return out;
 }
 
-export function textQuery(db: Db, question: string): TextQuery {
+/**
+ * The analysed question with its terms' statistics over `opts.table` (default `chunk_fts`); every
+ * function below that takes the query reads that table.
+ */
+export function textQuery(db: Db, question: string, opts: { table?: FtsTable } = {}): TextQuery {
+  const src = sourceOf(opts.table);
   const terms = [...new Set(analyze(question))];
   const idf = new Map<string, number>();
-  if (!terms.length) return { terms, match: '', upper: 0, dfSum: 0, idf, avgdl: 1 };
-  const st = ftsStats(db);
+  if (!terms.length) return { table: src.table, terms, match: '', upper: 0, dfSum: 0, idf, avgdl: 1 };
+  const st = ftsStats(db, src);
   const { n, tokens } = st;
   let upper = 0;
   let dfSum = 0;
@@ -130,7 +211,7 @@ export function textQuery(db: Db, question: string): TextQuery {
     upper += f * (K1 + 1);
   }
   const match = present.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
-  return { terms, match, upper, dfSum, idf, avgdl: n > 0 ? tokens / n : 1 };
+  return { table: src.table, terms, match, upper, dfSum, idf, avgdl: n > 0 ? tokens / n : 1 };
 }
 
 /**
@@ -141,7 +222,7 @@ export function textQuery(db: Db, question: string): TextQuery {
  */
 export function textScoresJs(db: Db, q: TextQuery, rowids: number[]): Map<number, number> {
   if (!q.match || q.upper <= 0 || rowids.length === 0) return new Map();
-  return scoreRows(q, rowTerms(db, rowids));
+  return scoreRows(q, rowTerms(db, rowids, q.table));
 }
 
 /** term_similarity of rows given as their analysed columns (see rowTerms); rows without a matching term are absent. */
@@ -175,14 +256,14 @@ export function scoreRows(q: TextQuery, rows: Iterable<[number, string[][]]>): M
 }
 
 /**
- * The analysed full-text columns (title, content, keywords, questions) of the given rows, from
- * their stored text through the same ftsTerms that wrote their FTS rows.
+ * The analysed full-text columns (title, content, keywords, questions) of the given rows of
+ * `table`'s row table (chunks by default), from their stored text through the same ftsTerms that
+ * wrote their FTS rows.
  */
-export function rowTerms(db: Db, rowids: number[]): Map<number, string[][]> {
+export function rowTerms(db: Db, rowids: number[], table: FtsTable = 'chunk_fts'): Map<number, string[][]> {
   const out = new Map<number, string[][]>();
-  const BATCH = 64;
-  const sel = stmt(db, `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, '') FROM chunk c
-    LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${Array.from({ length: BATCH }, () => '?').join(',')})`).raw();
+  const BATCH = ROW_BATCH;
+  const sel = stmt(db, sourceOf(table).rowsSql).raw();
   const split = (s: string): string[] => (s ? s.split(' ') : []);
   for (let i = 0; i < rowids.length; i += BATCH) {
     const part = rowids.slice(i, i + BATCH);
@@ -234,7 +315,7 @@ export function expandQuery(db: Db, q: TextQuery, feedback: Array<[cols: string[
   const weights = new Map<string, number>();
   for (const t of orig) weights.set(t, opts.origWeight / orig.length);
   for (const [t, p] of best) weights.set(t, (weights.get(t) ?? 0) + (1 - opts.origWeight) * (p / z));
-  const st = ftsStats(db);
+  const st = ftsStats(db, sourceOf(q.table));
   const { n } = st;
   const idf = new Map(q.idf);
   for (const t of weights.keys()) {
@@ -256,7 +337,7 @@ export function expandQuery(db: Db, q: TextQuery, feedback: Array<[cols: string[
  */
 export function textAll(db: Db, q: TextQuery): { rowids: Float64Array; scores: Float64Array } {
   if (!q.match || q.upper <= 0) return { rowids: new Float64Array(0), scores: new Float64Array(0) };
-  const rows = stmt(db, `SELECT rowid, ${BM25} AS s FROM chunk_fts WHERE chunk_fts MATCH ?`).raw().all(q.match) as Array<[number, number]>;
+  const rows = stmt(db, sourceOf(q.table).allSql).raw().all(q.match) as Array<[number, number]>;
   const rowids = new Float64Array(rows.length);
   const scores = new Float64Array(rows.length);
   const inv = -1 / q.upper;
@@ -275,7 +356,7 @@ export function textAll(db: Db, q: TextQuery): { rowids: Float64Array; scores: F
 export function textTop(db: Db, q: TextQuery, k: number, accept: (rowid: number) => boolean): Array<[number, number]> {
   if (!q.match || q.upper <= 0 || k <= 0) return [];
   const out: Array<[number, number]> = [];
-  const sel = stmt(db, `SELECT rowid, ${BM25} AS s FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY s LIMIT ? OFFSET ?`).raw();
+  const sel = stmt(db, sourceOf(q.table).topSql).raw();
   let offset = 0;
   let batch = Math.max(k, 16);
   for (;;) {
@@ -296,14 +377,57 @@ export function textScores(db: Db, q: TextQuery, rowids: number[]): Map<number, 
   const out = new Map<number, number>();
   if (!q.match || q.upper <= 0 || rowids.length === 0) return out;
   const want = new Set(rowids);
+  const prefix = sourceOf(q.table).scoresSql;
   for (let i = 0; i < rowids.length; i += 200) {
     const part = rowids.slice(i, i + 200);
     // Lists of one become `rowid = ?`, which FTS5 (3.53, contentless) does not always honour
     // together with MATCH: pad to two and check the rowids here.
     if (part.length === 1) part.push(part[0]!);
-    const sql = `SELECT rowid, ${BM25} AS s FROM chunk_fts WHERE chunk_fts MATCH ? AND rowid IN (${part.map(() => '?').join(',')})`;
+    const sql = `${prefix}${part.map(() => '?').join(',')})`;
     const rows = stmt(db, sql).raw().all(q.match, ...part) as Array<[number, number]>;
     for (const [rid, s] of rows) if (want.has(rid)) out.set(rid, Math.min(1, -s / q.upper));
   }
   return out;
+}
+
+/** The text side of a hybrid search (see textSide). */
+export interface TextSide {
+  /** The `k` best accepted rows as [rowid, term_similarity], best first. */
+  top: Array<[number, number]>;
+  /** Exact term_similarity of any rows (absent: no term matches). */
+  scoresOf(rowids: number[]): Map<number, number>;
+}
+
+/**
+ * The text side of a hybrid search over the query's table: its `k` best accepted rows, and the
+ * exact term_similarity of other candidates (the vector side's) on demand. One FTS5 pass over
+ * every match when they are few (ALL_MATCHES_BELOW), else FTS5's top rows and the other rows'
+ * scores computed in JS (textScoresJs), as the chunk retrieval does.
+ *
+ * `selective`: `accept` rejects most matches (a small partition of a shared table, a filter).
+ * Then one pass over every match is cheaper than textTop, whose every growing batch runs the
+ * whole FTS5 query again (bm25() costs ~0.2 µs per match, returning a row ~0.2 µs).
+ */
+export function textSide(db: Db, q: TextQuery, k: number, accept: (rowid: number) => boolean, opts: { selective?: boolean } = {}): TextSide {
+  const all = opts.selective || q.dfSum <= ALL_MATCHES_BELOW ? textAll(db, q) : undefined;
+  if (!all) return { top: textTop(db, q, k, accept), scoresOf: (rids) => textScoresJs(db, q, rids) };
+  const { rowids, scores } = all;
+  const best = new TopK(Math.max(1, k));
+  if (k > 0) {
+    for (let i = 0; i < rowids.length; i++) {
+      if (scores[i]! <= best.floor || !accept(rowids[i]!)) continue;
+      best.push(i, scores[i]!);
+    }
+  }
+  const top = best.sorted().map(([i, ts]): [number, number] => [rowids[i]!, ts]);
+  return {
+    top,
+    scoresOf: (rids) => {
+      const out = new Map<number, number>();
+      if (!rids.length) return out;
+      const want = new Set(rids);
+      for (let i = 0; i < rowids.length; i++) if (want.has(rowids[i]!)) out.set(rowids[i]!, scores[i]!);
+      return out;
+    },
+  };
 }

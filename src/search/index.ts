@@ -1,11 +1,14 @@
 export { hybridSearch, retrievalOptions } from './retrieve.js';
 export type { SearchRequest, RetrieveResult, DocAgg } from './retrieve.js';
 export { highlight } from './highlight.js';
-export { vectorIndex, vectorSearchOptions, forgetVectorIndexes } from './vector-index.js';
-export type { VectorHit, VectorFilter, VectorSearchOptions } from './vector-index.js';
+export { vectorIndex, memoryVectorIndex, vectorSearchOptions, forgetVectorIndexes, CHUNK_VECTORS, MEMORY_VECTORS } from './vector-index.js';
+export type { VectorHit, VectorFilter, VectorSearchOptions, VectorSource, DimIndex } from './vector-index.js';
+export { searchMemoryMessages, candidatesPerSide } from './memory.js';
+export type { MemorySearchRequest, MemoryHit } from './memory.js';
 export { hammingBackend } from './hamming.js';
 export { createReranker, HttpReranker, CrossEncoderReranker, RerankError } from './rerank.js';
 export type { Reranker } from './rerank.js';
 export { filterDocuments, operatorOf } from './metadata.js';
 export type { MetadataFilter, MetaCondition, Op as MetadataOperator } from './metadata.js';
-export { textQuery, textTop, textScores, textScoresJs, textAll, expandQuery, rowTerms, scoreRows, COLUMN_WEIGHTS, ALL_MATCHES_BELOW, EXPANSION_DF_CAP } from './fulltext.js';
+export { textQuery, textTop, textScores, textScoresJs, textAll, textSide, expandQuery, rowTerms, scoreRows, COLUMN_WEIGHTS, ALL_MATCHES_BELOW, EXPANSION_DF_CAP } from './fulltext.js';
+export type { TextQuery, TextSide, FtsTable } from './fulltext.js';

@@ -1,6 +1,9 @@
 /**
- * The vector side of retrieval: an in-memory copy of one `vec_<dim>` table, kept in step with
- * SQLite, which stays the source of truth.
+ * The vector side of retrieval: an in-memory copy of the `dim`-sized vectors of one source,
+ * kept in step with SQLite, which stays the source of truth. One design for every source
+ * (a VectorSource says where its rows, vectors and change log live): chunks (`CHUNK_VECTORS`,
+ * vectors in the `vec_<dim>` tables) and memory messages (`MEMORY_VECTORS`, vectors in a column
+ * of `memory_message`). The copies are cached per (connection, source, dim).
  *
  * - Below `exactBelow` live vectors a query is an exact scan (a dot product per vector over one
  *   contiguous Float32Array: ~0.3 µs per 384-d vector, faster than vec0's SSE-only scan).
@@ -10,11 +13,12 @@
  *   the float vectors. The result is approximate: bench/speed reports its recall@10 against the
  *   exact scan. `{ exact: true }` forces the exact scan.
  *
- * Keeping in step: chunk rowids only grow (a reused rowid was deleted first), so new chunks are
- * the rows past the highest rowid applied; triggers on the `chunk` table (migrations 4–5) append
- * the rowid of every deleted, switched or re-embedded chunk to `vec_log` in the writer's
- * transaction, so a rolled-back write leaves no trace. Before each search the index applies both;
- * a log trimmed past its position, or a large backlog, rebuilds it from the tables.
+ * Keeping in step: row ids only grow (a reused rowid was deleted first), so new rows are the
+ * rows past the highest id applied; triggers on the row table (chunks: migrations 4–5, memory
+ * messages: migration 8) append the id of every deleted, switched or re-embedded row to the
+ * source's log (`vec_log`, `memory_vec_log`) in the writer's transaction, so a rolled-back write
+ * leaves no trace. Before each search the index applies both; a log trimmed past its position
+ * (the source's floor key in `search_meta`), or a large backlog, rebuilds it from the tables.
  */
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/index.js';
@@ -39,33 +43,162 @@ export interface VectorHit {
 }
 
 export interface VectorFilter {
-  /** dataset ids to search in */
+  /** partitions to search in: dataset ids (chunks), memory ids (memory messages) */
   datasets: string[];
-  /** when set, only these chunk rowids */
+  /** when set, only these row ids */
   rowids?: Iterable<number>;
+  /** when set, only rows whose filter columns (VectorSource.tags) equal these values */
+  tags?: Readonly<Record<string, string>>;
 }
 
-const LOG_TRIM_AT = 200_000;
-const byDb = new WeakMap<Db, Map<number, DimIndex>>();
+/**
+ * Where a source's rows, vectors and change log live. Every name is an SQL identifier or
+ * expression of the schema (never user input).
+ */
+export interface VectorSource {
+  /** Short name, for messages. */
+  readonly name: string;
+  /** The row table and its integer id column (ids only grow; a reused id was deleted first). */
+  readonly rows: string;
+  readonly id: string;
+  /** The partition column: a search names the partitions it searches. */
+  readonly partition: string;
+  /** SQL expression over a row: true when the row may be found. */
+  readonly searchable: string;
+  /** The column holding the row's vector dimension (rows of other dimensions are not in the index). */
+  readonly dim: string;
+  /**
+   * Where the vector blobs (float32 little-endian, unit length) live: a column of the row table,
+   * or the vec0 table of the dimension named in `vec_index` (rowid = row id, with the partition
+   * column and `embedding`).
+   */
+  readonly vectors: { readonly column: string } | { readonly vecIndex: true };
+  /**
+   * Row columns kept in memory for equality filters (VectorFilter.tags); only with vectors in a
+   * column. They must never change after insert (the log triggers do not watch them).
+   */
+  readonly tags: readonly string[];
+  /** The change log (seq AUTOINCREMENT, rid): ids of deleted rows and of rows updated in a watched column. */
+  readonly log: string;
+  /** `search_meta` key of the log's trimmed floor. */
+  readonly floorKey: string;
+}
 
-/** The synced index of `dim`-sized vectors of `db`, or undefined when no such table exists. */
+/** Chunks: vectors in `vec_<dim>` (migrations 2, 4, 5). */
+export const CHUNK_VECTORS: VectorSource = {
+  name: 'chunk',
+  rows: 'chunk',
+  id: 'rowid',
+  partition: 'dataset_id',
+  searchable: 'available = 1',
+  dim: 'vec_dim',
+  vectors: { vecIndex: true },
+  tags: [],
+  log: 'vec_log',
+  floorKey: 'vec_log_floor',
+};
+
+/** Memory messages: vectors in `memory_message.vector` (migration 8); searchable = enabled and not forgotten. */
+export const MEMORY_VECTORS: VectorSource = {
+  name: 'memory message',
+  rows: 'memory_message',
+  id: 'id',
+  partition: 'memory_id',
+  searchable: 'status = 1 AND forget_at IS NULL',
+  dim: 'dim',
+  vectors: { column: 'vector' },
+  tags: ['agent_id', 'session_id', 'user_id'],
+  log: 'memory_vec_log',
+  floorKey: 'memory_vec_log_floor',
+};
+
+const LOG_TRIM_AT = 200_000;
+const byDb = new WeakMap<Db, Map<VectorSource, Map<number, DimIndex>>>();
+
+function cached(db: Db, source: VectorSource): Map<number, DimIndex> {
+  let bySource = byDb.get(db);
+  if (!bySource) byDb.set(db, (bySource = new Map()));
+  let m = bySource.get(source);
+  if (!m) bySource.set(source, (m = new Map()));
+  return m;
+}
+
+/** The synced index of the chunks' `dim`-sized vectors of `db`, or undefined when no such table exists. */
 export function vectorIndex(db: Db, dim: number): DimIndex | undefined {
-  let m = byDb.get(db);
-  if (!m) byDb.set(db, (m = new Map()));
+  const m = cached(db, CHUNK_VECTORS);
   let ix = m.get(dim);
   if (!ix) {
     const t = db.prepare('SELECT table_name FROM vec_index WHERE dim = ?').get(dim) as { table_name: string } | undefined;
     if (!t) return undefined;
-    m.set(dim, (ix = new DimIndex(db, dim, t.table_name)));
+    m.set(dim, (ix = new DimIndex(db, dim, CHUNK_VECTORS, t.table_name)));
   }
   ix.sync();
   return ix;
 }
 
-/** Drops the in-memory copies of `db` (next search rebuilds them). */
+/** The synced index of the memory messages' `dim`-sized vectors of `db` (empty when there are none). */
+export function memoryVectorIndex(db: Db, dim: number): DimIndex {
+  if (!Number.isInteger(dim) || dim <= 0) throw new RangeError(`Vector dimension must be a positive integer, got ${dim}`);
+  const m = cached(db, MEMORY_VECTORS);
+  let ix = m.get(dim);
+  if (!ix) m.set(dim, (ix = new DimIndex(db, dim, MEMORY_VECTORS)));
+  ix.sync();
+  return ix;
+}
+
+/** Drops the in-memory copies of `db`, every source (next search rebuilds them). */
 export function forgetVectorIndexes(db: Db): void {
   byDb.delete(db);
 }
+
+/** The statements of one DimIndex, built once from its source. */
+interface IndexSql {
+  floor: string;
+  maxSeq: string;
+  maxRow: string;
+  countFresh: string;
+  logged: string;
+  freshIds: string;
+  /** one row: (searchable, partition, dim[, vector, tags…]) */
+  row: string;
+  /** one vector by rowid (vec0 sources) */
+  vec: string | null;
+  trim: string;
+  setFloor: string;
+  /** rows of this dimension, to size the arrays (vec0 sources; a column source grows as it loads, sparing a scan) */
+  count: string | null;
+  /** vec0 sources: (id, searchable) of the rows of this dimension */
+  state: string | null;
+  /** (id, partition, vector) for vec0 sources; (id, partition, vector, searchable, tags…) for column sources */
+  load: string;
+}
+
+function indexSql(src: VectorSource, dim: number, vecTable: string | undefined): IndexSql {
+  const { rows, id } = src;
+  const col = 'column' in src.vectors ? src.vectors.column : null;
+  if (!col && !vecTable) throw new Error(`The ${src.name} vectors of dimension ${dim} have no table`);
+  if (!col && src.tags.length) throw new Error('Filter columns need vectors in a column of the row table');
+  const tags = src.tags.map((t) => `, ${t}`).join('');
+  return {
+    floor: `SELECT value FROM search_meta WHERE key = '${src.floorKey}'`,
+    maxSeq: `SELECT COALESCE(MAX(seq), 0) FROM ${src.log}`,
+    maxRow: `SELECT COALESCE(MAX(${id}), 0) FROM ${rows}`,
+    countFresh: `SELECT COUNT(*) FROM ${rows} WHERE ${id} > ?`,
+    logged: `SELECT rid FROM ${src.log} WHERE seq > ? AND seq <= ?`,
+    freshIds: `SELECT ${id} FROM ${rows} WHERE ${id} > ? AND ${id} <= ?`,
+    row: `SELECT (${src.searchable}), ${src.partition}, ${src.dim}${col ? `, ${col}${tags}` : ''} FROM ${rows} WHERE ${id} = ?`,
+    vec: col ? null : `SELECT embedding FROM ${vecTable} WHERE rowid = ?`,
+    trim: `DELETE FROM ${src.log} WHERE seq <= ?`,
+    setFloor: `INSERT OR REPLACE INTO search_meta (key, value) VALUES ('${src.floorKey}', ?)`,
+    count: col ? null : `SELECT COUNT(*) AS n FROM ${rows} WHERE ${src.dim} = ?`,
+    state: col ? null : `SELECT ${id}, (${src.searchable}) FROM ${rows} WHERE ${src.dim} = ?`,
+    load: col
+      ? `SELECT ${id}, ${src.partition}, ${col}, (${src.searchable})${tags} FROM ${rows} WHERE ${src.dim} = ? AND ${id} <= ?`
+      : `SELECT rowid, ${src.partition}, embedding FROM ${vecTable}`,
+  };
+}
+
+const NO_TAGS: readonly string[] = [];
 
 export class DimIndex {
   private cap = 0;
@@ -81,15 +214,21 @@ export class DimIndex {
   private free: number[] = [];
   private readonly parts = new Map<string, number>();
   private readonly partNames: string[] = [];
+  /** live rows per partition */
+  private partLive: number[] = [];
+  /** Per filter column (source.tags), each slot's interned value. */
+  private tagVals: Int32Array[];
+  private readonly tagIds = new Map<string, number>();
   private codes: CodeStore | null = null;
   private mean: Float32Array | null = null;
   /** live count when the codes (and their centre) were built */
   private codesAt = 0;
   private seq = -1;
-  /** highest chunk rowid applied */
+  /** highest row id applied */
   private maxRow = 0;
   private loaded = false;
   private readonly stmts = new Map<string, Statement>();
+  private readonly sql: IndexSql;
 
   private stmt(sql: string): Statement {
     let st = this.stmts.get(sql);
@@ -97,25 +236,59 @@ export class DimIndex {
     return st;
   }
 
-  constructor(private readonly db: Db, readonly dim: number, private readonly table: string) {}
+  /** `vecTable`: the vec0 table of `dim` (sources with `vectors.vecIndex`). */
+  constructor(private readonly db: Db, readonly dim: number, readonly source: VectorSource = CHUNK_VECTORS, vecTable?: string) {
+    this.sql = indexSql(source, dim, vecTable);
+    this.tagVals = source.tags.map(() => new Int32Array(0));
+  }
 
   get size(): number {
     return this.live;
   }
 
-  /** Dataset id of a chunk known to the index, or undefined. */
+  /** Partition (dataset id of a chunk, memory id of a message) of a searchable row known to the index, or undefined. */
   datasetOf(rowid: number): string | undefined {
     const s = this.slotOf.get(rowid);
     return s === undefined || !this.ok[s] ? undefined : this.partNames[this.part[s]!];
   }
 
-  /** The stored vector of a live chunk (a view: do not keep it). */
+  /** The share of live rows that lie in these partitions (0 when the index is empty). */
+  shareOf(partitions: readonly string[]): number {
+    if (this.live === 0) return 0;
+    let n = 0;
+    for (const p of new Set(partitions)) {
+      const id = this.parts.get(p);
+      if (id !== undefined) n += this.partLive[id]!;
+    }
+    return n / this.live;
+  }
+
+  /** The same as datasetOf, named for every source. */
+  partitionOf(rowid: number): string | undefined {
+    return this.datasetOf(rowid);
+  }
+
+  /**
+   * A predicate equal to the filter's partition and tag conditions (not its rowids): true for a
+   * searchable row the filter admits. For the text side of a hybrid search.
+   */
+  matcher(filter: Omit<VectorFilter, 'rowids'>): (rowid: number) => boolean {
+    const partOk = this.partitionMask(filter.datasets);
+    const tags = this.tagFilter(filter.tags);
+    if (!partOk || !tags) return () => false;
+    return (rowid) => {
+      const s = this.slotOf.get(rowid);
+      return s !== undefined && this.ok[s] === 1 && partOk[this.part[s]!] === 1 && tagsMatch(tags, s);
+    };
+  }
+
+  /** The stored vector of a live row (a view: do not keep it). */
   vector(rowid: number): Float32Array | undefined {
     const s = this.slotOf.get(rowid);
     return s === undefined ? undefined : this.vecs.subarray(s * this.dim, (s + 1) * this.dim);
   }
 
-  /** Cosine of `q` with a chunk's vector; undefined when the chunk has none here. */
+  /** Cosine of `q` with a row's vector; undefined when the row has none here. */
   cosine(q: Float32Array, rowid: number): number | undefined {
     const s = this.slotOf.get(rowid);
     if (s === undefined) return undefined;
@@ -125,25 +298,28 @@ export class DimIndex {
   // ------------------------------------------------------------------ keeping in step
 
   sync(): void {
-    const floor = Number((this.stmt("SELECT value FROM search_meta WHERE key = 'vec_log_floor'").pluck().get() as string | undefined) ?? 0);
+    const sql = this.sql;
+    const floor = Number((this.stmt(sql.floor).pluck().get() as string | undefined) ?? 0);
     if (!this.loaded || this.seq < floor) return this.reload();
-    const max = (this.stmt('SELECT COALESCE(MAX(seq), 0) FROM vec_log').pluck().get() as number);
-    const maxRow = (this.stmt('SELECT COALESCE(MAX(rowid), 0) FROM chunk').pluck().get() as number);
+    const max = (this.stmt(sql.maxSeq).pluck().get() as number);
+    const maxRow = (this.stmt(sql.maxRow).pluck().get() as number);
     if (max <= this.seq && maxRow <= this.maxRow) return;
-    // Inserts are the rows past the highest rowid seen (rowids grow; a reused rowid was deleted
-    // first, which the log records); updates and deletes come from the log.
-    const fresh = maxRow > this.maxRow ? (this.stmt('SELECT COUNT(*) FROM chunk WHERE rowid > ?').pluck().get(this.maxRow) as number) : 0;
-    const logged = max > this.seq ? (this.stmt('SELECT rid FROM vec_log WHERE seq > ? AND seq <= ?').raw().all(this.seq, max) as [number][]) : [];
+    // Inserts are the rows past the highest id seen (ids grow; a reused id was deleted first,
+    // which the log records); updates and deletes come from the log.
+    const fresh = maxRow > this.maxRow ? (this.stmt(sql.countFresh).pluck().get(this.maxRow) as number) : 0;
+    const logged = max > this.seq ? (this.stmt(sql.logged).raw().all(this.seq, max) as [number][]) : [];
     if (fresh + logged.length > Math.max(20_000, this.live / 4)) return this.reload();
     const dirty = new Set(logged.map((r) => r[0]));
-    if (fresh) for (const [r] of this.stmt('SELECT rowid FROM chunk WHERE rowid > ? AND rowid <= ?').raw().all(this.maxRow, maxRow) as [number][]) dirty.add(r);
-    const chunk = this.stmt('SELECT available, dataset_id, vec_dim FROM chunk WHERE rowid = ?');
-    const vec = this.stmt(`SELECT embedding FROM ${this.table} WHERE rowid = ?`).pluck();
+    if (fresh) for (const [r] of this.stmt(sql.freshIds).raw().all(this.maxRow, maxRow) as [number][]) dirty.add(r);
+    const row = this.stmt(sql.row).raw();
+    const vec = sql.vec ? this.stmt(sql.vec).pluck() : null;
+    const nTags = this.source.tags.length;
     for (const rid of dirty) {
-      const c = chunk.get(rid) as { available: number; dataset_id: string; vec_dim: number } | undefined;
-      const blob = c && c.vec_dim === this.dim ? (vec.get(BigInt(rid)) as Buffer | undefined) : undefined;
+      // [searchable, partition, dim] and, for a column source, [vector, tags…]
+      const c = row.get(rid) as [number, string, number, Buffer | null, ...string[]] | undefined;
+      const blob = c && c[2] === this.dim ? (vec ? (vec.get(BigInt(rid)) as Buffer | undefined) : c[3]) : undefined;
       if (!c || !blob) this.remove(rid);
-      else this.put(rid, c.dataset_id, c.available === 1, blob);
+      else this.put(rid, c[1], c[0] === 1, blob, nTags ? (c.slice(4) as string[]) : NO_TAGS);
     }
     this.maxRow = Math.max(this.maxRow, maxRow);
     this.seq = max;
@@ -159,8 +335,8 @@ export class DimIndex {
     if (this.seq - floor < LOG_TRIM_AT || this.db.readonly || this.db.inTransaction) return;
     try {
       this.db.transaction(() => {
-        this.db.prepare('DELETE FROM vec_log WHERE seq <= ?').run(this.seq);
-        this.db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('vec_log_floor', ?)").run(String(this.seq));
+        this.db.prepare(this.sql.trim).run(this.seq);
+        this.db.prepare(this.sql.setFloor).run(String(this.seq));
       })();
     } catch {
       // Busy or read-only: trimming is an optimisation only.
@@ -170,26 +346,36 @@ export class DimIndex {
   /** Rebuilds the whole copy from the tables, in one read transaction (a consistent snapshot). */
   reload(): void {
     this.loaded = false;
+    const sql = this.sql;
     this.db.transaction(() => {
-      this.seq = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) AS m FROM vec_log').get() as { m: number }).m;
-      this.maxRow = (this.db.prepare('SELECT COALESCE(MAX(rowid), 0) AS m FROM chunk').get() as { m: number }).m;
-      const count = (this.db.prepare('SELECT COUNT(*) AS n FROM chunk WHERE vec_dim = ?').get(this.dim) as { n: number }).n;
+      this.seq = this.db.prepare(sql.maxSeq).pluck().get() as number;
+      this.maxRow = this.db.prepare(sql.maxRow).pluck().get() as number;
+      const count = sql.count ? (this.db.prepare(sql.count).get(this.dim) as { n: number }).n : 0;
       this.cap = 0;
       this.n = 0;
       this.live = 0;
       this.slotOf.clear();
       this.free = [];
+      this.partLive.fill(0);
       this.codes = null;
       this.mean = null;
       this.grow(Math.max(count, 1024));
-      // Chunk rows decide: a vector without its chunk (an orphan) is skipped, a switched-off chunk is kept unsearchable.
-      // state[rowid]: 0 no chunk, 1 available, 2 switched off (rowids are dense: one byte each).
-      const state = new Uint8Array(this.maxRow + 1);
-      for (const [r, a] of this.db.prepare('SELECT rowid, available FROM chunk WHERE vec_dim = ?').raw().iterate(this.dim) as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
-      const it = this.db.prepare(`SELECT rowid, dataset_id, embedding FROM ${this.table}`).raw().iterate() as IterableIterator<[number | bigint, string, Buffer]>;
-      for (const [rid, ds, blob] of it) {
-        const r = Number(rid);
-        if (r <= this.maxRow && state[r]) this.put(r, ds, state[r] === 1, blob);
+      if (sql.state) {
+        // vec0 vectors: the rows decide. A vector without its row (an orphan) is skipped, a
+        // switched-off row is kept unsearchable. state[id]: 0 no row, 1 searchable, 2 switched
+        // off (ids are dense: one byte each).
+        const state = new Uint8Array(this.maxRow + 1);
+        for (const [r, a] of this.db.prepare(sql.state).raw().iterate(this.dim) as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
+        const it = this.db.prepare(sql.load).raw().iterate() as IterableIterator<[number | bigint, string, Buffer]>;
+        for (const [rid, ds, blob] of it) {
+          const r = Number(rid);
+          if (r <= this.maxRow && state[r]) this.put(r, ds, state[r] === 1, blob, NO_TAGS);
+        }
+      } else {
+        // Vectors in the row table: one pass (a row without a vector has none to index).
+        const nTags = this.source.tags.length;
+        const it = this.db.prepare(sql.load).raw().iterate(this.dim, this.maxRow) as IterableIterator<[number, string, Buffer | null, number, ...string[]]>;
+        for (const r of it) if (r[2]) this.put(r[0], r[1], r[3] === 1, r[2], nTags ? (r.slice(4) as string[]) : NO_TAGS);
       }
     })();
     this.loaded = true;
@@ -211,6 +397,11 @@ export class DimIndex {
     const o = new Uint8Array(cap);
     o.set(this.ok.subarray(0, this.n));
     this.ok = o;
+    for (let t = 0; t < this.tagVals.length; t++) {
+      const v = new Int32Array(cap);
+      v.set(this.tagVals[t]!.subarray(0, this.n));
+      this.tagVals[t] = v;
+    }
     this.cap = cap;
     this.codes?.reserve(cap);
   }
@@ -221,11 +412,18 @@ export class DimIndex {
       id = this.partNames.length;
       this.parts.set(name, id);
       this.partNames.push(name);
+      this.partLive.push(0);
     }
     return id;
   }
 
-  private put(rid: number, ds: string, available: boolean, blob: Buffer): void {
+  private tagId(value: string): number {
+    let id = this.tagIds.get(value);
+    if (id === undefined) this.tagIds.set(value, (id = this.tagIds.size));
+    return id;
+  }
+
+  private put(rid: number, ds: string, available: boolean, blob: Buffer, tags: readonly string[]): void {
     if (blob.byteLength !== this.dim * 4) return;
     let s = this.slotOf.get(rid);
     if (s === undefined) {
@@ -236,14 +434,17 @@ export class DimIndex {
       }
       this.slotOf.set(rid, s);
       this.live++;
-    }
+    } else this.partLive[this.part[s]!]!--;
     // Copy the bytes: better-sqlite3 may reuse the Buffer's memory.
     const src = new Float32Array(blob.buffer, blob.byteOffset, this.dim);
     if (blob.byteOffset % 4 === 0) this.vecs.set(src, s * this.dim);
     else this.vecs.set(new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength)), s * this.dim);
     this.rowids[s] = rid;
-    this.part[s] = this.partId(ds);
+    const part = this.partId(ds);
+    this.part[s] = part;
+    this.partLive[part]!++;
     this.ok[s] = available ? 1 : 0;
+    for (let t = 0; t < tags.length; t++) this.tagVals[t]![s] = this.tagId(String(tags[t] ?? ''));
     if (this.codes && this.mean) {
       this.codes.set(s, this.vecs, s * this.dim, this.dim, this.mean);
       this.codes.setOk(s, available);
@@ -254,6 +455,7 @@ export class DimIndex {
     const s = this.slotOf.get(rid);
     if (s === undefined) return;
     this.slotOf.delete(rid);
+    this.partLive[this.part[s]!]!--;
     this.ok[s] = 0;
     this.codes?.setOk(s, false);
     this.rowids[s] = -1;
@@ -287,22 +489,47 @@ export class DimIndex {
 
   // ------------------------------------------------------------------ search
 
-  /**
-   * The `k` vectors most similar to `q` among available chunks of the filter's datasets (and
-   * rowids), best first. Exact below `exactBelow` vectors, with a rowid filter, or with `exact`.
-   */
-  search(q: Float32Array, k: number, filter: VectorFilter, opts: { exact?: boolean } = {}): VectorHit[] {
-    if (q.length !== this.dim || k <= 0) return [];
+  /** 1 per partition searched; null when none of them is known here. */
+  private partitionMask(names: readonly string[]): Uint8Array | null {
     const partOk = new Uint8Array(this.partNames.length);
     let anyPart = false;
-    for (const d of filter.datasets) {
+    for (const d of names) {
       const id = this.parts.get(d);
       if (id !== undefined) {
         partOk[id] = 1;
         anyPart = true;
       }
     }
-    if (!anyPart) return [];
+    return anyPart ? partOk : null;
+  }
+
+  /** The filter's tag conditions as [column values, wanted id] pairs; null when a value is unknown (nothing matches). */
+  private tagFilter(tags: VectorFilter['tags']): TagCond[] | null {
+    const out: TagCond[] = [];
+    if (!tags) return out;
+    for (const [col, value] of Object.entries(tags)) {
+      const t = this.source.tags.indexOf(col);
+      if (t < 0) throw new RangeError(`${this.source.name} vectors cannot be filtered by '${col}'`);
+      const id = this.tagIds.get(value);
+      if (id === undefined) return null;
+      out.push([this.tagVals[t]!, id]);
+    }
+    return out;
+  }
+
+  /**
+   * The `k` vectors most similar to `q` among searchable rows of the filter's partitions (and
+   * rowids, and tag values), best first. Exact below `exactBelow` vectors, with a rowid filter,
+   * or with `exact`.
+   */
+  search(q: Float32Array, k: number, filter: VectorFilter, opts: { exact?: boolean } = {}): VectorHit[] {
+    if (q.length !== this.dim || k <= 0) return [];
+    const partOk = this.partitionMask(filter.datasets);
+    if (!partOk) return [];
+    if (filter.tags && Object.keys(filter.tags).length) {
+      const tags = this.tagFilter(filter.tags);
+      return tags ? this.searchTagged(q, k, filter, partOk, tags, opts) : [];
+    }
     // The usual case: every dataset in the index is searched, so no per-slot dataset check.
     const allParts = partOk.every((x) => x === 1);
     const top = new TopK(k);
@@ -348,9 +575,49 @@ export class DimIndex {
     return this.hits(top);
   }
 
+  /**
+   * search() with tag conditions: the same paths (rowids, exact scan, binary prefilter with a
+   * per-slot cut-off), every slot checked against the tags as well.
+   */
+  private searchTagged(q: Float32Array, k: number, filter: VectorFilter, partOk: Uint8Array, tags: TagCond[], opts: { exact?: boolean }): VectorHit[] {
+    const dim = this.dim;
+    const ok = this.ok;
+    const part = this.part;
+    const top = new TopK(k);
+    const admit = (s: number): boolean => ok[s] === 1 && partOk[part[s]!] === 1 && tagsMatch(tags, s);
+    if (filter.rowids) {
+      for (const rid of filter.rowids) {
+        const s = this.slotOf.get(rid);
+        if (s !== undefined && admit(s)) top.push(s, dotAt(q, this.vecs, s * dim, dim));
+      }
+      return this.hits(top);
+    }
+    const n = this.n;
+    if (opts.exact || !this.codes || !this.mean || this.live < vectorSearchOptions.exactBelow) {
+      for (let s = 0; s < n; s++) if (admit(s)) top.push(s, dotAt(q, this.vecs, s * dim, dim));
+      return this.hits(top);
+    }
+    const want = Math.max(vectorSearchOptions.minCandidates, k * vectorSearchOptions.oversample);
+    const dist = this.codes.distances(q, this.mean, n);
+    const hist = new Uint32Array(dim + 2);
+    for (let s = 0; s < n; s++) if (admit(s)) hist[dist[s]!]!++;
+    let cut = 0;
+    for (let acc = 0; cut <= dim && acc + hist[cut]! < want; cut++) acc += hist[cut]!;
+    for (let s = 0; s < n; s++) if (dist[s]! <= cut && admit(s)) top.push(s, dotAt(q, this.vecs, s * dim, dim));
+    return this.hits(top);
+  }
+
   private hits(top: TopK): VectorHit[] {
     return top.sorted().map(([s, score]) => ({ rowid: this.rowids[s]!, score }));
   }
+}
+
+/** A tag condition: each slot's interned value of one filter column, and the wanted value's id. */
+type TagCond = [vals: Int32Array, id: number];
+
+function tagsMatch(tags: TagCond[], s: number): boolean {
+  for (let i = 0; i < tags.length; i++) if (tags[i]![0][s] !== tags[i]![1]) return false;
+  return true;
 }
 
 function dotAt(q: Float32Array, v: Float32Array, o: number, dim: number): number {

@@ -253,10 +253,14 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       memory_id TEXT NOT NULL REFERENCES memory(id) ON DELETE CASCADE,
       message_id INTEGER NOT NULL,
+      status TEXT NOT NULL DEFAULT 'pending',
       attempts INTEGER NOT NULL DEFAULT 0,
-      last_error TEXT NOT NULL DEFAULT '',
-      create_time INTEGER NOT NULL
+      progress_msg TEXT NOT NULL DEFAULT '',
+      create_time INTEGER NOT NULL,
+      update_time INTEGER NOT NULL
     );
+    CREATE INDEX IF NOT EXISTS memory_task_pending ON memory_task(status, id);
+    CREATE INDEX IF NOT EXISTS memory_task_message ON memory_task(memory_id, message_id);
   `),
 ];
 

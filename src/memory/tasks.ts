@@ -1,0 +1,165 @@
+/**
+ * Extraction work: after a raw message is stored, a row in `memory_task` asks for its semantic /
+ * episodic / procedural items. The rows are the queue: they outlive the process, and the next
+ * open resumes whatever is still pending. One task runs at a time per database.
+ *
+ * A model error is retried (3 attempts, backoff); output that is not the expected JSON stores
+ * nothing and records why on the task (`progress_msg`), as does a model that cannot extract (the
+ * built-in extractive model) or a memory whose items no longer fit.
+ */
+import type { Database } from 'better-sqlite3';
+import type { ChatModel } from '../llm/index.js';
+import { insertMessages, MemoryFullError } from './allocator.js';
+import { extract, canExtract, maskToTypes } from './extract.js';
+
+export interface TaskDeps {
+  db: Database;
+  /** The chat model of a memory's llm_id, or undefined when it is not available. */
+  model(llmId: string): ChatModel | undefined;
+  /** Unit vectors with a memory's embedding model. */
+  embed(embdId: string, texts: string[]): Promise<Float32Array[]>;
+  isClosed(): boolean;
+  /** Where failures are reported besides the task row. @default console.warn */
+  log?: (msg: string) => void;
+}
+
+export const TASK_ATTEMPTS = 3;
+const RETRY_MS = [200, 1_000, 5_000];
+
+interface TaskRow {
+  id: number;
+  memory_id: string;
+  message_id: number;
+  attempts: number;
+}
+
+export class ExtractionQueue {
+  private running: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly abort = new AbortController();
+
+  constructor(private readonly d: TaskDeps) {}
+
+  /** Starts working through pending tasks (no-op when already working). */
+  kick(): void {
+    if (this.running || this.d.isClosed()) return;
+    this.running = this.drain().finally(() => {
+      this.running = null;
+    });
+  }
+
+  /** Resolves when no task is pending or running (tests, benchmarks); waits out retries. */
+  async idle(): Promise<void> {
+    for (;;) {
+      if (this.running) {
+        await this.running;
+        continue;
+      }
+      if (this.d.isClosed() || this.pending() === 0) return;
+      const due = this.d.db.prepare("SELECT MIN(update_time) FROM memory_task WHERE status = 'pending'").pluck().get() as number;
+      if (due > Date.now()) await new Promise((r) => setTimeout(r, Math.min(50, due - Date.now())));
+      else this.kick();
+    }
+  }
+
+  /** Stops: an unfinished task stays pending for the next open. */
+  async close(): Promise<void> {
+    this.abort.abort();
+    if (this.timer) clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  private pending(): number {
+    return (this.d.db.prepare("SELECT COUNT(*) FROM memory_task WHERE status = 'pending'").pluck().get() as number) ?? 0;
+  }
+
+  private async drain(): Promise<void> {
+    const next = this.d.db.prepare("SELECT id, memory_id, message_id, attempts FROM memory_task WHERE status = 'pending' AND update_time <= ? ORDER BY id LIMIT 1");
+    for (;;) {
+      if (this.d.isClosed() || this.abort.signal.aborted) return;
+      const t = next.get(Date.now()) as TaskRow | undefined;
+      if (!t) {
+        this.scheduleRetry();
+        return;
+      }
+      await this.run(t);
+    }
+  }
+
+  /** A task waiting for its retry time: wake up then. */
+  private scheduleRetry(): void {
+    const at = this.d.db.prepare("SELECT MIN(update_time) FROM memory_task WHERE status = 'pending'").pluck().get() as number | null;
+    if (at === null || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.kick();
+    }, Math.max(0, at - Date.now()));
+    this.timer.unref();
+  }
+
+  private finish(t: TaskRow, status: 'done' | 'failed', msg: string): void {
+    this.d.db.prepare('UPDATE memory_task SET status = ?, progress_msg = ?, attempts = ?, update_time = ? WHERE id = ?').run(status, msg, t.attempts + 1, Date.now(), t.id);
+    if (status === 'failed') (this.d.log ?? console.warn)(`ragloom memory ${t.memory_id}: extraction of message ${t.message_id} failed: ${msg}`);
+  }
+
+  private async run(t: TaskRow): Promise<void> {
+    const db = this.d.db;
+    const mem = db.prepare('SELECT id, memory_type, embd_id, llm_id, temperature, system_prompt, user_prompt FROM memory WHERE id = ?').get(t.memory_id) as
+      | { id: string; memory_type: number; embd_id: string; llm_id: string; temperature: number; system_prompt: string; user_prompt: string }
+      | undefined;
+    const raw = db.prepare("SELECT id, user_id, agent_id, session_id, content, valid_at, fifo_at FROM memory_message WHERE id = ? AND message_type = 'raw'").get(t.message_id) as
+      | { id: number; user_id: string; agent_id: string; session_id: string; content: string; valid_at: number; fifo_at: number }
+      | undefined;
+    if (!mem || !raw) return this.finish(t, 'failed', 'the message is gone (evicted or deleted) before its extraction ran');
+    const types = maskToTypes(mem.memory_type).filter((x) => x !== 'raw');
+    if (!types.length) return this.finish(t, 'done', 'nothing to extract (raw only)');
+    const model = this.d.model(mem.llm_id);
+    if (!model) return this.finish(t, 'failed', `the chat model ${mem.llm_id} is not available`);
+    if (!canExtract(model)) return this.finish(t, 'failed', `the chat model ${mem.llm_id} cannot extract memories (it does not generate text)`);
+    const m = /^User Input: ([\s\S]*?)\nAgent Response: ([\s\S]*)$/.exec(raw.content);
+    let res;
+    try {
+      res = await extract(model, {
+        types,
+        userInput: m ? m[1]! : raw.content,
+        agentResponse: m ? m[2]! : '',
+        conversationTime: raw.valid_at,
+        now: Date.now(),
+        temperature: mem.temperature,
+        systemPrompt: mem.system_prompt || undefined,
+        userPrompt: mem.user_prompt || undefined,
+        signal: this.abort.signal,
+      });
+    } catch (e) {
+      if (this.abort.signal.aborted) return; // closing: stays pending for the next open
+      const msg = (e as Error).message;
+      if (t.attempts + 1 >= TASK_ATTEMPTS) return this.finish(t, 'failed', `${msg} (after ${TASK_ATTEMPTS} attempts)`);
+      db.prepare('UPDATE memory_task SET attempts = attempts + 1, progress_msg = ?, update_time = ? WHERE id = ?').run(msg, Date.now() + RETRY_MS[t.attempts]!, t.id);
+      return;
+    }
+    if (res.error) return this.finish(t, 'failed', `the model's answer was not usable: ${res.error}`);
+    if (!res.items.length) return this.finish(t, 'done', 'no items extracted');
+    let vectors: Float32Array[];
+    try {
+      vectors = await this.d.embed(mem.embd_id, res.items.map((i) => i.content));
+    } catch (e) {
+      return this.finish(t, 'failed', `embedding failed: ${(e as Error).message}`);
+    }
+    if (this.d.isClosed()) return;
+    db.transaction(() => {
+      // The raw message may have been evicted while the model was answering.
+      if (!db.prepare('SELECT 1 FROM memory_message WHERE id = ?').get(raw.id)) return this.finish(t, 'failed', 'the message was evicted before its items were stored');
+      try {
+        const now = Date.now();
+        insertMessages(db, mem.id, res.items.map((it, i) => ({
+          message_type: it.type, source_id: raw.id, user_id: raw.user_id, agent_id: raw.agent_id, session_id: raw.session_id,
+          content: it.content, vector: vectors[i] ?? null, valid_at: it.valid_at, invalid_at: it.invalid_at, fifo_at: raw.fifo_at,
+        })), { now, protect: raw.id });
+        this.finish(t, 'done', `${res.items.length} items extracted`);
+      } catch (e) {
+        if (!(e instanceof MemoryFullError)) throw e;
+        this.finish(t, 'failed', `the extracted items do not fit: ${e.message}`);
+      }
+    })();
+  }
+}
