@@ -119,7 +119,7 @@ export const CATALOGUE = {
   RERANK_NOT_FOUND: [D, "`rerank_id` %s doesn't exist"],
   RERANK_FAILED: [RetCode.SERVER_ERROR, 'Rerank model %s %s'],
   NEEDS_CHAT_MODEL: [D, '%s needs a chat model to rewrite the question, and none is configured.'],
-  NEEDS_CHAT_LAYER: [D, '%s needs a chat model to rewrite the question; the embedded engine cannot call chat models yet.'],
+  NEEDS_WRITING_MODEL: [D, '%s needs a chat model that writes text to rewrite the question; the default chat model %s only selects sentences: set default_chat_model to a generative model.'],
   METADATA_CONDITION: [A, '%s'],
   UNSUPPORTED_OPERATOR: [A, 'Unsupported comparison operator: %s'],
 } as const satisfies Record<string, readonly [number, string]>;

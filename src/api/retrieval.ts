@@ -4,7 +4,8 @@
  * docs/retrieval.md describes every parameter.
  */
 import type { Engine, Ctx } from '../core/index.js';
-import { visibleDataset, type DatasetRow } from '../core/index.js';
+import { visibleDataset, chatModel, keywordExtraction, crossLanguages, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
+import type { ChatModel } from '../llm/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import {
   hybridSearch, createReranker, operatorOf, RerankError,
@@ -61,19 +62,27 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   if (p.cross_languages !== undefined && p.cross_languages !== null && !Array.isArray(p.cross_languages)) {
     fail('CROSS_LANGUAGES_LIST');
   }
-  // Query rewriting needs a chat model; ragloom has no chat-model layer yet, so say so instead of ignoring the flag.
-  const wantsLlm = p.keyword === true || p.keyword === 'true' || (Array.isArray(p.cross_languages) && p.cross_languages.length > 0);
-  if (wantsLlm) {
-    const what = p.keyword === true || p.keyword === 'true' ? '`keyword`' : '`cross_languages`';
-    fail(hasChatModel(e, ctx) ? 'NEEDS_CHAT_LAYER' : 'NEEDS_CHAT_MODEL', what);
+  // Query rewriting (RAGFlow: the tenant's default chat model) needs a model that writes text.
+  const wantsKeywords = p.keyword === true || p.keyword === 'true';
+  const languages = Array.isArray(p.cross_languages) ? (p.cross_languages as unknown[]).map(String).filter(Boolean) : [];
+  let rewriter: ChatModel | undefined;
+  if (wantsKeywords || languages.length) {
+    const what = languages.length ? '`cross_languages`' : '`keyword`';
+    const id = defaultChatModelId(e, ctx);
+    rewriter = chatModel(e, id, kbs[0]!.embd_id);
+    if (!rewriter) fail('NEEDS_CHAT_MODEL', what);
+    if (rewriter!.capabilities?.rewrite === false) fail('NEEDS_WRITING_MODEL', what, id);
   }
   let reranker: Reranker | undefined;
   if (p.rerank_id !== undefined && p.rerank_id !== null && p.rerank_id !== '') {
     if (typeof p.rerank_id !== 'string') fail('RERANK_ID_STRING');
     reranker = resolveReranker(e, p.rerank_id);
   }
-  const question = p.question.trim();
+  let question = p.question.trim();
   if (!question) return { total: 0, chunks: [], doc_aggs: {} };
+  if (rewriter && languages.length) question = await crossLanguages(rewriter, question, languages);
+  // Appended with no separator, as RAGFlow's retrieval does (chats use ",").
+  if (rewriter && wantsKeywords) question += await keywordExtraction(rewriter, question);
 
   const embedder = e.models.embedder(kbs[0]!.embd_id);
   try {
@@ -113,8 +122,8 @@ function highlightFlag(v: unknown): boolean {
   return fail('HIGHLIGHT_BOOLEAN');
 }
 
-function hasChatModel(e: Engine, ctx: Ctx): boolean {
-  return !!e.tenant(ctx.tenantId)?.llm_id || e.models.list('chat').length > 0;
+function defaultChatModelId(e: Engine, ctx: Ctx): string {
+  return e.tenant(ctx.tenantId)?.llm_id || DEFAULT_CHAT_MODEL;
 }
 
 // ---- metadata_condition

@@ -94,6 +94,37 @@ Extract the 3 most important keywords or phrases of the text below, in the text'
 ## Text
 ${content}`;
 
+/** RAGFlow's `keyword_extraction`: the model's keywords for `question` ('' when it fails). */
+export async function keywordExtraction(model: ChatModel, question: string, signal?: AbortSignal): Promise<string> {
+  try {
+    const r = await model.chat([{ role: 'system', content: KEYWORD_PROMPT(question) }, { role: 'user', content: 'Output: ' }], { temperature: 0.2, signal });
+    return r.content.replace(/^[\s\S]*<\/think>/, '').trim();
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    return '';
+  }
+}
+
+const CROSS_LANGUAGES_PROMPT = (query: string, languages: string[]) => `## Task
+Translate the query below into each of these languages, in this order: ${languages.join(', ')}.
+Keep names, numbers and technical terms as they are. Output only the translations, separated by a line holding only ===.
+
+## Query
+${query}`;
+
+/** RAGFlow's `cross_languages`: the query in each language, one per line (the query itself when the model fails). */
+export async function crossLanguages(model: ChatModel, query: string, languages: string[], signal?: AbortSignal): Promise<string> {
+  try {
+    const r = await model.chat([{ role: 'system', content: CROSS_LANGUAGES_PROMPT(query, languages) }, { role: 'user', content: 'Output: ' }], { temperature: 0.2, signal });
+    const text = r.content.replace(/^[\s\S]*<\/think>/, '').replace(/^Output:/, '');
+    const parts = text.split(/\n?===+\n?/).map((x) => x.replace(/\n+/g, ' ').trim()).filter(Boolean);
+    return parts.length ? parts.join('\n') : query;
+  } catch (err) {
+    if (signal?.aborted) throw err;
+    return query;
+  }
+}
+
 /** Python's str.format for the names given; other braces stay as they are. */
 export function formatPrompt(template: string, vars: Record<string, unknown>): string {
   return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (m, key: string | undefined) => {

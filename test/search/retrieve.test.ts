@@ -85,8 +85,10 @@ describe('Client#retrieve() errors', () => {
     expect(await err({ top_k: -3 })).toMatchObject({ code: 102, message: '`top_k` must be greater than 0' });
     expect(await err({ highlight: 'yes' })).toMatchObject({ code: 102, message: '`highlight` should be a boolean' });
     expect(await err({ highlight: 1 })).toMatchObject({ code: 102, message: '`highlight` should be a boolean' });
-    expect(await err({ keyword: true })).toMatchObject({ code: 102, message: '`keyword` needs a chat model to rewrite the question, and none is configured.' });
-    expect(await err({ cross_languages: ['German'] })).toMatchObject({ code: 102, message: '`cross_languages` needs a chat model to rewrite the question, and none is configured.' });
+    // The default chat model (the built-in extractive one) cannot write a rewritten question.
+    const writing = (what: string) => `${what} needs a chat model that writes text to rewrite the question; the default chat model ragloom-extractive@Builtin only selects sentences: set default_chat_model to a generative model.`;
+    expect(await err({ keyword: true })).toMatchObject({ code: 102, message: writing('`keyword`') });
+    expect(await err({ cross_languages: ['German'] })).toMatchObject({ code: 102, message: writing('`cross_languages`') });
     expect(await err({ cross_languages: 'German' })).toMatchObject({ code: 101 });
     expect(await err({ rerank_id: 'nope@Jina' })).toMatchObject({ code: 102, message: '`rerank_id` nope@Jina doesn\'t exist' });
     expect(await err({ metadata_condition: { conditions: [{ name: 'a', comparison_operator: '~', value: 1 }] } })).toMatchObject({ code: 101 });
