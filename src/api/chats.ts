@@ -331,7 +331,7 @@ export function listSessions(e: Engine, ctx: Ctx, chatId: string, q: P): Record<
   const where = ['chat_id = ?'];
   const args: unknown[] = [chatId];
   if (q.id) (where.push('id = ?'), args.push(String(q.id)));
-  if (q.name) (where.push('name = ?'), args.push(String(q.name)));
+  if (q.name) (where.push('name = ? COLLATE NOCASE'), args.push(String(q.name)));
   if (q.user_id) (where.push('user_id = ?'), args.push(String(q.user_id)));
   let sql = `SELECT * FROM chat_session WHERE ${where.join(' AND ')} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
   if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(size, (Math.max(1, page) - 1) * size);

@@ -32,7 +32,8 @@ export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: u
   const t = nowMs();
   const ids: string[] = [];
   e.tx(() => {
-    const taken = e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ?');
+    // Names compare as RAGFlow's MySQL collation does: case-insensitively.
+    const taken = e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ? COLLATE NOCASE');
     for (const f of list) {
       const name = duplicateName(f.display_name as string, (n) => !!taken.get(kb.id, n), true);
       const blob = f.blob as Uint8Array;
@@ -70,8 +71,8 @@ export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<
     return { total: 1, docs: [documentToWire(doc)] };
   }
   if (typeof q.name === 'string' && q.name) {
-    if (!e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ?').get(kb.id, q.name)) fail('DOCUMENT_NOT_OWNED', q.name);
-    where.push('name = @name');
+    if (!e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ? COLLATE NOCASE').get(kb.id, q.name)) fail('DOCUMENT_NOT_OWNED', q.name);
+    where.push('name = @name COLLATE NOCASE');
     p.name = q.name;
   }
   if (Array.isArray(q.ids) && q.ids.length) {

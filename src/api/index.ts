@@ -8,6 +8,7 @@ import { retrieve, type RetrieveParams } from './retrieval.js';
 import * as chats from './chats.js';
 import { chatCompletion, openaiCompletion } from './completions.js';
 import * as memories from './memories.js';
+import * as identity from './identity.js';
 import { ExtractionQueue } from '../memory/index.js';
 import { chatModel, embedCached } from '../core/index.js';
 
@@ -62,6 +63,10 @@ const OPS = {
   'messages.content': (a: Api, c: Ctx, p: P) => memories.getMessageContent(a.engine, c, str(p.memory_id), p.message_id),
   'messages.recent': (a: Api, c: Ctx, p: P) => memories.getRecentMessages(a.engine, c, body(p)),
   'messages.search': (a: Api, c: Ctx, p: P) => memories.searchMessage(a.engine, c, body(p)),
+  'users.create': (a: Api, c: Ctx, p: P) => identity.createUser(a.engine, c, body(p)),
+  'tenants.members.add': (a: Api, c: Ctx, p: P) => identity.addMember(a.engine, c, body(p)),
+  'auth.verify': (a: Api, _c: Ctx, p: P) => identity.verifyApiKey(a.engine, p),
+  'auth.bootstrap': (a: Api, _c: Ctx, p: P) => identity.bootstrapAdmin(a.engine, p),
 } as const;
 
 export type OpName = keyof typeof OPS;

@@ -64,12 +64,19 @@ function memoryToWire(e: Engine, m: MemoryRow): Record<string, unknown> {
   };
 }
 
-/** Own memories, and team memories of the caller's tenants (the local client has one tenant). */
+/** The tenants the caller belongs to (its own first). */
+function joinedTenants(e: Engine, ctx: Ctx): string[] {
+  const others = e.db.prepare('SELECT tenant_id FROM user_tenant WHERE user_id = ? AND tenant_id != ?').pluck().all(ctx.userId, ctx.tenantId) as string[];
+  return [ctx.tenantId, ...others];
+}
+
+/** Own memories, and `team` memories of tenants the caller is a member of. */
 function accessible(e: Engine, ctx: Ctx, id: unknown): MemoryRow | undefined {
   if (typeof id !== 'string' || !id) return undefined;
   const m = e.db.prepare('SELECT * FROM memory WHERE id = ?').get(id) as MemoryRow | undefined;
   if (!m) return undefined;
-  return m.tenant_id === ctx.tenantId || m.permissions === 'team' ? m : undefined;
+  if (m.tenant_id === ctx.tenantId) return m;
+  return m.permissions === 'team' && joinedTenants(e, ctx).includes(m.tenant_id) ? m : undefined;
 }
 
 const requireMemory = (e: Engine, ctx: Ctx, id: unknown): MemoryRow => accessible(e, ctx, id) ?? notFound(`Memory '${String(id)}' not found.`);
@@ -102,7 +109,7 @@ function checkModels(e: Engine, p: { llm_id?: unknown; embd_id?: unknown }): voi
 }
 
 function uniqueName(e: Engine, tenantId: string, name: string, exceptId = ''): string {
-  const taken = e.db.prepare('SELECT 1 FROM memory WHERE tenant_id = ? AND name = ? AND id != ?');
+  const taken = e.db.prepare('SELECT 1 FROM memory WHERE tenant_id = ? AND name = ? COLLATE NOCASE AND id != ?');
   return duplicateName(name, (c) => !!taken.get(tenantId, c, exceptId));
 }
 
@@ -187,14 +194,16 @@ export function listMemory(e: Engine, ctx: Ctx, q: P): { memory_list: Record<str
   const split = (v: unknown): string[] => (v === undefined || v === null || v === '' ? [] : (Array.isArray(v) ? v : [v]).flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean));
   const page = Math.max(1, Math.trunc(Number(q.page ?? 1)) || 1);
   const size = Math.trunc(Number(q.page_size ?? 50)) || 50;
-  const allowed = new Set([ctx.tenantId, ctx.userId]);
-  let tenants = split(q.tenant_id ?? q.owner_ids);
+  const joined = joinedTenants(e, ctx);
+  // The local user id stands for its own tenant too (RAGFlow's tenant id is its owner's user id).
+  let tenants = split(q.tenant_id ?? q.owner_ids).map((t) => (t === ctx.userId ? ctx.tenantId : t));
   if (tenants.length) {
-    tenants = tenants.filter((t) => allowed.has(t)).map(() => ctx.tenantId);
+    tenants = [...new Set(tenants.filter((t) => joined.includes(t)))];
     if (!tenants.length) return { memory_list: [], total_count: 0 };
-  } else tenants = [ctx.tenantId];
-  const where = [`tenant_id IN (${tenants.map(() => '?').join(',')})`];
-  const args: unknown[] = [...tenants];
+  } else tenants = joined;
+  // Another tenant's memories are visible only when shared with the team.
+  const where = [`tenant_id IN (${tenants.map(() => '?').join(',')})`, "(tenant_id = ? OR permissions = 'team')"];
+  const args: unknown[] = [...tenants, ctx.tenantId];
   // RAGFlow reads only the first memory_type value of the query string (comma-split).
   const mt = Array.isArray(q.memory_type) ? q.memory_type[0] : q.memory_type;
   const types = split(mt).filter((t) => (MEMORY_TYPES as readonly string[]).includes(t));

@@ -9,6 +9,7 @@ import { runWorkspaceCommand } from './workspace.js';
 import { formatTable } from './table.js';
 import type { Chunk, Message } from '../client/index.js';
 import { BUILTIN_EMBEDDINGS, pullModel, modelCacheDir } from '../embed/index.js';
+import { startServer } from '../server/index.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The package's own docs/ folder: real documents that ship with ragloom, used by quickstart. */
@@ -30,6 +31,9 @@ Usage:
   ragloom models pull <hub id> [--dir DIR]
       download a Hugging Face ONNX model once (online machines only); then register it with
       { type: 'embedding', name: '<hub id>', factory: 'HuggingFace' } and it runs offline
+  ragloom serve [--db FILE] [--port N] [--host H] [--new-key]
+      serve the database over RAGFlow's REST API (/api/v1) and the OpenAI-compatible endpoint;
+      prints the admin API key on the first start (or with --new-key); SIGINT/SIGTERM stop it gracefully
   ragloom workspace show|ls|add|rm|bind <dir> ...
       inspect and edit a PaddleX workspace folder (see docs/workspace.md)
 
@@ -160,6 +164,35 @@ async function models(args: string[]): Promise<number> {
   return 0;
 }
 
+/** `ragloom serve`: runs until SIGINT or SIGTERM, then closes gracefully (in-flight requests finish). */
+async function serve(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: {
+    db: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'new-key': { type: 'boolean' },
+  } });
+  const port = values.port === undefined ? 9380 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('ragloom serve [--db FILE] [--port N] [--host H] [--new-key]');
+  const db = values.db ?? 'ragloom.db';
+  const srv = await startServer({ path: db, port, host: values.host ?? '127.0.0.1', newAdminKey: values['new-key'] ?? false });
+  process.stdout.write(`ragloom serving ${db} at ${srv.url}/api/v1 (OpenAI-compatible: ${srv.url}/api/v1/openai/<chat_id>)\n`);
+  if (srv.firstStart || values['new-key']) {
+    process.stdout.write(`Admin API key (shown once; keep it): ${srv.apiKey}\n`);
+  } else {
+    process.stdout.write('Admin API key: printed when this database was first served (`ragloom serve --new-key` issues another).\n');
+  }
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  process.stdout.write('ragloom: shutting down (finishing in-flight requests)…\n');
+  await srv.close();
+  return 0;
+}
+
 class UsageError extends Error {}
 
 export async function main(argv: string[]): Promise<number> {
@@ -172,6 +205,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'ask': return await askCmd(rest);
       case 'workspace': return await runWorkspaceCommand(rest);
       case 'models': return await models(rest);
+      case 'serve': return await serve(rest);
       case undefined: case '-h': case '--help': case 'help':
         process.stdout.write(USAGE);
         return cmd === undefined ? 1 : 0;

@@ -90,7 +90,8 @@ export class Session extends Resource {
   private async *streamAnswer(params: Record<string, unknown>, question: string): AsyncGenerator<Message> {
     const abort = new AbortController();
     const outer = params.signal as AbortSignal | undefined;
-    outer?.addEventListener('abort', () => abort.abort(outer.reason), { once: true });
+    if (outer?.aborted) abort.abort(outer.reason);
+    else outer?.addEventListener('abort', () => abort.abort(outer.reason), { once: true });
     const it = await this.t.call<AsyncIterable<Answer>>('chats.completion', { ...params, signal: abort.signal });
     let content = '';
     try {

@@ -1,6 +1,7 @@
 import { Api } from '../api/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import { LocalTransport, type Transport } from './transport.js';
+import { HttpTransport } from './http.js';
 import { Chunk, DataSet } from './resources.js';
 import { Chat } from './chat.js';
 import { Memory, type MemoryMessage } from './memory.js';
@@ -9,24 +10,35 @@ import { ApiError } from '../api/errors.js';
 export interface ClientOptions {
   /** SQLite database file of the embedded engine; ':memory:' allowed. */
   path?: string;
-  /** A RAGFlow-compatible server (remote mode). */
+  /**
+   * A RAGFlow-compatible server, `http(s)://host:port` (remote mode): `ragloom serve`, or a RAGFlow
+   * deployment. Not together with `path`.
+   */
   baseUrl?: string;
+  /** The server's API key (`ragflow-…`), sent as `Authorization: Bearer <apiKey>`; remote mode only, required there. */
   apiKey?: string;
-  /** The tenant's models: chat, embedding, rerank. */
+  /** The tenant's models: chat, embedding, rerank. Local mode only (a server has its own). */
   models?: ModelConfig[];
-  /** `name@factory` of the default chat model. */
+  /** `name@factory` of the default chat model. Local mode only. */
   default_chat_model?: string;
-  /** `name@factory` of the default embedding model. @default 'universal-sentence-encoder-lite@Builtin' */
+  /** `name@factory` of the default embedding model. Local mode only. @default 'universal-sentence-encoder-lite@Builtin' */
   default_embedding_model?: string;
 }
 
 const KNOWN = ['path', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model'];
 
+/** Options a remote Client cannot take: they are the server's configuration. */
+const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model'] as const;
+
 /**
- * The RAGFlow SDK interface. `new Client({ path })` runs the engine in-process on one SQLite file.
+ * The RAGFlow SDK interface. `new Client({ path })` runs the engine in-process on one SQLite file;
+ * `new Client({ baseUrl, apiKey })` speaks the same REST interface to a server over HTTP, with the
+ * same results and the same `ApiError`s (a server that cannot be reached: code 105).
  * @example
  * const client = new Client({ path: './kb.db' });
  * const ds = await client.createDataset({ name: 'docs' });
+ * @example
+ * const remote = new Client({ baseUrl: 'http://127.0.0.1:9380', apiKey: 'ragflow-…' });
  */
 export class Client {
   private readonly t: Transport;
@@ -41,11 +53,19 @@ export class Client {
       }
     }
     if (opts.baseUrl !== undefined) {
-      throw new TypeError('Remote mode (baseUrl) is not available in this release; use { path } for the embedded engine');
+      if (opts.path !== undefined) throw new TypeError('Pass either "path" (the embedded engine) or "baseUrl" (a server), not both');
+      for (const k of SERVER_SIDE) {
+        if (opts[k] !== undefined) {
+          throw new TypeError(`"${k}" is the server's configuration in remote mode (startServer({ ${k} }) / ragloom serve); a remote Client cannot set it`);
+        }
+      }
+      this.t = new HttpTransport({ baseUrl: opts.baseUrl, apiKey: opts.apiKey as string });
+    } else {
+      if (opts.apiKey !== undefined) throw new TypeError('"apiKey" goes with "baseUrl" (remote mode); the embedded engine ({ path }) needs no key');
+      if (typeof opts.path !== 'string' || !opts.path) throw new TypeError('new Client({ path }) needs a database path or ":memory:"');
+      this.api = new Api({ path: opts.path, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model });
+      this.t = new LocalTransport(this.api);
     }
-    if (typeof opts.path !== 'string' || !opts.path) throw new TypeError('new Client({ path }) needs a database path or ":memory:"');
-    this.api = new Api({ path: opts.path, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model });
-    this.t = new LocalTransport(this.api);
   }
 
   async createDataset(p: {
@@ -163,17 +183,28 @@ export class Client {
     return this.t.call('messages.recent', { limit: 10, ...p });
   }
 
-  /** Resolves when every queued memory extraction has run (tests, scripts). */
+  /**
+   * Resolves when every queued memory extraction has run (tests, scripts). Local mode only: a
+   * server extracts in its own process, so in remote mode this rejects with a TypeError; poll
+   * `memory.listMemoryMessages()` instead (each raw message's `task.status`).
+   */
   async waitForMemoryTasks(): Promise<void> {
-    await this.api?.memoryTasks.idle();
+    if (!this.api) {
+      throw new TypeError("waitForMemoryTasks() is not available in remote mode: the server runs memory extraction in its own process; poll memory.listMemoryMessages() (each message's task.status) instead");
+    }
+    await this.api.memoryTasks.idle();
   }
 
-  /** Registers a model for this client's tenant. */
+  /** Registers a model for this client's tenant. Local mode only (TypeError in remote mode). */
   registerModel(m: ModelConfig): void {
-    this.api!.engine.models.register(m);
+    if (!this.api) throw new TypeError("registerModel() is not available in remote mode: models are the server's configuration (startServer({ models }) / ragloom serve)");
+    this.api.engine.models.register(m);
   }
 
-  /** Releases the database and background work. */
+  /**
+   * Local mode: releases the database and background work. Remote mode: aborts this client's
+   * requests under way and refuses later calls (103); the server keeps running.
+   */
   close(): Promise<void> {
     return this.t.close();
   }

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { ftsTerms, ANALYZER_VERSION } from '../text/index.js';
-import { jsonList } from '../util/index.js';
+import { jsonList, sha256Hex } from '../util/index.js';
 
 /**
  * Ordered schema migrations; `PRAGMA user_version` holds the number applied. Each step is
@@ -262,6 +262,29 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
     CREATE INDEX IF NOT EXISTS memory_task_pending ON memory_task(status, id);
     CREATE INDEX IF NOT EXISTS memory_task_message ON memory_task(memory_id, message_id);
   `),
+  // 9: identity for `ragloom serve` (src/api/identity.ts). API keys are stored as their sha256
+  // only: `api_token.token` becomes `token_sha256` (any key written in clear before is hashed in
+  // place), with where the key came from (`source`: admin | user) and a short `hint` to tell keys
+  // apart. Users get `is_superuser` (the serving admin) and a `password` hash; e-mails are unique.
+  (db) => {
+    const cols = (t: string) => (db.prepare(`PRAGMA table_info(${t})`).all() as { name: string }[]).map((c) => c.name);
+    const user = cols('user');
+    if (!user.includes('is_superuser')) db.exec('ALTER TABLE user ADD COLUMN is_superuser INTEGER NOT NULL DEFAULT 0');
+    if (!user.includes('password')) db.exec("ALTER TABLE user ADD COLUMN password TEXT NOT NULL DEFAULT ''");
+    const token = cols('api_token');
+    if (token.includes('token')) {
+      const clear = (db.prepare('SELECT token FROM api_token').all() as { token: string }[]).map((r) => r.token);
+      db.exec('ALTER TABLE api_token RENAME COLUMN token TO token_sha256');
+      const upd = db.prepare('UPDATE api_token SET token_sha256 = ? WHERE token_sha256 = ?');
+      for (const t of clear) upd.run(sha256Hex(t), t);
+    }
+    if (!token.includes('source')) db.exec("ALTER TABLE api_token ADD COLUMN source TEXT NOT NULL DEFAULT ''");
+    if (!token.includes('hint')) db.exec("ALTER TABLE api_token ADD COLUMN hint TEXT NOT NULL DEFAULT ''");
+    db.exec(`
+      CREATE INDEX IF NOT EXISTS api_token_user ON api_token(user_id, source);
+      CREATE UNIQUE INDEX IF NOT EXISTS user_email ON user(email COLLATE NOCASE) WHERE email != '';
+    `);
+  },
 ];
 
 /**

@@ -1,0 +1,211 @@
+/**
+ * The Fastify app: every row of api/routes.ts `ROUTES` registered in one scope that holds the
+ * auth hook; RAGFlow's envelopes, 401 bodies, 404 / 405 answers and catch-all error handler.
+ * A thin adapter: it reads params, calls `api.call(op, params, ctx)`, and writes the answer.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import { ApiError, RetCode, type Api } from '../api/index.js';
+import {
+  ROUTES, API_PREFIX, parseTemplate, coerceQuery, matchRoute, successEnvelope, errorEnvelope, missingArguments, bearerToken, notFoundBody,
+  httpExceptionBody, UNAUTHORIZED_BODY, TOKEN_EMPTY_BODY, TOKEN_FORMAT_BODY, TOKEN_INVALID_BODY, type RouteSpec,
+} from '../api/routes.js';
+import { readBody, type UploadLimits } from './body.js';
+import { nativeSse, openaiSse, SSE_HEADERS } from './sse.js';
+import { pyExceptionRepr, contentDisposition } from './http.js';
+
+type Ctx = Parameters<Api['call']>[2] & object;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the request's API key belongs to (set by the auth hook). */
+    ctx?: Ctx;
+    /** Aborts when the client goes away or the server's shutdown grace period ends. */
+    abort?: AbortController;
+  }
+  interface FastifyContextConfig {
+    route?: RouteSpec;
+  }
+}
+
+export interface AppOptions {
+  /** Largest JSON / form body, bytes. */
+  bodyLimit: number;
+  uploads: UploadLimits;
+  logger: boolean;
+}
+
+/** Fastify path of a template: a segment that is not exactly `:name` becomes one `:_segN` param, split later. */
+function fastifyPath(template: string): { url: string; composite: Array<{ seg: string; re: RegExp }> } {
+  const composite: Array<{ seg: string; re: RegExp }> = [];
+  const url = template
+    .split('/')
+    .map((seg, i) => {
+      if (!seg.includes(':') || /^:[A-Za-z_][A-Za-z0-9_]*$/.test(seg)) return seg;
+      const name = `_seg${i}`;
+      const body = parseTemplate(seg).map((t) => ('lit' in t ? t.lit.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : `(?<${t.param}>.+?)`)).join('');
+      composite.push({ seg: name, re: new RegExp(`^${body}$`) });
+      return `:${name}`;
+    })
+    .join('/');
+  return { url, composite };
+}
+
+const isAsyncIterable = (v: unknown): v is AsyncIterable<unknown> =>
+  !!v && typeof v === 'object' && typeof (v as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
+
+/** Builds the app (not listening). `inflight` receives each request's AbortController while it runs. */
+export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortController>, isClosing: () => boolean): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger,
+    bodyLimit: opts.bodyLimit,
+    routerOptions: { ignoreTrailingSlash: true },
+    forceCloseConnections: 'idle',
+    return503OnClosing: false,
+  });
+
+  // Bodies are read per route (api/routes.ts BodyKind), so every content type arrives as bytes;
+  // multipart is streamed by @fastify/multipart.
+  app.removeAllContentTypeParsers();
+  await app.register(multipart, { limits: { fileSize: opts.uploads.fileSize, files: opts.uploads.files } });
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (isClosing()) {
+      reply.code(503).header('connection', 'close').send({ code: RetCode.SERVER_ERROR, message: 'The server is shutting down.', data: null });
+      return reply;
+    }
+    const abort = new AbortController();
+    req.abort = abort;
+    inflight.add(abort);
+    reply.raw.once('close', () => {
+      inflight.delete(abort);
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+    if (err instanceof ApiError) return reply.code(200).send(errorEnvelope(req.routeOptions.config.route, err));
+    const status = err.statusCode;
+    if (status === 413) return reply.code(413).header('connection', 'close').send(httpExceptionBody(413));
+    if (status === 400 || status === 415) return reply.code(200).send(httpExceptionBody(status));
+    req.log.error(err);
+    return reply.code(200).send({ code: RetCode.EXCEPTION_ERROR, message: pyExceptionRepr(err), data: null });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const raw = req.url.split('?')[0]!;
+    let path = raw;
+    try {
+      path = decodeURI(raw);
+    } catch {
+      /* keep it raw */
+    }
+    if (path.startsWith(`${API_PREFIX}/`)) {
+      const m = matchRoute(req.method, path.slice(API_PREFIX.length));
+      if (m && !m.route) {
+        const allow = [...new Set([...m.allowed, ...(m.allowed.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
+        if (req.method === 'OPTIONS') return reply.code(200).header('allow', allow).send('');
+        return reply.code(200).header('allow', allow).send(httpExceptionBody(405));
+      }
+    }
+    return reply.code(404).send(notFoundBody(path));
+  });
+
+  await app.register(
+    async (scope) => {
+      scope.addHook('onRequest', async (req, reply) => authenticate(api, req, reply));
+      for (const spec of ROUTES) {
+        const { url, composite } = fastifyPath(spec.path);
+        scope.route({
+          method: spec.method,
+          url,
+          config: { route: spec },
+          handler: (req, reply) => handle(api, spec, composite, opts, req, reply),
+        });
+      }
+    },
+    { prefix: API_PREFIX },
+  );
+  return app;
+}
+
+/** RAGFlow's `login_required` / `token_required`: the 401 bodies of §1, else `req.ctx`. */
+async function authenticate(api: Api, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const spec = req.routeOptions.config.route;
+  if (!spec) return undefined;
+  const header = req.headers.authorization;
+  if (spec.auth === 'token') {
+    if (!header) return reply.code(401).send(TOKEN_EMPTY_BODY);
+    const token = bearerToken('token', header);
+    if (!token) return reply.code(401).send(TOKEN_FORMAT_BODY);
+    const ctx = await verify(api, token);
+    if (!ctx) return reply.code(401).send(TOKEN_INVALID_BODY);
+    req.ctx = ctx;
+    return undefined;
+  }
+  const token = bearerToken('login', header);
+  const ctx = token ? await verify(api, token) : undefined;
+  if (!ctx) return reply.code(401).send(UNAUTHORIZED_BODY);
+  req.ctx = ctx;
+  return undefined;
+}
+
+async function verify(api: Api, token: string): Promise<Ctx | undefined> {
+  const who = (await api.call('auth.verify', { api_key: token })) as { tenant_id: string; user_id: string } | null;
+  return who ? { tenantId: who.tenant_id, userId: who.user_id } : undefined;
+}
+
+async function handle(
+  api: Api, spec: RouteSpec, composite: Array<{ seg: string; re: RegExp }>, opts: AppOptions, req: FastifyRequest, reply: FastifyReply,
+): Promise<unknown> {
+  const abort = req.abort ?? new AbortController();
+  try {
+    // Path params (a composite segment such as `<memory_id>:<message_id>` is split here).
+    const path: Record<string, string> = { ...(req.params as Record<string, string>) };
+    for (const { seg, re } of composite) {
+      const m = re.exec(path[seg] ?? '');
+      delete path[seg];
+      if (!m) return reply.code(404).send(notFoundBody(decodeURIComponent(req.url.split('?')[0]!)));
+      Object.assign(path, m.groups);
+    }
+    const query = spec.query || spec.queryRest ? coerceQuery(spec, new URLSearchParams(req.url.split('?')[1] ?? '')) : {};
+    const body = await readBody(req, spec.body, opts.uploads, !!spec.validates);
+    const missing = missingArguments(spec, body);
+    if (missing) throw missing;
+    const params: Record<string, unknown> = { ...query, ...body };
+    for (const [k, v] of Object.entries(path)) {
+      if ((spec.bodyWins ?? []).includes(k) && body[k]) continue;
+      params[k] = v;
+    }
+    if (spec.stream) params.signal = abort.signal;
+
+    const result = await api.call(spec.op, params, req.ctx);
+
+    if (isAsyncIterable(result)) {
+      reply.headers(SSE_HEADERS);
+      const stream = spec.stream === 'openai'
+        ? openaiSse(result, abort.signal, { id: `chatcmpl-${String(params.chat_id ?? '')}`, model: String(params.model ?? '') })
+        : nativeSse(result, abort.signal);
+      return reply.code(200).send(stream);
+    }
+    switch (spec.envelope) {
+      case 'openai':
+        return reply.code(spec.status).send(result);
+      case 'bytes': {
+        const listed = (await api.call('documents.list', { dataset_id: params.dataset_id, id: params.document_id }, req.ctx)) as { docs: Array<{ name: string }> };
+        const bytes = result as Uint8Array;
+        return reply
+          .code(spec.status)
+          .header('content-type', 'application/octet-stream')
+          .header('content-disposition', contentDisposition(listed.docs[0]?.name ?? String(params.document_id)))
+          .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      }
+      default:
+        return reply.code(spec.status).send(successEnvelope(spec, result));
+    }
+  } catch (e) {
+    if (e instanceof ApiError) return reply.code(200).send(errorEnvelope(spec, e));
+    throw e;
+  }
+}

@@ -1,0 +1,136 @@
+import type { AddressInfo } from 'node:net';
+import { Api } from '../api/index.js';
+import { buildApp } from './app.js';
+
+type EngineOptions = ConstructorParameters<typeof Api>[0];
+
+export interface ServerOptions {
+  /** The SQLite database file served (created if missing). */
+  path: string;
+  /** @default 9380 (RAGFlow's API port); 0 picks a free port */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** The models every tenant may use (chat, embedding, rerank), as `new Client({ models })`. */
+  models?: EngineOptions['models'];
+  /** `name@factory` of the default chat model (else the built-in extractive model). */
+  default_chat_model?: string;
+  /** `name@factory` of the default embedding model. @default the built-in default */
+  default_embedding_model?: string;
+  /** Largest JSON or form request body, in bytes; larger → HTTP 413. @default 16 MiB */
+  bodyLimit?: number;
+  /** Largest uploaded file, in bytes; larger → HTTP 413. @default 256 MiB */
+  uploadLimit?: number;
+  /** Most files in one upload request. @default 1000 */
+  uploadFiles?: number;
+  /** How long `close()` lets in-flight requests (streams included) finish before aborting them, ms. @default 30 s */
+  shutdownTimeout?: number;
+  /**
+   * Issue a new persisted admin key even when one exists (`ragloom serve --new-key`); the key
+   * is returned as `apiKey`. @default false
+   */
+  newAdminKey?: boolean;
+  /** Fastify's request log (pino, to stdout). @default false */
+  logger?: boolean;
+}
+
+export interface RunningServer {
+  /** `http://host:port`; the REST API is under `${url}/api/v1`. */
+  url: string;
+  /**
+   * An admin API key (`ragflow-…`): on the store's first serve (`firstStart`), its persisted admin
+   * key, shown this once; on later serves a fresh key for the same admin, valid until `close()`.
+   */
+  apiKey: string;
+  /** The store had no admin key before this start: `apiKey` is persisted, keep it. */
+  firstStart: boolean;
+  /** Stops accepting connections, lets in-flight requests finish (aborting them after `shutdownTimeout`), then closes the database. */
+  close(): Promise<void>;
+}
+
+/** Defaults, frozen (bytes, ms). */
+export const SERVER_DEFAULTS = Object.freeze({
+  port: 9380,
+  host: '127.0.0.1',
+  bodyLimit: 16 * 1024 * 1024 /* bytes */,
+  uploadLimit: 256 * 1024 * 1024 /* bytes per file */,
+  uploadFiles: 1000 /* files per request */,
+  shutdownTimeout: 30_000 /* ms */,
+  newAdminKey: false,
+  logger: false,
+});
+
+const KNOWN = ['path', 'models', 'default_chat_model', 'default_embedding_model', ...Object.keys(SERVER_DEFAULTS)];
+
+function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions, 'models' | 'default_chat_model' | 'default_embedding_model'>> & ServerOptions> {
+  if (!o || typeof o !== 'object') throw new TypeError('startServer({ path }) needs an options object');
+  for (const k of Object.keys(o)) {
+    if (!KNOWN.includes(k)) {
+      const near = KNOWN.find((x) => x.toLowerCase() === k.toLowerCase());
+      throw new TypeError(`Unknown option "${k}"${near ? `; did you mean "${near}"?` : ''}`);
+    }
+  }
+  if (typeof o.path !== 'string' || !o.path) throw new TypeError('startServer: "path" (the database file) is required');
+  const r = { ...SERVER_DEFAULTS, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as Required<ServerOptions>;
+  for (const k of ['port', 'bodyLimit', 'uploadLimit', 'uploadFiles', 'shutdownTimeout'] as const) {
+    if (!Number.isInteger(r[k]) || r[k] < 0) throw new TypeError(`startServer: "${k}" must be a non-negative integer`);
+  }
+  return Object.freeze(r);
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Serves a database over RAGFlow's REST interface (`/api/v1`) and the OpenAI-compatible
+ * completion (`/api/v1/openai/{chat_id}/chat/completions`).
+ * @example
+ * const srv = await startServer({ path: './kb.db', port: 0 });
+ * const res = await fetch(`${srv.url}/api/v1/datasets`, { headers: { authorization: `Bearer ${srv.apiKey}` } });
+ * await srv.close();
+ */
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const o = resolveOptions(opts);
+  const api = new Api({ path: o.path, models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model });
+  const inflight = new Set<AbortController>();
+  let closing = false;
+  try {
+    const boot = (await api.call('auth.bootstrap', { new_admin_key: o.newAdminKey })) as { api_key: string; first_start: boolean };
+    const app = await buildApp(api, { bodyLimit: o.bodyLimit, uploads: { fileSize: o.uploadLimit, files: o.uploadFiles }, logger: o.logger }, inflight, () => closing);
+    await app.listen({ port: o.port, host: o.host });
+    const { port } = app.server.address() as AddressInfo;
+    let closed: Promise<void> | undefined;
+    return {
+      url: `http://${urlHost(o.host)}:${port}`,
+      apiKey: boot.api_key,
+      firstStart: boot.first_start,
+      close: () =>
+        (closed ??= (async () => {
+          closing = true;
+          const timer = setTimeout(() => {
+            for (const a of inflight) a.abort();
+            app.server.closeAllConnections();
+          }, o.shutdownTimeout);
+          // Once no request is in flight, the connections left are idle or have sent nothing yet
+          // (a client's spare keep-alive socket): close them rather than wait for the client.
+          const sweep = setInterval(() => {
+            if (inflight.size === 0) app.server.closeAllConnections();
+          }, 25);
+          try {
+            await app.close();
+          } finally {
+            clearInterval(sweep);
+            clearTimeout(timer);
+            // Parse work still queued stays RUNNING in the store and resumes on the next open.
+            await api.close();
+          }
+        })()),
+    };
+  } catch (e) {
+    await api.close();
+    throw e;
+  }
+}
