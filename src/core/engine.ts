@@ -41,9 +41,14 @@ export class Engine {
     this.local = this.ensureLocalAccount(opts);
   }
 
-  /** Runs `fn` in one SQLite transaction (synchronous by design: no awaits inside). */
+  /**
+   * Runs `fn` in one SQLite transaction (synchronous by design: no awaits inside). It takes the
+   * write lock at BEGIN (IMMEDIATE): a deferred transaction that reads first and writes later
+   * cannot wait for another process's lock at its first write ("database is locked" at once,
+   * busy_timeout notwithstanding); IMMEDIATE waits for it at BEGIN, up to busy_timeout.
+   */
   tx<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return this.db.transaction(fn).immediate();
   }
 
   tenant(id: string): { id: string; embd_id: string; llm_id: string } {

@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import type { Engine } from './engine.js';
 import { RUN, type DocumentRow } from './documents.js';
 import { refreshDatasetCounts } from './datasets.js';
@@ -25,16 +25,27 @@ export class ParseQueue {
   /** One lane per worker thread; each lane parses one document at a time. */
   private readonly workers: IngestWorker[];
 
+  private heartbeat: NodeJS.Timeout | null = null;
+
   constructor(private readonly e: Engine, limits: IngestLimits = INGEST_DEFAULTS, lanes = Math.min(2, availableParallelism())) {
     this.workers = Array.from({ length: Math.max(1, lanes) }, () => new IngestWorker(limits));
     e.onClose(() => this.stop());
-    // A process killed mid-parse left these RUNNING with their old chunks intact: parse again.
-    const stuck = e.db.prepare('SELECT id FROM document WHERE run = ?').all(RUN.RUNNING) as { id: string }[];
-    if (stuck.length) this.enqueue(stuck.map((r) => r.id));
+    // A process killed mid-parse left these RUNNING with their old chunks intact: parse again —
+    // unless another live process (a server, a script on the same file) is parsing them now.
+    const stuck = e.db.prepare(`SELECT d.id, o.pid, o.host, o.heartbeat FROM document d LEFT JOIN parse_owner o ON o.document_id = d.id
+      WHERE d.run = ?`).all(RUN.RUNNING) as Array<{ id: string; pid: number | null; host: string | null; heartbeat: number | null }>;
+    const orphaned = stuck.filter((r) => r.pid === null || !ownerAlive(r.pid, r.host!, r.heartbeat!));
+    if (orphaned.length) this.enqueue(orphaned.map((r) => r.id));
   }
 
-  /** Queues documents already marked RUNNING by the caller. */
+  /** Queues documents already marked RUNNING by the caller; this process owns them until done. */
   enqueue(ids: string[]): void {
+    if (!this.e.isClosed && ids.length) {
+      const own = this.e.db.prepare('INSERT OR REPLACE INTO parse_owner (document_id, pid, host, heartbeat) VALUES (?, ?, ?, ?)');
+      const now = Date.now();
+      this.e.tx(() => ids.forEach((id) => own.run(id, process.pid, hostname(), now)));
+      this.beat();
+    }
     for (const id of ids) if (!this.pending.includes(id) && !this.aborts.has(id)) this.pending.push(id);
     // Lanes overlap one document's parse with another's embedding and index writes.
     this.running ??= Promise.all(this.workers.map((w) => this.drain(w))).then(() => undefined).finally(() => { this.running = null; });
@@ -54,6 +65,7 @@ export class ParseQueue {
 
   private async stop(): Promise<void> {
     this.stopped = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
     this.pending.length = 0;
     for (const a of this.aborts.values()) a.abort();
     await this.running?.catch(() => undefined);
@@ -69,8 +81,29 @@ export class ParseQueue {
         await this.runOne(id, abort.signal, worker);
       } finally {
         this.aborts.delete(id);
+        // Done, failed or cancelled: nobody owns it now. Stopped mid-parse (close): the row stays,
+        // with this pid, so the next open sees a dead owner and parses it again.
+        if (!this.e.isClosed && !this.stopped) this.e.db.prepare('DELETE FROM parse_owner WHERE document_id = ? AND pid = ?').run(id, process.pid);
       }
     }
+  }
+
+  /** While this process parses, its ownership rows stay fresh (another process reads them). */
+  private beat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => {
+      if (this.e.isClosed || (!this.pending.length && !this.aborts.size)) {
+        clearInterval(this.heartbeat!);
+        this.heartbeat = null;
+        return;
+      }
+      try {
+        this.e.db.prepare('UPDATE parse_owner SET heartbeat = ? WHERE pid = ? AND host = ?').run(Date.now(), process.pid, hostname());
+      } catch {
+        // Busy: the next beat tries again (a stale beat only lets another process re-queue later).
+      }
+    }, OWNER_BEAT_MS);
+    this.heartbeat.unref();
   }
 
   private setState(id: string, fields: Record<string, unknown>): void {
@@ -151,6 +184,23 @@ export class ParseQueue {
       this.setState(id, { run: RUN.FAIL, progress: -1, progress_msg: log.join('\n'), process_duration: secs });
     }
   }
+}
+
+const OWNER_BEAT_MS = 5_000;
+/** An owner whose heartbeat is older than this is gone (a frozen or killed process elsewhere). */
+const OWNER_STALE_MS = 60_000;
+
+/** Is the process that owns a parse still there? On this host: its pid exists; anywhere: a fresh heartbeat. */
+function ownerAlive(pid: number, host: string, heartbeat: number): boolean {
+  if (pid === process.pid && host === hostname()) return false; // this process just opened: not parsing yet
+  if (host === hostname()) {
+    try {
+      process.kill(pid, 0);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    }
+  }
+  return Date.now() - heartbeat < OWNER_STALE_MS;
 }
 
 /** Marks documents for parsing (old chunks removed, counts zeroed) in one transaction. */

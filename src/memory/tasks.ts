@@ -24,6 +24,8 @@ export interface TaskDeps {
 }
 
 export const TASK_ATTEMPTS = 3;
+/** How long a claimed task is left to its process before another may take it. */
+export const TASK_LEASE_MS = 120_000;
 const RETRY_MS = [200, 1_000, 5_000];
 
 interface TaskRow {
@@ -37,6 +39,8 @@ export class ExtractionQueue {
   private running: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly abort = new AbortController();
+  /** Tasks this process is running (claimed by a lease). */
+  private readonly claimed = new Set<number>();
 
   constructor(private readonly d: TaskDeps) {}
 
@@ -62,11 +66,16 @@ export class ExtractionQueue {
     }
   }
 
-  /** Stops: an unfinished task stays pending for the next open. */
+  /** Stops: an unfinished task stays pending, and due at once, for the next open. */
   async close(): Promise<void> {
     this.abort.abort();
     if (this.timer) clearTimeout(this.timer);
+    const held = [...this.claimed];
     await this.running?.catch(() => undefined);
+    // The engine is closing but its database is still open here (closers run before it closes).
+    if (held.length && this.d.db.open) {
+      this.d.db.prepare(`UPDATE memory_task SET update_time = ? WHERE status = 'pending' AND id IN (${held.map(() => '?').join(',')})`).run(Date.now(), ...held);
+    }
   }
 
   private pending(): number {
@@ -77,12 +86,21 @@ export class ExtractionQueue {
     const next = this.d.db.prepare("SELECT id, memory_id, message_id, attempts FROM memory_task WHERE status = 'pending' AND update_time <= ? ORDER BY id LIMIT 1");
     for (;;) {
       if (this.d.isClosed() || this.abort.signal.aborted) return;
-      const t = next.get(Date.now()) as TaskRow | undefined;
+      const now = Date.now();
+      const t = next.get(now) as TaskRow | undefined;
       if (!t) {
         this.scheduleRetry();
         return;
       }
-      await this.run(t);
+      // Claim it: another process on the same file may be draining the same queue. The claim is
+      // a lease (the task's due time moves past it); a process that dies leaves the task due again.
+      if (this.d.db.prepare("UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time <= ?").run(now + TASK_LEASE_MS, t.id, now).changes === 0) continue;
+      this.claimed.add(t.id);
+      try {
+        await this.run(t);
+      } finally {
+        this.claimed.delete(t.id);
+      }
     }
   }
 
@@ -160,6 +178,6 @@ export class ExtractionQueue {
         if (!(e instanceof MemoryFullError)) throw e;
         this.finish(t, 'failed', `the extracted items do not fit: ${e.message}`);
       }
-    })();
+    }).immediate();
   }
 }

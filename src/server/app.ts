@@ -31,6 +31,8 @@ declare module 'fastify' {
 export interface AppOptions {
   /** Largest JSON / form body, bytes. */
   bodyLimit: number;
+  /** ms to receive a whole request. @default 120000 */
+  requestTimeout?: number;
   uploads: UploadLimits;
   logger: boolean;
 }
@@ -62,6 +64,14 @@ export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortCo
     routerOptions: { ignoreTrailingSlash: true },
     forceCloseConnections: 'idle',
     return503OnClosing: false,
+    // A client that stalls while sending its request is cut after this long (responses, such as
+    // SSE streams, are not limited by it).
+    requestTimeout: opts.requestTimeout ?? 120_000,
+    // The router's own errors (a malformed percent-encoding, an over-long path segment) answer in
+    // RAGFlow's envelope, as every other bad request does.
+    frameworkErrors: (_err, _req, reply) => {
+      void (reply as unknown as { code(n: number): { send(b: unknown): unknown } }).code(200).send(httpExceptionBody(400));
+    },
   });
 
   // Bodies are read per route (api/routes.ts BodyKind), so every content type arrives as bytes;

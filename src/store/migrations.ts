@@ -285,6 +285,13 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       CREATE UNIQUE INDEX IF NOT EXISTS user_email ON user(email COLLATE NOCASE) WHERE email != '';
     `);
   },
+  // 10: which process is parsing a document (pid, host, heartbeat): a second process opening the
+  // same file re-queues only documents whose parser is gone, not those another live process holds.
+  (db) => db.exec(`
+    CREATE TABLE IF NOT EXISTS parse_owner (
+      document_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, heartbeat INTEGER NOT NULL
+    ) WITHOUT ROWID;
+  `),
 ];
 
 /**
@@ -312,9 +319,11 @@ export function migrate(db: Database, target = SCHEMA_VERSION): number {
   }
   for (let v = from; v < target; v++) {
     db.transaction(() => {
+      // Another process may have applied this step since the version was read.
+      if ((db.pragma('user_version', { simple: true }) as number) > v) return;
       MIGRATIONS[v]!(db);
       db.pragma(`user_version = ${v + 1}`);
-    })();
+    }).immediate();
   }
   return from;
 }
