@@ -20,6 +20,16 @@ import * as sqliteVec from 'sqlite-vec';
 import { test, http, upload, waitParsed, parsedDataset, sseEvents, DOCS, type Http, type Reply } from './fixtures.js';
 import { ROUTES } from '../../src/api/routes.js';
 
+/** The file passes SQLite's integrity check (opened read-only, after the server closed it). */
+function expectIntact(path: string): void {
+  const db = new Database(path, { readonly: true });
+  try {
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+  } finally {
+    db.close();
+  }
+}
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 const LOCKED = /SQLITE_BUSY|database is locked/i;
 const MEMORY = { memory_type: ['raw'], embd_id: 'ragloom-static-en-256@Builtin', llm_id: 'ragloom-extractive@Builtin' };
@@ -304,12 +314,7 @@ describe('a second process writing to the same database', () => {
     expect(search.body.data.length).toBeGreaterThan(0);
 
     await srv.close();
-    const db = new Database(join(dir, 'kb.db'), { readonly: true });
-    try {
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    } finally {
-      db.close();
-    }
+    expectIntact(join(dir, 'kb.db'));
   });
 });
 
@@ -491,12 +496,7 @@ describe('malformed and mistyped requests', () => {
     expect((await api.call('GET', `/chats/${ids.chat_id}/sessions?id=${ids.session_id}`)).body.data).toHaveLength(1);
     expect((await api.call('GET', `/memories/${ids.memory_id}/config`)).body.code).toBe(0);
     await srv.close();
-    const db = new Database(join(dir, 'kb.db'), { readonly: true });
-    try {
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    } finally {
-      db.close();
-    }
+    expectIntact(join(dir, 'kb.db'));
   });
 
   test('unknown routes, other methods and odd URLs: RAGFlow 404 / 405 bodies or a 4xx; the server goes on', async ({ serve }) => {
