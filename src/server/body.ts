@@ -91,15 +91,21 @@ export interface UploadLimits {
   fileSize: number;
   /** Most files in one request. */
   files: number;
+  /** Most bytes of files in one request (RAGFlow's MAX_CONTENT_LENGTH). */
+  total?: number;
 }
 
 /** Every part named `file` of a multipart body; other parts are read and dropped. */
 async function uploads(req: FastifyRequest, limits: UploadLimits): Promise<UploadPart[]> {
   if (!req.isMultipart()) return [];
   const files: UploadPart[] = [];
+  let total = 0;
   for await (const part of req.parts({ limits: { fileSize: limits.fileSize, files: limits.files } })) {
     if (part.type !== 'file') continue;
     const buf = await part.toBuffer();
+    total += buf.length;
+    // The whole request is capped as well as each file: the parts are held in memory until the op runs.
+    if (limits.total !== undefined && total > limits.total) throw Object.assign(new Error('upload too large'), { statusCode: 413 });
     if (part.fieldname === 'file') files.push({ display_name: part.filename ?? '', blob: new Uint8Array(buf.buffer, buf.byteOffset, buf.length) });
   }
   return files;

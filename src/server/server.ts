@@ -23,6 +23,8 @@ export interface ServerOptions {
   uploadLimit?: number;
   /** Most files in one upload request. @default 1000 */
   uploadFiles?: number;
+  /** Most bytes of files in one upload request; more → HTTP 413. @default 1 GiB (RAGFlow's MAX_CONTENT_LENGTH) */
+  uploadTotalLimit?: number;
   /** How long `close()` lets in-flight requests (streams included) finish before aborting them, ms. @default 30 s */
   shutdownTimeout?: number;
   /**
@@ -55,6 +57,7 @@ export const SERVER_DEFAULTS = Object.freeze({
   bodyLimit: 16 * 1024 * 1024 /* bytes */,
   uploadLimit: 256 * 1024 * 1024 /* bytes per file */,
   uploadFiles: 1000 /* files per request */,
+  uploadTotalLimit: 1024 * 1024 * 1024 /* bytes per request */,
   shutdownTimeout: 30_000 /* ms */,
   newAdminKey: false,
   logger: false,
@@ -72,7 +75,7 @@ function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions,
   }
   if (typeof o.path !== 'string' || !o.path) throw new TypeError('startServer: "path" (the database file) is required');
   const r = { ...SERVER_DEFAULTS, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as Required<ServerOptions>;
-  for (const k of ['port', 'bodyLimit', 'uploadLimit', 'uploadFiles', 'shutdownTimeout'] as const) {
+  for (const k of ['port', 'bodyLimit', 'uploadLimit', 'uploadFiles', 'uploadTotalLimit', 'shutdownTimeout'] as const) {
     if (!Number.isInteger(r[k]) || r[k] < 0) throw new TypeError(`startServer: "${k}" must be a non-negative integer`);
   }
   return Object.freeze(r);
@@ -99,7 +102,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let closing = false;
   try {
     const boot = (await api.call('auth.bootstrap', { new_admin_key: o.newAdminKey })) as { api_key: string; first_start: boolean };
-    const app = await buildApp(api, { bodyLimit: o.bodyLimit, uploads: { fileSize: o.uploadLimit, files: o.uploadFiles }, logger: o.logger }, inflight, () => closing);
+    const app = await buildApp(api, { bodyLimit: o.bodyLimit, uploads: { fileSize: o.uploadLimit, files: o.uploadFiles, total: o.uploadTotalLimit }, logger: o.logger }, inflight, () => closing);
     await app.listen({ port: o.port, host: o.host });
     const { port } = app.server.address() as AddressInfo;
     let closed: Promise<void> | undefined;

@@ -343,8 +343,8 @@ function uploadHead(srv: { apiKey: string }, datasetId: string, name: string, le
 const TOO_LARGE = { code: 100, message: "<RequestEntityTooLarge '413: Request Entity Too Large'>", data: null };
 
 describe('limits', () => {
-  test('over bodyLimit / uploadLimit / uploadFiles → HTTP 413 on every kind of route; nothing stored; the server goes on', async ({ serve }) => {
-    const srv = await serve({ bodyLimit: 4096, uploadLimit: 2000, uploadFiles: 2 });
+  test('over bodyLimit / uploadLimit / uploadFiles / uploadTotalLimit → HTTP 413 on every kind of route; nothing stored; the server goes on', async ({ serve }) => {
+    const srv = await serve({ bodyLimit: 4096, uploadLimit: 2000, uploadFiles: 2, uploadTotalLimit: 3000 });
     const api = http(srv);
     const ds = (await api.call('POST', '/datasets', { name: 'limits' })).body.data.id;
     const big = 'x'.repeat(10_000);
@@ -366,7 +366,12 @@ describe('limits', () => {
       expect(await res.json()).toEqual(TOO_LARGE);
     }
     // Uploads: one file too many, or one of two files too large → 413 and neither file is stored.
-    const tooMany: Record<string, string | Uint8Array>[] = [{ 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' }, { 'small.txt': 'small', 'large.txt': new Uint8Array(5000).fill(65) }];
+    const tooMany: Record<string, string | Uint8Array>[] = [
+      { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' },
+      { 'small.txt': 'small', 'large.txt': new Uint8Array(5000).fill(65) },
+      // Each file within uploadLimit, together over uploadTotalLimit.
+      { 'one.txt': new Uint8Array(1600).fill(67), 'two.txt': new Uint8Array(1600).fill(68) },
+    ];
     for (const files of tooMany) {
       const r = await upload(api, ds, files);
       expect(r.status).toBe(413);
