@@ -1,5 +1,5 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { datasetToWire, getDataset, nameTaken, ownedDataset, VISIBLE_SQL, type DatasetRow } from '../core/index.js';
+import { datasetToWire, getDataset, nameTaken, ownedDataset, VISIBLE_SQL, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { Issues, checkExtra, checkInt, checkStr, literalMessage, checkBool } from './validate.js';
 import { DATASET_CHUNK_METHODS, parserConfigForCreate, storedParserConfig, validateParserConfig, methodDefaultConfig, flattenParentChild } from './parser-config.js';
@@ -132,7 +132,7 @@ export function createDataset(e: Engine, ctx: Ctx, req: Record<string, unknown>)
         parser_config, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
       id, ctx.tenantId, finalName, (req.avatar as string | null | undefined) ?? null, (req.description as string | null | undefined) ?? null,
       embdId, (req.permission as string | undefined) ?? 'me', ctx.userId, method,
-      JSON.stringify(storedParserConfig(method, given, tenant.llm_id)), t, t);
+      JSON.stringify(storedParserConfig(method, given, tenant.llm_id || DEFAULT_CHAT_MODEL)), t, t);
   });
   return datasetToWire(getDataset(e, id)!);
 }
@@ -239,7 +239,7 @@ export function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req: Recor
   if ('language' in req) sets.language = req.language;
   const method = (req.chunk_method as string | undefined) ?? kb.parser_id;
   if (given) {
-    const base = method !== kb.parser_id ? storedParserConfig(method, null, e.tenant(ctx.tenantId).llm_id) : JSON.parse(kb.parser_config);
+    const base = method !== kb.parser_id ? storedParserConfig(method, null, e.tenant(ctx.tenantId).llm_id || DEFAULT_CHAT_MODEL) : JSON.parse(kb.parser_config);
     sets.parser_config = JSON.stringify(flattenParentChild(deepMerge(base, given)));
   } else if (method !== kb.parser_id) {
     sets.parser_config = JSON.stringify(deepMerge({ table_context_size: 0, image_context_size: 0 }, methodDefaultConfig(method)));

@@ -49,7 +49,13 @@ export function methodDefaultConfig(method: string): Record<string, unknown> {
         html4excel: false,
         topn_tags: 3,
         raptor: { use_raptor: true, prompt: RAPTOR_PROMPT, max_token: 256, threshold: 0.1, max_cluster: 64, random_seed: 0 },
-        graphrag: { use_graphrag: true, entity_types: [...ENTITY_TYPES], method: 'light', batch_chunk_token_size: 4096 },
+        // RAGFlow's get_parser_config: the naive default carries the graph builder's retry and timeout settings.
+        graphrag: {
+          use_graphrag: true, entity_types: [...ENTITY_TYPES], method: 'light', batch_chunk_token_size: 4096,
+          retry_attempts: 2, retry_backoff_seconds: 2.0, retry_backoff_max_seconds: 60.0, build_subgraph_timeout_per_chunk_seconds: 300,
+          build_subgraph_min_timeout_seconds: 600, merge_timeout_seconds: 180, resolution_timeout_seconds: 1800, community_timeout_seconds: 1800,
+          lock_acquire_timeout_seconds: 600,
+        },
         parent_child: { use_parent_child: false, children_delimiter: '\n' },
       };
     case 'qa': case 'manual': case 'paper': case 'book': case 'laws': case 'presentation':

@@ -760,7 +760,7 @@ suite('RAGFlow Python SDK 0.25.6 against ragloom serve', () => {
     // create_dataset(): naive's default graphrag config carries RAGFlow's retry/timeout keys
     // (api/utils/api_utils.py get_parser_config). ragloom: only use_graphrag, entity_types, method,
     // batch_chunk_token_size. Fix: src/api/parser-config.ts methodDefaultConfig('naive').
-    it.skip('create_dataset: parser_config.graphrag has the retry and timeout defaults', async () => {
+    it('create_dataset: parser_config.graphrag has the retry and timeout defaults', async () => {
       const D = await runs.datasets;
       expect(ok(D.create_default).parser_config.graphrag).toEqual({
         use_graphrag: true, entity_types: ENTITY_TYPES, method: 'light', batch_chunk_token_size: 4096,
@@ -774,7 +774,7 @@ suite('RAGFlow Python SDK 0.25.6 against ragloom serve', () => {
     // new chat assistant gets. ragloom: '' (the tenant row's llm_id is empty when the built-in
     // model is the default). Fix: src/api/datasets.ts (storedParserConfig(..., tenant.llm_id), also
     // in update) should use the effective default, as src/api/chats.ts defaultChatModel() does.
-    it.skip("create_dataset: parser_config.llm_id is the tenant's chat model", async () => {
+    it("create_dataset: parser_config.llm_id is the tenant's chat model", async () => {
       const D = await runs.datasets;
       expect(ok(D.create_default).parser_config.llm_id).toBe(ok(D.tenant_chat_model));
     });
