@@ -6,7 +6,7 @@
  */
 import type { Engine, Ctx } from '../core/index.js';
 import {
-  ask, AskError, chatModel, ownedChat, getSession, sessionMessages, appendMessages, chatDatasetIds,
+  ask, AskError, chatModel, ownedChat, getSession, sessionMessages, appendMessages, chatDatasetIds, chatPromptConfig, conversationTurns,
   type AskEvent, type ChatRow, type SessionMessage, type Reference, type SessionRow,
 } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
@@ -102,7 +102,7 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
     if (!('role' in (m as P)) || !('content' in (m as P))) argError('Every item in `messages` must include `role` and `content`.');
   }
   const given = (messages as P[]).map((m): P & { role: string; content: string } => ({ ...m, role: String(m.role), content: contentText(m.content) }));
-  const msg = given.filter((m, i, all) => m.role !== 'system' && !(m.role === 'assistant' && all.slice(0, i).every((x) => x.role === 'system' || x.role === 'assistant')));
+  const msg = conversationTurns(given);
   if (!msg.length) argError('`messages` must contain a user message.');
   if (msg[msg.length - 1]!.role !== 'user') argError('The last message must be from user.');
   const messageId = typeof msg[msg.length - 1]!.id === 'string' && msg[msg.length - 1]!.id ? String(msg[msg.length - 1]!.id) : newId();
@@ -125,12 +125,13 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
   for (const k of ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'max_tokens']) if (req[k]) llmSetting[k] = req[k];
   const vars: P = Object.fromEntries(Object.entries(req).filter(([k]) => !RESERVED.has(k)));
   const passAll = req.pass_all_history_messages === true || req.pass_all_history === true;
-  const prologue: SessionMessage = { role: 'assistant', content: String(JSON.parse(chat.prompt_config).prologue ?? '') };
+  const pc = chatPromptConfig(chat);
+  const prologue: SessionMessage = { role: 'assistant', content: String(pc.prologue ?? '') };
   const stored = session ? sessionMessages(e, session.id) : [prologue];
   const question: SessionMessage = { role: 'user', content: msg[msg.length - 1]!.content, id: messageId };
   const history = passAll ? msg : [...stored, question];
   const stream = req.stream === undefined ? true : req.stream !== false && req.stream !== 'false';
-  const refMeta = isPlainObject(req.reference_metadata) ? req.reference_metadata : isPlainObject(JSON.parse(chat.prompt_config).reference_metadata) ? JSON.parse(chat.prompt_config).reference_metadata : null;
+  const refMeta = isPlainObject(req.reference_metadata) ? req.reference_metadata : isPlainObject(pc.reference_metadata) ? pc.reference_metadata : null;
   const docIds = typeof req.doc_ids === 'string' ? req.doc_ids.split(',').filter(Boolean) : undefined;
 
   // The session is created only once the request is known to be valid.
@@ -245,7 +246,7 @@ export async function openaiCompletion(e: Engine, ctx: Ctx, req: P): Promise<Rec
   const metadata = condition && Object.keys(condition as P).length ? parseMetadataCondition(condition) : null;
   const model = modelFor(e, ctx, chat!, llmId);
   const reranker = rerankerFor(e, chat!);
-  const msg = all.filter((m, i) => m.role !== 'system' && !(m.role === 'assistant' && all.slice(0, i).every((x) => x.role === 'system' || x.role === 'assistant')));
+  const msg = conversationTurns(all);
   const stream = req.stream === undefined ? true : req.stream !== false;
   const prompt = all[all.length - 1]!.content;
   const promptTokens = countTokens(prompt);

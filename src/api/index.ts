@@ -10,7 +10,7 @@ import { chatCompletion, openaiCompletion } from './completions.js';
 import * as memories from './memories.js';
 import * as identity from './identity.js';
 import { ExtractionQueue } from '../memory/index.js';
-import { chatModel, embedCached } from '../core/index.js';
+import { chatModel } from '../core/index.js';
 
 type P = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? ''));
@@ -90,7 +90,8 @@ export class Api {
     this.memoryTasks = new ExtractionQueue({
       db: engine.db,
       model: (id) => chatModel(engine, id),
-      embed: (embdId, texts) => embedCached(engine, embdId, texts),
+      // Not through the embedding cache: extracted items are embedded once (as raw messages are).
+      embed: (embdId, texts) => engine.models.embedder(embdId).embed(texts),
       isClosed: () => engine.isClosed,
     });
     engine.onClose(() => this.memoryTasks.close());

@@ -7,10 +7,11 @@ import { chatModelExists } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
 import { newId, nowMs, formatDateTime, duplicateName } from '../util/index.js';
 import {
-  insertMessages, removeMessage, resize, usage, MemoryFullError, extractionSystemPrompt, typesToMask, maskToTypes, MEMORY_TYPES,
+  insertMessages, resize, usage, MemoryFullError, extractionSystemPrompt, typesToMask, maskToTypes, MEMORY_TYPES,
   type ExtractionQueue, type Usage,
 } from '../memory/index.js';
 import { searchMemoryMessages } from '../search/index.js';
+import { cachedStatement } from '../store/index.js';
 
 type P = Record<string, unknown>;
 
@@ -49,7 +50,7 @@ interface MemoryRow {
 }
 
 function ownerName(e: Engine, tenantId: string): string | null {
-  const r = e.db.prepare("SELECT u.nickname FROM user_tenant ut JOIN user u ON u.id = ut.user_id WHERE ut.tenant_id = ? AND ut.role = 'owner'").get(tenantId) as { nickname: string } | undefined;
+  const r = cachedStatement(e.db, "SELECT u.nickname FROM user_tenant ut JOIN user u ON u.id = ut.user_id WHERE ut.tenant_id = ? AND ut.role = 'owner'").get(tenantId) as { nickname: string } | undefined;
   return r?.nickname ?? null;
 }
 
@@ -66,14 +67,14 @@ function memoryToWire(e: Engine, m: MemoryRow): Record<string, unknown> {
 
 /** The tenants the caller belongs to (its own first). */
 function joinedTenants(e: Engine, ctx: Ctx): string[] {
-  const others = e.db.prepare('SELECT tenant_id FROM user_tenant WHERE user_id = ? AND tenant_id != ?').pluck().all(ctx.userId, ctx.tenantId) as string[];
+  const others = cachedStatement(e.db, 'SELECT tenant_id FROM user_tenant WHERE user_id = ? AND tenant_id != ?').pluck().all(ctx.userId, ctx.tenantId) as string[];
   return [ctx.tenantId, ...others];
 }
 
 /** Own memories, and `team` memories of tenants the caller is a member of. */
 function accessible(e: Engine, ctx: Ctx, id: unknown): MemoryRow | undefined {
   if (typeof id !== 'string' || !id) return undefined;
-  const m = e.db.prepare('SELECT * FROM memory WHERE id = ?').get(id) as MemoryRow | undefined;
+  const m = cachedStatement(e.db, 'SELECT * FROM memory WHERE id = ?').get(id) as MemoryRow | undefined;
   if (!m) return undefined;
   if (m.tenant_id === ctx.tenantId) return m;
   return m.permissions === 'team' && joinedTenants(e, ctx).includes(m.tenant_id) ? m : undefined;
@@ -187,7 +188,7 @@ export function updateMemory(e: Engine, ctx: Ctx, memoryId: string, req: P): Rec
     e.db.prepare(`UPDATE memory SET ${[...cols.map((c) => `${c} = @${c}`), 'update_time = @update_time'].join(', ')} WHERE id = @id`).run({ ...rest, update_time: nowMs(), id: cur.id });
     if (memory_size !== undefined) resize(e.db, cur.id, memory_size); // a smaller budget evicts at once
   });
-  return memoryToWire(e, e.db.prepare('SELECT * FROM memory WHERE id = ?').get(cur.id) as MemoryRow);
+  return memoryToWire(e, cachedStatement(e.db, 'SELECT * FROM memory WHERE id = ?').get(cur.id) as MemoryRow);
 }
 
 export function listMemory(e: Engine, ctx: Ctx, q: P): { memory_list: Record<string, unknown>[]; total_count: number } {
@@ -310,7 +311,7 @@ export async function addMessage(e: Engine, ctx: Ctx, queue: ExtractionQueue, re
           content, vector: vector && vector.length ? vector : null, valid_at: now, invalid_at: null, fifo_at: now,
         }], { now });
         if (maskToTypes(m.memory_type).some((t) => t !== 'raw')) {
-          e.db.prepare('INSERT INTO memory_task (memory_id, message_id, create_time, update_time) VALUES (?, ?, ?, ?)').run(m.id, ids[0], now, now);
+          cachedStatement(e.db, 'INSERT INTO memory_task (memory_id, message_id, create_time, update_time) VALUES (?, ?, ?, ?)').run(m.id, ids[0], now, now);
           queued = true;
         }
       });
@@ -355,7 +356,7 @@ export function listMemoryMessages(e: Engine, ctx: Ctx, memoryId: string, q: P):
 function findMessage(e: Engine, ctx: Ctx, memoryId: string, messageId: unknown): { m: MemoryRow; msg: MessageRow } {
   const m = requireMemory(e, ctx, memoryId);
   const id = Number(messageId);
-  const msg = Number.isInteger(id) ? (e.db.prepare(`SELECT ${COLS}, dim, vector FROM memory_message WHERE id = ? AND memory_id = ?`).get(id, m.id) as MessageRow | undefined) : undefined;
+  const msg = Number.isInteger(id) ? (cachedStatement(e.db, `SELECT ${COLS}, dim, vector FROM memory_message WHERE id = ? AND memory_id = ?`).get(id, m.id) as MessageRow | undefined) : undefined;
   if (!msg) notFound(`Message '${String(messageId)}' in memory '${memoryId}' not found.`);
   return { m, msg: msg! };
 }
@@ -424,8 +425,7 @@ export async function searchMessage(e: Engine, ctx: Ctx, q: P): Promise<Record<s
     threshold, vectorWeight: kw, topN,
     agentId: q.agent_id ? String(q.agent_id) : undefined, sessionId: q.session_id ? String(q.session_id) : undefined, userId: q.user_id ? String(q.user_id) : undefined,
   });
-  const get = e.db.prepare(`SELECT ${COLS} FROM memory_message WHERE id = ?`);
+  const get = cachedStatement(e.db, `SELECT ${COLS} FROM memory_message WHERE id = ?`);
   return hits.map((h) => ({ ...messageToWire(get.get(h.id) as MessageRow), similarity: h.similarity, vector_similarity: h.vector_similarity, term_similarity: h.term_similarity }));
 }
 
-export { removeMessage };

@@ -125,6 +125,19 @@ export async function crossLanguages(model: ChatModel, query: string, languages:
   }
 }
 
+/**
+ * The turns a model is asked about (RAGFlow's rule): system messages dropped, and assistant
+ * messages before the first kept turn (the prologue) too.
+ */
+export function conversationTurns<M extends { role: string }>(msgs: M[]): M[] {
+  const out: M[] = [];
+  for (const m of msgs) {
+    if (m.role === 'system' || (m.role === 'assistant' && !out.length)) continue;
+    out.push(m);
+  }
+  return out;
+}
+
 /** Python's str.format for the names given; other braces stay as they are. */
 export function formatPrompt(template: string, vars: Record<string, unknown>): string {
   return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (m, key: string | undefined) => {
@@ -227,9 +240,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
   const vars = { ...(r.vars ?? {}) };
   const setting = { ...(JSON.parse(r.chat.llm_setting) as Record<string, unknown>), ...(r.llmSetting ?? {}) };
   const caps = r.model.capabilities ?? { rewrite: true, keywords: true, tools: true };
-  const history = r.messages.filter((m) => m.role !== 'system');
-  // Leading assistant turns (the prologue) are not part of what the model is asked.
-  while (history.length && history[0]!.role === 'assistant') history.shift();
+  const history = conversationTurns(r.messages);
   if (!history.length || history[history.length - 1]!.role !== 'user') {
     throw new AskError(102, 'The last content of this conversation is not from user.');
   }

@@ -11,7 +11,7 @@ export { ParseQueue, resetForParse } from './parse-queue.js';
 export { chatToWire, ownedChat, chatNameTaken, sessionToWire, getSession, sessionMessages, sessionReferences, appendMessages, chatPromptConfig, chatDatasetIds, DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS } from './chats.js';
 export type { ChatRow, SessionRow, SessionMessage, PromptConfig } from './chats.js';
 export { chatModel, chatModelExists, chatModelConfig, BUILTIN_CHAT_MODELS, DEFAULT_CHAT_MODEL } from './chat-models.js';
-export { ask, AskError, formatPrompt, knowledgeBlock, fitMessages, referenceChunk, keywordExtraction, crossLanguages } from './ask.js';
+export { ask, AskError, formatPrompt, knowledgeBlock, fitMessages, referenceChunk, keywordExtraction, crossLanguages, conversationTurns } from './ask.js';
 export type { AskRequest, AskEvent, AskTimings, Reference } from './ask.js';
 export { verifyCitations, CitationFilter } from './citations.js';
 export type { CitationResult } from './citations.js';

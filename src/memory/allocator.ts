@@ -20,6 +20,7 @@
 import type { Database } from 'better-sqlite3';
 import { utf8Length } from '../util/index.js';
 import { ftsTerms } from '../text/index.js';
+import { cachedStatement } from '../store/index.js';
 
 /** Bytes charged for a message: UTF-8 content plus a float32 vector. */
 export function messageCost(content: string, dim: number): number {
@@ -57,14 +58,7 @@ export interface Usage {
   messages: number;
 }
 
-const stmts = new WeakMap<Database, Map<string, import('better-sqlite3').Statement>>();
-function st(db: Database, sql: string): import('better-sqlite3').Statement {
-  let m = stmts.get(db);
-  if (!m) stmts.set(db, (m = new Map()));
-  let s = m.get(sql);
-  if (!s) m.set(sql, (s = db.prepare(sql)));
-  return s;
-}
+const st = cachedStatement;
 
 /**
  * Test-only hooks (test/memory/allocator-crash): called inside the transaction after the
@@ -86,22 +80,20 @@ function removeRow(db: Database, memoryId: string, id: number, size: number): vo
   st(db, 'UPDATE memory SET used_bytes = used_bytes - ?, message_count = message_count - 1 WHERE id = ?').run(size, memoryId);
 }
 
-/** Removes a message; a raw message takes its extracted children along. Returns the ids removed. */
-export function removeMessage(db: Database, memoryId: string, id: number): number[] {
-  const row = st(db, 'SELECT id, source_id, size FROM memory_message WHERE id = ? AND memory_id = ?').get(id, memoryId) as
-    | { id: number; source_id: number; size: number }
-    | undefined;
-  if (!row) return [];
-  const gone: number[] = [];
+/** Removes a message; a raw message takes its extracted children along. Returns the ids removed and the bytes freed. */
+function removeUnit(db: Database, memoryId: string, row: { id: number; source_id: number; size: number }): { ids: number[]; freed: number } {
+  const ids: number[] = [];
+  let freed = 0;
   if (row.source_id === 0) {
-    for (const c of st(db, 'SELECT id, size FROM memory_message WHERE source_id = ? AND memory_id = ?').all(id, memoryId) as Array<{ id: number; size: number }>) {
+    for (const c of st(db, 'SELECT id, size FROM memory_message WHERE source_id = ? AND memory_id = ?').all(row.id, memoryId) as Array<{ id: number; size: number }>) {
       removeRow(db, memoryId, c.id, c.size);
-      gone.push(c.id);
+      ids.push(c.id);
+      freed += c.size;
     }
   }
   removeRow(db, memoryId, row.id, row.size);
-  gone.push(row.id);
-  return gone;
+  ids.push(row.id);
+  return { ids, freed: freed + row.size };
 }
 
 /**
@@ -127,9 +119,9 @@ export function evictFor(db: Database, memoryId: string, need: number, protect =
         db.exec(`RELEASE ${sp}`);
         return null;
       }
-      const before = usage(db, memoryId)!.used;
-      evicted.push(...removeMessage(db, memoryId, v.id));
-      excess -= before - usage(db, memoryId)!.used;
+      const gone = removeUnit(db, memoryId, v);
+      evicted.push(...gone.ids);
+      excess -= gone.freed;
     }
     db.exec(`RELEASE ${sp}`);
     return evicted;

@@ -1,4 +1,4 @@
-export { insertMessages, removeMessage, evictFor, resize, usage, messageCost, MemoryFullError, allocatorHooks } from './allocator.js';
+export { insertMessages, evictFor, resize, usage, messageCost, MemoryFullError, allocatorHooks } from './allocator.js';
 export type { NewMessage, Usage } from './allocator.js';
 export { ExtractionQueue, TASK_ATTEMPTS } from './tasks.js';
 export type { TaskDeps } from './tasks.js';

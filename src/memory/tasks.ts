@@ -10,6 +10,7 @@
 import type { Database } from 'better-sqlite3';
 import type { ChatModel } from '../llm/index.js';
 import { insertMessages, MemoryFullError } from './allocator.js';
+import { cachedStatement } from '../store/index.js';
 import { extract, canExtract, maskToTypes } from './extract.js';
 
 export interface TaskDeps {
@@ -60,7 +61,7 @@ export class ExtractionQueue {
         continue;
       }
       if (this.d.isClosed() || this.pending() === 0) return;
-      const due = this.d.db.prepare("SELECT MIN(update_time) FROM memory_task WHERE status = 'pending'").pluck().get() as number;
+      const due = cachedStatement(this.d.db, "SELECT MIN(update_time) FROM memory_task WHERE status = 'pending'").pluck().get() as number;
       if (due > Date.now()) await new Promise((r) => setTimeout(r, Math.min(50, due - Date.now())));
       else this.kick();
     }
@@ -79,11 +80,11 @@ export class ExtractionQueue {
   }
 
   private pending(): number {
-    return (this.d.db.prepare("SELECT COUNT(*) FROM memory_task WHERE status = 'pending'").pluck().get() as number) ?? 0;
+    return (cachedStatement(this.d.db, "SELECT COUNT(*) FROM memory_task WHERE status = 'pending'").pluck().get() as number) ?? 0;
   }
 
   private async drain(): Promise<void> {
-    const next = this.d.db.prepare("SELECT id, memory_id, message_id, attempts FROM memory_task WHERE status = 'pending' AND update_time <= ? ORDER BY id LIMIT 1");
+    const next = cachedStatement(this.d.db, "SELECT id, memory_id, message_id, attempts FROM memory_task WHERE status = 'pending' AND update_time <= ? ORDER BY id LIMIT 1");
     for (;;) {
       if (this.d.isClosed() || this.abort.signal.aborted) return;
       const now = Date.now();
@@ -94,7 +95,7 @@ export class ExtractionQueue {
       }
       // Claim it: another process on the same file may be draining the same queue. The claim is
       // a lease (the task's due time moves past it); a process that dies leaves the task due again.
-      if (this.d.db.prepare("UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time <= ?").run(now + TASK_LEASE_MS, t.id, now).changes === 0) continue;
+      if (cachedStatement(this.d.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time <= ?").run(now + TASK_LEASE_MS, t.id, now).changes === 0) continue;
       this.claimed.add(t.id);
       try {
         await this.run(t);
@@ -106,7 +107,7 @@ export class ExtractionQueue {
 
   /** A task waiting for its retry time: wake up then. */
   private scheduleRetry(): void {
-    const at = this.d.db.prepare("SELECT MIN(update_time) FROM memory_task WHERE status = 'pending'").pluck().get() as number | null;
+    const at = cachedStatement(this.d.db, "SELECT MIN(update_time) FROM memory_task WHERE status = 'pending'").pluck().get() as number | null;
     if (at === null || this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -116,16 +117,16 @@ export class ExtractionQueue {
   }
 
   private finish(t: TaskRow, status: 'done' | 'failed', msg: string): void {
-    this.d.db.prepare('UPDATE memory_task SET status = ?, progress_msg = ?, attempts = ?, update_time = ? WHERE id = ?').run(status, msg, t.attempts + 1, Date.now(), t.id);
+    cachedStatement(this.d.db, 'UPDATE memory_task SET status = ?, progress_msg = ?, attempts = ?, update_time = ? WHERE id = ?').run(status, msg, t.attempts + 1, Date.now(), t.id);
     if (status === 'failed') (this.d.log ?? console.warn)(`ragloom memory ${t.memory_id}: extraction of message ${t.message_id} failed: ${msg}`);
   }
 
   private async run(t: TaskRow): Promise<void> {
     const db = this.d.db;
-    const mem = db.prepare('SELECT id, memory_type, embd_id, llm_id, temperature, system_prompt, user_prompt FROM memory WHERE id = ?').get(t.memory_id) as
+    const mem = cachedStatement(db, 'SELECT id, memory_type, embd_id, llm_id, temperature, system_prompt, user_prompt FROM memory WHERE id = ?').get(t.memory_id) as
       | { id: string; memory_type: number; embd_id: string; llm_id: string; temperature: number; system_prompt: string; user_prompt: string }
       | undefined;
-    const raw = db.prepare("SELECT id, user_id, agent_id, session_id, content, valid_at, fifo_at FROM memory_message WHERE id = ? AND message_type = 'raw'").get(t.message_id) as
+    const raw = cachedStatement(db, "SELECT id, user_id, agent_id, session_id, content, valid_at, fifo_at FROM memory_message WHERE id = ? AND message_type = 'raw'").get(t.message_id) as
       | { id: number; user_id: string; agent_id: string; session_id: string; content: string; valid_at: number; fifo_at: number }
       | undefined;
     if (!mem || !raw) return this.finish(t, 'failed', 'the message is gone (evicted or deleted) before its extraction ran');
@@ -152,7 +153,7 @@ export class ExtractionQueue {
       if (this.abort.signal.aborted) return; // closing: stays pending for the next open
       const msg = (e as Error).message;
       if (t.attempts + 1 >= TASK_ATTEMPTS) return this.finish(t, 'failed', `${msg} (after ${TASK_ATTEMPTS} attempts)`);
-      db.prepare('UPDATE memory_task SET attempts = attempts + 1, progress_msg = ?, update_time = ? WHERE id = ?').run(msg, Date.now() + RETRY_MS[t.attempts]!, t.id);
+      cachedStatement(db, 'UPDATE memory_task SET attempts = attempts + 1, progress_msg = ?, update_time = ? WHERE id = ?').run(msg, Date.now() + RETRY_MS[t.attempts]!, t.id);
       return;
     }
     if (res.error) return this.finish(t, 'failed', `the model's answer was not usable: ${res.error}`);
@@ -166,7 +167,7 @@ export class ExtractionQueue {
     if (this.d.isClosed()) return;
     db.transaction(() => {
       // The raw message may have been evicted while the model was answering.
-      if (!db.prepare('SELECT 1 FROM memory_message WHERE id = ?').get(raw.id)) return this.finish(t, 'failed', 'the message was evicted before its items were stored');
+      if (!cachedStatement(db, 'SELECT 1 FROM memory_message WHERE id = ?').get(raw.id)) return this.finish(t, 'failed', 'the message was evicted before its items were stored');
       try {
         const now = Date.now();
         insertMessages(db, mem.id, res.items.map((it, i) => ({

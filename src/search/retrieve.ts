@@ -12,8 +12,8 @@
 import { cachedStatement, chunkRowidsOfDocuments, type ChunkRow, type Db } from '../store/index.js';
 import { analyzeForIndex } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
-import { vectorIndex, TopK, type DimIndex } from './vector-index.js';
-import { textQuery, textTop, textScoresJs, textAll, expandQuery, rowTerms, scoreRows, ALL_MATCHES_BELOW } from './fulltext.js';
+import { vectorIndex, type DimIndex } from './vector-index.js';
+import { textQuery, textSide, expandQuery, rowTerms, scoreRows } from './fulltext.js';
 import { filterDocuments, type MetadataFilter } from './metadata.js';
 import type { Reranker } from './rerank.js';
 
@@ -128,30 +128,13 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
   const exact = retrievalOptions.exactVectors;
   if (ix) for (const h of ix.search(qv, perSide, filter, { exact })) add(h.rowid);
   // Text side and exact cross-scores: one FTS5 pass over all matches when they are few, else the
-  // top n from FTS5 and the vector-only candidates' BM25 computed in JS (src/search/fulltext.ts).
-  const all = tq.dfSum <= ALL_MATCHES_BELOW ? textAll(db, tq) : undefined;
+  // top n from FTS5 and the vector-only candidates' BM25 computed in JS (fulltext.ts textSide).
+  const text = textSide(db, tq, perSide, accept);
+  for (const [rid, ts] of text.top) add(rid).tsim = ts;
   const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
   const crossScores = (rids: number[]): void => {
-    if (!rids.length) return;
-    if (all) {
-      const want = new Set(rids);
-      const { rowids, scores } = all;
-      for (let i = 0; i < rowids.length; i++) if (want.has(rowids[i]!)) cands.get(rowids[i]!)!.tsim = scores[i]!;
-    } else {
-      for (const [rid, ts] of textScoresJs(db, tq, rids)) cands.get(rid)!.tsim = ts;
-    }
+    for (const [rid, ts] of text.scoresOf(rids)) cands.get(rid)!.tsim = ts;
   };
-  if (all) {
-    const top = new TopK(perSide);
-    const { rowids, scores } = all;
-    for (let i = 0; i < rowids.length; i++) {
-      if (scores[i]! <= top.floor || !accept(rowids[i]!)) continue;
-      top.push(i, scores[i]!);
-    }
-    for (const [i, ts] of top.sorted()) add(rowids[i]!).tsim = ts;
-  } else {
-    for (const [rid, ts] of textTop(db, tq, perSide, accept)) add(rid).tsim = ts;
-  }
   crossScores(untexted());
 
   // Rocchio feedback: the question vector moves towards its best first-pass chunks, which
