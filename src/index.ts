@@ -1,5 +1,5 @@
-export { Client, DataSet, Document, Chunk, Chat, Session, Message, Memory } from './client/index.js';
-export type { ClientOptions, ParseStatus, ParseProgress, AskOptions, ReferenceChunk, MemoryMessage } from './client/index.js';
+export { Client, DataSet, Document, Chunk, Chat, Session, Message, Memory, Agent, AgentSession, AgentMessage } from './client/index.js';
+export type { ClientOptions, ParseStatus, ParseProgress, AskOptions, ReferenceChunk, MemoryMessage, AgentAskOptions, AgentEvent, TraceEntry } from './client/index.js';
 export type { ChatModel, ChatMessage, ChatOptions, ChatResult, ChatDelta, ToolCall, ToolSpec, KnowledgeItem, Usage } from './llm/index.js';
 export { ApiError, RagloomError, RetCode } from './api/errors.js';
 export type { ModelConfig, ModelType, Embedder } from './embed/index.js';

@@ -141,6 +141,10 @@ export function fail(key: ErrorKey, ...args: Array<string | number>): never {
 /** Wraps an unexpected exception the way RAGFlow does: code 100, message = repr(e). */
 export function exceptionError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
+  // Core services fail with RAGFlow's code and message (core/ask.ts AskError): the same ApiError.
+  if (e instanceof Error && e.name === 'AskError' && typeof (e as { code?: unknown }).code === 'number') {
+    return new ApiError((e as unknown as { code: number }).code, e.message, { cause: e });
+  }
   // A feature whose optional package is absent: the user's fix is an install, so say which.
   if (e instanceof MissingPackageError) return new ApiError(RetCode.DATA_ERROR, e.message, { cause: e });
   const err = e instanceof Error ? e : new Error(String(e));

@@ -7,8 +7,10 @@ import * as parse from './parse.js';
 import { retrieve, type RetrieveParams } from './retrieval.js';
 import * as chats from './chats.js';
 import { chatCompletion, openaiCompletion } from './completions.js';
+import { agentCompletion } from './agent-completion.js';
 import * as memories from './memories.js';
 import * as identity from './identity.js';
+import * as agents from './agents.js';
 import { ExtractionQueue } from '../memory/index.js';
 import { chatModel } from '../core/index.js';
 
@@ -50,6 +52,7 @@ const OPS = {
   'sessions.delete': (a: Api, c: Ctx, p: P) => chats.deleteSessions(a.engine, c, str(p.chat_id), body(p, 'chat_id')),
   'chats.completion': (a: Api, c: Ctx, p: P) => chatCompletion(a.engine, c, p),
   'openai.completion': (a: Api, c: Ctx, p: P) => openaiCompletion(a.engine, c, p),
+  'agents.completion': (a: Api, c: Ctx, p: P) => agentCompletion(a.engine, c, a.memoryTasks, p),
   'memories.create': (a: Api, c: Ctx, p: P) => memories.createMemory(a.engine, c, body(p)),
   'memories.update': (a: Api, c: Ctx, p: P) => memories.updateMemory(a.engine, c, str(p.memory_id), body(p, 'memory_id')),
   'memories.list': (a: Api, c: Ctx, p: P) => memories.listMemory(a.engine, c, body(p)),
@@ -63,6 +66,17 @@ const OPS = {
   'messages.content': (a: Api, c: Ctx, p: P) => memories.getMessageContent(a.engine, c, str(p.memory_id), p.message_id),
   'messages.recent': (a: Api, c: Ctx, p: P) => memories.getRecentMessages(a.engine, c, body(p)),
   'messages.search': (a: Api, c: Ctx, p: P) => memories.searchMessage(a.engine, c, body(p)),
+  'agents.create': (a: Api, c: Ctx, p: P) => agents.createAgent(a.engine, c, body(p)),
+  'agents.list': (a: Api, c: Ctx, p: P) => agents.listAgents(a.engine, c, body(p)),
+  'agents.get': (a: Api, c: Ctx, p: P) => agents.getAgentOp(a.engine, c, str(p.agent_id)),
+  'agents.update': (a: Api, c: Ctx, p: P) => agents.updateAgent(a.engine, c, str(p.agent_id), body(p, 'agent_id')),
+  'agents.delete': (a: Api, c: Ctx, p: P) => agents.deleteAgent(a.engine, c, str(p.agent_id)),
+  'agents.versions': (a: Api, c: Ctx, p: P) => agents.listVersions(a.engine, c, str(p.agent_id)),
+  'agents.version': (a: Api, c: Ctx, p: P) => agents.getVersionOp(a.engine, c, str(p.agent_id), str(p.version_id)),
+  'agentSessions.create': (a: Api, c: Ctx, p: P) => agents.createAgentSession(a.engine, c, str(p.agent_id), body(p, 'agent_id')),
+  'agentSessions.list': (a: Api, c: Ctx, p: P) => agents.listAgentSessions(a.engine, c, str(p.agent_id), body(p, 'agent_id')),
+  'agentSessions.get': (a: Api, c: Ctx, p: P) => agents.getAgentSessionOp(a.engine, c, str(p.agent_id), str(p.session_id)),
+  'agentSessions.delete': (a: Api, c: Ctx, p: P) => agents.deleteAgentSessions(a.engine, c, str(p.agent_id), body(p, 'agent_id')),
   'users.create': (a: Api, c: Ctx, p: P) => identity.createUser(a.engine, c, body(p)),
   'tenants.members.add': (a: Api, c: Ctx, p: P) => identity.addMember(a.engine, c, body(p)),
   'auth.verify': (a: Api, _c: Ctx, p: P) => identity.verifyApiKey(a.engine, p),

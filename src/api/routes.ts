@@ -27,7 +27,7 @@ export const API_PREFIX = '/api/v1';
  * How a route authenticates; the two differ only in their failure bodies (always HTTP 401), §1:
  * - `login` (RAGFlow `login_required`): missing or unknown key →
  *   `{"code":401,"message":"<Unauthorized '401: Unauthorized'>","data":null}`.
- * - `token` (RAGFlow `token_required`, used by parse / stop-parse / retrieval): no header →
+ * - `token` (RAGFlow `token_required`, used by parse / stop-parse / retrieval / agent sessions' DELETE): no header →
  *   ``{"code":0,"message":"`Authorization` can't be empty","data":null}`` (code 0!); a header of one
  *   word → `{"code":109,"message":"Please check your authorization format.","data":null}`; an
  *   unknown key → `{"code":109,"message":"Authentication error: API key is invalid!","data":null}`.
@@ -118,14 +118,17 @@ export interface RouteSpec {
   /** Path params win over body keys of the same name, except these (the body's, when non-empty, wins). */
   bodyWins?: readonly string[];
   envelope: Envelope;
-  /** `result` only: the op returns `{data, ...extra}`; `data` is the envelope's, the rest top-level (`total_datasets`). */
+  /**
+   * `result` and `json`: the op returns `{data, ...extra}`; `data` is the envelope's, the rest
+   * top-level (`total_datasets`; the agent sessions list's `total`).
+   */
   lift?: boolean;
   /** `result` only: the op's return value is not sent (RAGFlow answers `{"code":0}`). */
   dropData?: boolean;
   /** The envelope's `data` is `{[wrap]: result}` (chunk add: `{"data": {"chunk": {...}}}`); clients unwrap it. */
   wrap?: string;
   /** When the op returns an AsyncIterable: how it is written as server-sent events (§8, §9). */
-  stream?: 'native' | 'openai';
+  stream?: 'native' | 'openai' | 'events';
   errors?: ErrorStyle;
   /** HTTP status of a success (business errors are HTTP 200 too, §1). */
   status: 200;
@@ -135,11 +138,13 @@ export interface RouteSpec {
 
 const JSON_ERRORS: ErrorStyle = { data: 'none', byCode: { 109: 'false', 103: 'false' } };
 const MEMORY_ERRORS: ErrorStyle = { data: 'null', byCode: { 101: 'none' } };
+/** Agent routes: `get_json_result(data=False, code=101|103)` for argument and access errors, `get_data_error_result` (no data) for 102. */
+const AGENT_ERRORS: ErrorStyle = { data: 'none', byCode: { 101: 'false', 103: 'false' } };
 const PAGE = { page: 'int', page_size: 'int' } as const;
 
 /**
  * Every `/api/v1` route the RAGFlow Python SDK (0.25.6) uses for datasets, documents, chunks,
- * parsing, retrieval, chat assistants, sessions, completions, memories and messages; the
+ * parsing, retrieval, chat assistants, sessions, completions, memories, messages and agents; the
  * OpenAI-compatible completion; and ragloom's two identity routes.
  */
 const ROUTE_LIST: RouteSpec[] = [
@@ -214,6 +219,15 @@ const ROUTE_LIST: RouteSpec[] = [
     op: 'openai.completion', method: 'POST', path: '/openai/:chat_id/chat/completions', auth: 'login', body: 'json', validates: ['model', 'messages'], envelope: 'openai', stream: 'openai',
     status: 200, source: 'openai_api.openai_chat_completions',
   },
+  // Agents (§10): each canvas event as `data:{event, …}`, then `data:[DONE]`; the SDK posts here.
+  {
+    op: 'agents.completion', method: 'POST', path: '/agents/chat/completions', auth: 'login', body: 'json', envelope: 'result', stream: 'events',
+    errors: AGENT_ERRORS, status: 200, source: 'agent_api.agent_chat_completion',
+  },
+  {
+    op: 'agents.completion', method: 'POST', path: '/agents/:agent_id/completions', auth: 'login', body: 'json', envelope: 'result', stream: 'events',
+    errors: AGENT_ERRORS, status: 200, source: 'backward_compat → agent_api.agent_chat_completion',
+  },
 
   // ------------------------------------------------------------------ memories (memory_api.py)
   { op: 'memories.create', method: 'POST', path: '/memories', auth: 'login', body: 'json', validates: ['name', 'memory_type', 'embd_id', 'llm_id'], envelope: 'json-true', errors: MEMORY_ERRORS, status: 200, source: 'memory_api.create_memory' },
@@ -244,6 +258,32 @@ const ROUTE_LIST: RouteSpec[] = [
   { op: 'messages.forget', method: 'DELETE', path: '/messages/:memory_id::message_id', auth: 'login', body: 'none', envelope: 'message', errors: MEMORY_ERRORS, status: 200, source: 'memory_api.forget_message' },
   { op: 'messages.status', method: 'PUT', path: '/messages/:memory_id::message_id', auth: 'login', body: 'json', validates: ['status'], envelope: 'message', errors: MEMORY_ERRORS, status: 200, source: 'memory_api.update_message' },
   { op: 'messages.content', method: 'GET', path: '/messages/:memory_id::message_id/content', auth: 'login', body: 'none', envelope: 'json-true', errors: MEMORY_ERRORS, status: 200, source: 'memory_api.get_message_content' },
+
+  // ------------------------------------------------------------------ agents (agent_api.py; sessions' DELETE is bot_api.py)
+  { op: 'agents.create', method: 'POST', path: '/agents', auth: 'login', body: 'json', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.create_agent' },
+  {
+    op: 'agents.list', method: 'GET', path: '/agents', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.list_agents',
+    query: { ...PAGE, orderby: 'str', desc: 'not-false', keywords: 'str', owner_ids: 'str', canvas_category: 'str', tags: 'str' },
+  },
+  { op: 'agents.get', method: 'GET', path: '/agents/:agent_id', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.get_agent' },
+  { op: 'agents.update', method: 'PUT', path: '/agents/:agent_id', auth: 'login', body: 'json', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.update_agent' },
+  { op: 'agents.delete', method: 'DELETE', path: '/agents/:agent_id', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.delete_agent' },
+  { op: 'agents.versions', method: 'GET', path: '/agents/:agent_id/versions', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.list_agent_versions' },
+  { op: 'agents.version', method: 'GET', path: '/agents/:agent_id/versions/:version_id', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.get_agent_version' },
+  // RAGFlow reads `user_id` and `release` from the body, else from the query string.
+  {
+    op: 'agentSessions.create', method: 'POST', path: '/agents/:agent_id/sessions', auth: 'login', body: 'json', envelope: 'result', errors: AGENT_ERRORS, status: 200, source: 'agent_api.create_agent_session',
+    query: { user_id: 'str', release: 'str' },
+  },
+  // `{code, message: "success", data: [...], total}`: the op returns `{data, total}`.
+  {
+    op: 'agentSessions.list', method: 'GET', path: '/agents/:agent_id/sessions', auth: 'login', body: 'none', envelope: 'json', lift: true, errors: AGENT_ERRORS, status: 200, source: 'agent_api.list_agent_sessions',
+    query: {
+      ...PAGE, orderby: 'str', desc: 'not-false', id: 'str', user_id: 'str', keywords: 'str', dsl: 'not-false', from_date: 'str', to_date: 'str', exp_user_id: 'str',
+    },
+  },
+  { op: 'agentSessions.get', method: 'GET', path: '/agents/:agent_id/sessions/:session_id', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.get_agent_session' },
+  { op: 'agentSessions.delete', method: 'DELETE', path: '/agents/:agent_id/sessions', auth: 'token', body: 'json', envelope: 'result', errors: AGENT_ERRORS, status: 200, source: 'bot_api.delete_agent_session' },
 
   // ------------------------------------------------------------------ identity (ragloom; shaped like user_api / tenant_api)
   { op: 'users.create', method: 'POST', path: '/users', auth: 'login', body: 'json', validates: ['email', 'nickname'], envelope: 'json', errors: JSON_ERRORS, status: 200, source: 'ragloom (cf. user_api.user_add)' },
@@ -471,6 +511,10 @@ export function successEnvelope(route: RouteSpec, result: unknown): EnvelopeBody
     }
     case 'json': {
       const msg = result && typeof result === 'object' ? (result as Record<PropertyKey, unknown>)[RESULT_MESSAGE_KEY] : undefined;
+      if (route.lift && result && typeof result === 'object') {
+        const { data, ...extra } = result as Record<string, unknown>;
+        return { code: 0, message: typeof msg === 'string' ? msg : 'success', data: data ?? null, ...extra };
+      }
       return { code: 0, message: typeof msg === 'string' ? msg : 'success', data: result ?? null };
     }
     case 'json-true':
@@ -528,6 +572,10 @@ export function decodeEnvelope(route: RouteSpec, body: unknown): { ok: true; res
       return { ok: true, result: route.wrap && b.data && typeof b.data === 'object' ? (b.data as Record<string, unknown>)[route.wrap] : b.data };
     }
     default: {
+      if (route.lift && route.envelope === 'json') {
+        const { code: _c, message: _m, ...rest } = b;
+        return { ok: true, result: rest };
+      }
       if (typeof b.message === 'string' && b.message !== 'success' && b.data && typeof b.data === 'object') {
         Object.defineProperty(b.data, RESULT_MESSAGE_KEY, { value: b.message, enumerable: false });
       }

@@ -1,10 +1,12 @@
 import { Api } from '../api/index.js';
 import type { ModelConfig } from '../embed/index.js';
+import type { AgentOptions } from '../core/index.js';
 import { LocalTransport, type Transport } from './transport.js';
 import { HttpTransport } from './http.js';
 import { Chunk, DataSet } from './resources.js';
 import { Chat } from './chat.js';
 import { Memory, type MemoryMessage } from './memory.js';
+import { Agent } from './agent.js';
 import { ApiError } from '../api/errors.js';
 
 export interface ClientOptions {
@@ -23,12 +25,17 @@ export interface ClientOptions {
   default_chat_model?: string;
   /** `name@factory` of the default embedding model. Local mode only. @default 'universal-sentence-encoder-lite@Builtin' */
   default_embedding_model?: string;
+  /**
+   * What agents may reach: SQLite files for ExeSQL (`sql_dirs`), HTTP origins for Invoke
+   * (`invoke_allow`), CodeExec and run time limits. Local mode only. @default nothing outside
+   */
+  agents?: AgentOptions;
 }
 
-const KNOWN = ['path', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model'];
+const KNOWN = ['path', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents'];
 
 /** Options a remote Client cannot take: they are the server's configuration. */
-const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model'] as const;
+const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents'] as const;
 
 /**
  * The RAGFlow SDK interface. `new Client({ path })` runs the engine in-process on one SQLite file;
@@ -63,7 +70,9 @@ export class Client {
     } else {
       if (opts.apiKey !== undefined) throw new TypeError('"apiKey" goes with "baseUrl" (remote mode); the embedded engine ({ path }) needs no key');
       if (typeof opts.path !== 'string' || !opts.path) throw new TypeError('new Client({ path }) needs a database path or ":memory:"');
-      this.api = new Api({ path: opts.path, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model });
+      this.api = new Api({
+        path: opts.path, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model, agents: opts.agents,
+      });
       this.t = new LocalTransport(this.api);
     }
   }
@@ -142,6 +151,57 @@ export class Client {
   chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream: true; extra_body?: Record<string, unknown>; signal?: AbortSignal }): Promise<AsyncIterable<Record<string, unknown>>>;
   chatCompletion(chat_id: string, body: Record<string, unknown>): Promise<unknown> {
     return this.t.call('openai.completion', { stream: false, ...body, chat_id });
+  }
+
+  /**
+   * Creates an agent from a RAGFlow canvas DSL (an object, or its JSON text) and returns it (the
+   * RAGFlow SDK's create_agent returns None). A DSL using components ragloom cannot run (web tools,
+   * ingestion-pipeline components, RAGFlow 0.17 components) is refused with 101 naming them.
+   */
+  async createAgent(p: {
+    title: string; dsl: Record<string, unknown> | string; description?: string | null; canvas_type?: string | null;
+    canvas_category?: 'agent_canvas' | 'dataflow_canvas'; release?: boolean; avatar?: string; permission?: 'me' | 'team'; [k: string]: unknown;
+  }): Promise<Agent> {
+    // Like the SDK, keys that are None are not sent.
+    const body = Object.fromEntries(Object.entries(p ?? {}).filter(([, v]) => v !== undefined && v !== null));
+    return new Agent(this.t, await this.t.call<Record<string, unknown>>('agents.create', body));
+  }
+
+  /**
+   * The caller's agents and its teams' shared ones (RAGFlow SDK defaults: page 1, 30 per page, newest
+   * updated first). Listed agents carry no `dsl`: `getAgent(id)` has it.
+   */
+  async listAgents(p: {
+    page?: number; page_size?: number; orderby?: 'create_time' | 'update_time' | 'title'; desc?: boolean; keywords?: string;
+    owner_ids?: string[] | string; canvas_category?: string; tags?: string[] | string;
+  } = {}): Promise<Agent[]> {
+    const q: Record<string, unknown> = { page: 1, page_size: 30, orderby: 'update_time', desc: true, ...p };
+    // The route reads these as comma-separated strings.
+    for (const k of ['owner_ids', 'tags'] as const) if (Array.isArray(q[k])) q[k] = (q[k] as string[]).join(',');
+    const r = await this.t.call<{ canvas: Record<string, unknown>[] }>('agents.list', q);
+    return r.canvas.map((a) => new Agent(this.t, a));
+  }
+
+  /** One agent by id, with its dsl (102 `canvas not found.`). */
+  async getAgent(agent_id: string): Promise<Agent> {
+    return new Agent(this.t, await this.t.call<Record<string, unknown>>('agents.get', { agent_id }));
+  }
+
+  /**
+   * Changes an agent (anyone it is shared with may). With a `dsl`, a version is saved; `release:
+   * true` publishes it (sessions created with `release: true` run the newest published version).
+   */
+  async updateAgent(agent_id: string, p: {
+    title?: string; description?: string; dsl?: Record<string, unknown> | string; release?: boolean; permission?: 'me' | 'team';
+    canvas_type?: string; avatar?: string; [k: string]: unknown;
+  }): Promise<void> {
+    const body = Object.fromEntries(Object.entries(p ?? {}).filter(([, v]) => v !== undefined && v !== null));
+    await this.t.call('agents.update', { ...body, agent_id });
+  }
+
+  /** Deletes an agent with its versions and sessions (its owner only). */
+  async deleteAgent(agent_id: string): Promise<void> {
+    await this.t.call('agents.delete', { agent_id });
   }
 
   /**

@@ -122,7 +122,8 @@ export class HttpTransport implements Transport {
       const type = (res.headers.get('content-type') ?? '').toLowerCase();
       if (type.startsWith('text/event-stream') && res.body) {
         streaming = true;
-        return (route.stream === 'openai' ? this.openaiStream(res, ctl, release, what) : this.nativeStream(res, ctl, release, what)) as T;
+        const kind = route.stream === 'openai' ? this.openaiStream : route.stream === 'events' ? this.eventStream : this.nativeStream;
+        return kind.call(this, res, ctl, release, what) as T;
       }
       if (route.envelope === 'bytes' && res.status === 200 && !type.startsWith('application/json')) {
         try {
@@ -221,6 +222,25 @@ export class HttpTransport implements Transport {
       throw new ApiError(RetCode.CONNECTION_ERROR, `Connection error: the event stream of ${what} ended before its end marker`);
     } finally {
       ctl.abort(DONE); // a caller that broke out stops the server's answer
+      release();
+    }
+  }
+
+  /** The agent stream (§10): events until `data:[DONE]`; `{code != 0, message}` is a failure. */
+  private async *eventStream(res: Response, ctl: AbortController, release: () => void, what: string): AsyncGenerator<unknown> {
+    try {
+      for await (const raw of this.events(res, ctl, what)) {
+        if (raw.trim() === '[DONE]') return;
+        const ev = parseEvent(raw, what) as { code?: unknown; message?: unknown; event?: unknown };
+        if (ev && typeof ev.code === 'number' && ev.event === undefined) {
+          if (ev.code !== 0) throw new ApiError(ev.code, String(ev.message ?? ''));
+          continue;
+        }
+        yield ev;
+      }
+      throw new ApiError(RetCode.CONNECTION_ERROR, `Connection error: the event stream of ${what} ended before its end marker`);
+    } finally {
+      ctl.abort(DONE);
       release();
     }
   }

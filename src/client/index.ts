@@ -6,3 +6,6 @@ export { Chat, Session, Message } from './chat.js';
 export type { AskOptions, ReferenceChunk } from './chat.js';
 export { Memory } from './memory.js';
 export type { MemoryMessage } from './memory.js';
+export { Agent } from './agent.js';
+export { AgentSession, AgentMessage } from './agent-session.js';
+export type { AgentAskOptions, AgentEvent, TraceEntry } from './agent-session.js';

@@ -20,6 +20,21 @@ export interface EngineOptions {
   default_chat_model?: string;
   /** `name@factory` of the tenant's default embedding model. @default the built-in default */
   default_embedding_model?: string;
+  /** What agents may reach outside the process (src/agent). */
+  agents?: AgentOptions;
+}
+
+/** Agent runtime settings: nothing outside the process is reachable unless listed here. */
+export interface AgentOptions {
+  /** Directories whose SQLite files ExeSQL components may read. @default none (ExeSQL refused) */
+  sql_dirs?: string[];
+  /** URL origins (`https://api.example.com`) Invoke components may call; `['*']`: any. @default none */
+  invoke_allow?: string[];
+  /** CodeExec limits. @default 10 000 ms, 256 MB */
+  code_timeout_ms?: number;
+  code_memory_mb?: number;
+  /** One agent run's limit. @default 600 000 ms */
+  run_timeout_ms?: number;
 }
 
 /** One open database plus the models it may use; shared by Api and the parse queue. */
@@ -28,12 +43,14 @@ export class Engine {
   readonly models: ModelRegistry;
   /** The local default user in the local default tenant, as the embedded Client acts. */
   readonly local: Ctx;
+  readonly agentOptions: AgentOptions;
   private closed = false;
   private readonly closers: Array<() => Promise<void> | void> = [];
 
   constructor(opts: EngineOptions) {
     this.db = openDatabase(opts.path);
     this.models = new ModelRegistry(opts.models ?? []);
+    this.agentOptions = { ...(opts.agents ?? {}) };
     if (opts.default_chat_model && !chatModelExists(this, opts.default_chat_model)) {
       this.db.close();
       throw new AskError(102, `\`llm_id\` ${opts.default_chat_model} doesn't exist`);

@@ -1,5 +1,5 @@
 export { Engine } from './engine.js';
-export type { Ctx, EngineOptions } from './engine.js';
+export type { Ctx, EngineOptions, AgentOptions } from './engine.js';
 export { datasetToWire, getDataset, ownedDataset, visibleDataset, nameTaken, refreshDatasetCounts, VISIBLE_SQL } from './datasets.js';
 export type { DatasetRow } from './datasets.js';
 export { documentToWire, getDocument, fileType, documentChunkMethod, RUN, RUN_NAMES } from './documents.js';
@@ -15,3 +15,4 @@ export { ask, AskError, formatPrompt, knowledgeBlock, fitMessages, referenceChun
 export type { AskRequest, AskEvent, AskTimings, Reference } from './ask.js';
 export { verifyCitations, CitationFilter } from './citations.js';
 export type { CitationResult } from './citations.js';
+export * from './agents.js';

@@ -11,7 +11,7 @@ import {
   httpExceptionBody, UNAUTHORIZED_BODY, TOKEN_EMPTY_BODY, TOKEN_FORMAT_BODY, TOKEN_INVALID_BODY, type RouteSpec,
 } from '../api/routes.js';
 import { readBody, type UploadLimits } from './body.js';
-import { nativeSse, openaiSse, SSE_HEADERS } from './sse.js';
+import { eventsSse, nativeSse, openaiSse, SSE_HEADERS } from './sse.js';
 import { pyExceptionRepr, contentDisposition } from './http.js';
 
 type Ctx = Parameters<Api['call']>[2] & object;
@@ -196,7 +196,7 @@ async function handle(
       reply.headers(SSE_HEADERS);
       const stream = spec.stream === 'openai'
         ? openaiSse(result, abort.signal, { id: `chatcmpl-${String(params.chat_id ?? '')}`, model: String(params.model ?? '') })
-        : nativeSse(result, abort.signal);
+        : spec.stream === 'events' ? eventsSse(result, abort.signal) : nativeSse(result, abort.signal);
       return reply.code(200).send(stream);
     }
     switch (spec.envelope) {

@@ -64,6 +64,23 @@ export function nativeSse(it: AsyncIterable<unknown>, signal: AbortSignal): Read
   return Readable.from(gen(), { objectMode: false });
 }
 
+/**
+ * The agent stream (§10): each canvas event as it is, then `data:[DONE]`; a failure mid-run is
+ * RAGFlow's `{"code":500,"message":…,"data":false}` before the `[DONE]`.
+ */
+export function eventsSse(it: AsyncIterable<unknown>, signal: AbortSignal): Readable {
+  async function* gen() {
+    try {
+      for await (const ev of until(it, signal)) yield line(ev);
+    } catch (e) {
+      if (signal.aborted) return;
+      yield line({ code: 500, message: messageOf(e), data: false });
+    }
+    if (!signal.aborted) yield line('[DONE]');
+  }
+  return Readable.from(gen(), { objectMode: false });
+}
+
 type Chunk = { id?: unknown; created?: unknown; model?: unknown; object?: unknown; [k: string]: unknown };
 
 /** The OpenAI-compatible stream as SSE text; `fallback` fills the closing chunk if none came. */

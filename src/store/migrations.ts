@@ -292,6 +292,66 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       document_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, heartbeat INTEGER NOT NULL
     ) WITHOUT ROWID;
   `),
+  // 11: agents (RAGFlow's user_canvas; `tenant_id` is the owner, RAGFlow's user_id), their saved
+  // versions (user_canvas_version) and their sessions (api_4_conversation). A session keeps its
+  // own canvas state (`dsl`) and its messages one row each, as chat sessions do, numbered per
+  // session (`seq`); an answer's reference is stored on its row. Titles compare case-insensitively
+  // (RAGFlow's MySQL collation).
+  (db) => db.exec(`
+    CREATE TABLE IF NOT EXISTS agent (
+      id TEXT PRIMARY KEY,
+      tenant_id TEXT NOT NULL REFERENCES tenant(id),
+      title TEXT NOT NULL COLLATE NOCASE,
+      avatar TEXT NOT NULL DEFAULT '',
+      description TEXT,
+      permission TEXT NOT NULL DEFAULT 'me',
+      release INTEGER NOT NULL DEFAULT 0,
+      canvas_type TEXT NOT NULL DEFAULT '',
+      canvas_category TEXT NOT NULL DEFAULT 'agent_canvas',
+      tags TEXT NOT NULL DEFAULT '',
+      dsl TEXT NOT NULL DEFAULT '{}',
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS agent_tenant ON agent(tenant_id, canvas_category, title);
+    CREATE INDEX IF NOT EXISTS agent_team ON agent(permission, tenant_id);
+    CREATE TABLE IF NOT EXISTS agent_version (
+      id TEXT PRIMARY KEY,
+      agent_id TEXT NOT NULL REFERENCES agent(id) ON DELETE CASCADE,
+      title TEXT,
+      description TEXT,
+      release INTEGER NOT NULL DEFAULT 0,
+      dsl TEXT NOT NULL DEFAULT '{}',
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS agent_version_agent ON agent_version(agent_id, create_time);
+    CREATE TABLE IF NOT EXISTS agent_session (
+      id TEXT PRIMARY KEY,
+      agent_id TEXT NOT NULL REFERENCES agent(id) ON DELETE CASCADE,
+      name TEXT NOT NULL DEFAULT '',
+      user_id TEXT NOT NULL DEFAULT '',
+      exp_user_id TEXT,
+      source TEXT NOT NULL DEFAULT 'agent',
+      dsl TEXT NOT NULL DEFAULT '{}',
+      version_title TEXT,
+      tokens INTEGER NOT NULL DEFAULT 0,
+      duration REAL NOT NULL DEFAULT 0,
+      round INTEGER NOT NULL DEFAULT 0,
+      thumb_up INTEGER NOT NULL DEFAULT 0,
+      errors TEXT,
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS agent_session_agent ON agent_session(agent_id, update_time);
+    CREATE INDEX IF NOT EXISTS agent_session_user ON agent_session(agent_id, user_id);
+    CREATE TABLE IF NOT EXISTS agent_message (
+      session_id TEXT NOT NULL REFERENCES agent_session(id) ON DELETE CASCADE,
+      seq INTEGER NOT NULL,
+      role TEXT NOT NULL,
+      content TEXT NOT NULL,
+      extra TEXT NOT NULL DEFAULT '{}',
+      reference TEXT,
+      PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID;
+  `),
 ];
 
 /**

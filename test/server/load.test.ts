@@ -398,8 +398,15 @@ describe('malformed and mistyped requests', () => {
     await api.call('POST', '/messages', { memory_id: [memory], agent_id: 'a', session_id: 's', user_input: 'tea', agent_response: 'ok' });
     const message = String((await api.call('GET', `/messages?memory_id=${memory}`)).body.data[0].message_id);
     const user = (await api.call('POST', '/users', { email: 'fuzz@example.com', nickname: 'Fuzz' })).body.data;
-    return { dataset_id: datasetId, document_id: docIds[0]!, chunk_id: chunk, chat_id: chat, session_id: session, memory_id: memory, message_id: message, tenant_id: user.tenant_id };
+    const agent = (await api.call('POST', '/agents', { title: 'fuzz', dsl: AGENT_DSL })).body.data.id as string;
+    return { dataset_id: datasetId, document_id: docIds[0]!, chunk_id: chunk, chat_id: chat, session_id: session, memory_id: memory, message_id: message, tenant_id: user.tenant_id, agent_id: agent };
   }
+  const AGENT_DSL = {
+    components: {
+      begin: { obj: { component_name: 'Begin', params: {} }, downstream: ['Message:M'], upstream: [] },
+      'Message:M': { obj: { component_name: 'Message', params: { content: ['echo {sys.query}'] } }, downstream: [], upstream: ['begin'] },
+    },
+  };
   const fill = (path: string, ids: Record<string, string>) => path.replace(/:([A-Za-z_]+)/g, (_m, k: string) => ids[k]!);
   const JSON_ROUTES = ROUTES.filter((r) => r.body === 'json' || r.body === 'json-strict');
   // What must never reach a client: a SQLite error, a JavaScript internal, a stack trace.
@@ -457,6 +464,8 @@ describe('malformed and mistyped requests', () => {
       'memories.create': { name: 'm2', ...MEMORY }, 'memories.update': { description: 'd' },
       'messages.add': { memory_id: [ids.memory_id], agent_id: 'a', session_id: 's', user_input: 'x', agent_response: 'y' }, 'messages.status': { status: true },
       'users.create': { email: 'v@example.com', nickname: 'V' }, 'tenants.members.add': { user_id: NONE },
+      'agents.create': { title: 'a2', dsl: AGENT_DSL }, 'agents.update': { title: 'fuzz' }, 'agentSessions.create': {}, 'agentSessions.delete': { ids: [NONE] },
+      'agents.completion': { agent_id: ids.agent_id, query: 'moon?', stream: false },
     };
     const datasetFields = ['name', 'avatar', 'description', 'embedding_model', 'permission', 'chunk_method', 'parser_config', 'pagerank'];
     const chatFields = ['name', 'dataset_ids', 'llm_id', 'llm_setting', 'prompt_config', 'icon', 'description', 'similarity_threshold', 'top_n', 'top_k', 'rerank_id', 'llm', 'prompt'];
@@ -475,6 +484,10 @@ describe('malformed and mistyped requests', () => {
       'memories.update': ['name', 'description', 'memory_size', 'forgetting_policy', 'permissions', 'temperature', 'system_prompt', 'user_prompt', 'llm_id', 'embd_id'],
       'messages.add': ['memory_id', 'agent_id', 'session_id', 'user_input', 'agent_response', 'user_id'], 'messages.status': ['status'],
       'users.create': ['email', 'nickname', 'password'], 'tenants.members.add': ['user_id', 'role'],
+      'agents.create': ['title', 'dsl', 'description', 'canvas_type', 'canvas_category', 'release', 'permission', 'avatar', 'tags'],
+      'agents.update': ['title', 'dsl', 'description', 'canvas_type', 'canvas_category', 'release', 'permission', 'avatar', 'tags'],
+      'agentSessions.create': ['name', 'user_id', 'release', 'inputs'], 'agentSessions.delete': ['ids', 'delete_all'],
+      'agents.completion': ['agent_id', 'query', 'question', 'session_id', 'inputs', 'user_id', 'stream', 'return_trace', 'release'],
     };
     const values: unknown[] = [-1, 1e308, 'x', '', ['x'], [null], { a: 1 }, null, false];
     const bad: string[] = [];
@@ -500,6 +513,7 @@ describe('malformed and mistyped requests', () => {
     expect((await api.call('GET', `/datasets/${ids.dataset_id}/documents/${ids.document_id}/chunks?id=${ids.chunk_id}`)).body.data.chunks).toHaveLength(1);
     expect((await api.call('GET', `/chats/${ids.chat_id}/sessions?id=${ids.session_id}`)).body.data).toHaveLength(1);
     expect((await api.call('GET', `/memories/${ids.memory_id}/config`)).body.code).toBe(0);
+    expect((await api.call('GET', `/agents/${ids.agent_id}`)).body.code).toBe(0);
     await srv.close();
     expectIntact(join(dir, 'kb.db'));
   });

@@ -1,14 +1,15 @@
 /**
  * RAGFlow's official Python SDK (ragflow_sdk 0.25.6, ../shared/clients/ragflow-sdk-0.25.6) against
- * `ragloom serve`: one server in-process over a temporary database, four Python scripts
+ * `ragloom serve`: one server in-process over a temporary database, five Python scripts
  * (test/server/sdk/*.py, run with /usr/bin/python3) that drive the SDK and print what every call
  * returned or raised as one JSON line; the tests below assert on it. Expected values and error
  * messages are RAGFlow's (../shared/reference/ragflow-behaviour.md §1-§11, RAGFlow v0.25.6).
  *
  * Scripts and tenants: datasets.py (user "dana") and memories.py (user "mia") run in tenants of
  * their own, so their lists are exact; documents.py then chats.py run as the admin (chats.py asks
- * questions about the documents documents.py parsed); "bob" is the foreign tenant of every script.
- * The three independent scripts run concurrently.
+ * questions about the documents documents.py parsed); agents.py runs as "ada", with "tess" a member
+ * of ada's tenant; "bob" is the foreign tenant of every script. The four independent scripts run
+ * concurrently.
  *
  * Skipped (with a warning) when ../shared, /usr/bin/python3 or Python's `requests` is missing
  * (Debian: `apt-get install python3-requests`; .ci/run installs it).
@@ -127,10 +128,10 @@ const b64 = (s: string) => Buffer.from(s, 'base64');
 suite('RAGFlow Python SDK 0.25.6 against ragloom serve', () => {
   let dir = '';
   let srv: RunningServer | undefined;
-  const users: Record<string, { key: string; tenantId: string }> = {};
-  const runs: Record<'datasets' | 'documents' | 'chats' | 'memories', Promise<Results>> = {} as never;
+  const users: Record<string, { key: string; tenantId: string; userId: string }> = {};
+  const runs: Record<'datasets' | 'documents' | 'chats' | 'memories' | 'agents', Promise<Results>> = {} as never;
 
-  async function newUser(nickname: string): Promise<{ key: string; tenantId: string }> {
+  async function newUser(nickname: string): Promise<{ key: string; tenantId: string; userId: string }> {
     const res = await fetch(`${srv!.url}/api/v1/users`, {
       method: 'POST',
       headers: { authorization: `Bearer ${srv!.apiKey}`, 'content-type': 'application/json' },
@@ -138,18 +139,31 @@ suite('RAGFlow Python SDK 0.25.6 against ragloom serve', () => {
     });
     const body = (await res.json()) as Json;
     if (body.code !== 0) throw new Error(`POST /users: ${JSON.stringify(body)}`);
-    return { key: body.data.api_key, tenantId: body.data.tenant_id };
+    return { key: body.data.api_key, tenantId: body.data.tenant_id, userId: body.data.id };
+  }
+
+  /** Adds `member` to `owner`'s tenant (as `owner`). */
+  async function addMember(owner: { key: string; tenantId: string }, member: { userId: string }): Promise<void> {
+    const res = await fetch(`${srv!.url}/api/v1/tenants/${owner.tenantId}/members`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${owner.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ user_id: member.userId, role: 'normal' }),
+    });
+    const body = (await res.json()) as Json;
+    if (body.code !== 0) throw new Error(`POST /tenants/${owner.tenantId}/members: ${JSON.stringify(body)}`);
   }
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ragloom-sdk-'));
     srv = await startServer({ path: join(dir, 'kb.db'), port: 0 });
-    for (const n of ['bob', 'dana', 'mia']) users[n] = await newUser(n);
+    for (const n of ['bob', 'dana', 'mia', 'ada', 'tess']) users[n] = await newUser(n);
+    await addMember(users.ada!, users.tess!);
     const base = { RAGLOOM_URL: srv.url, RAGLOOM_KEY2: users.bob!.key };
     const quiet = (p: Promise<Results>) => (p.catch(() => undefined), p); // awaited (and reported) by each describe
     runs.datasets = quiet(runScript('datasets.py', { ...base, RAGLOOM_KEY: users.dana!.key }));
     runs.memories = quiet(runScript('memories.py', { ...base, RAGLOOM_KEY: users.mia!.key }));
     runs.documents = quiet(runScript('documents.py', { ...base, RAGLOOM_KEY: srv.apiKey }));
+    runs.agents = quiet(runScript('agents.py', { ...base, RAGLOOM_KEY: users.ada!.key, RAGLOOM_KEY3: users.tess!.key }));
     runs.chats = quiet(runs.documents.then((d) => runScript('chats.py', { ...base, RAGLOOM_KEY: srv!.apiKey, RAGLOOM_IN: JSON.stringify({ dataset: ok(d.ids).dataset }) })));
   }, 60_000);
 
@@ -745,6 +759,154 @@ suite('RAGFlow Python SDK 0.25.6 against ragloom serve', () => {
       expect(ok(M.delete)).toBeNull();
       expect(ok(M.list_after_delete)).toEqual({ code: 0, message: true, total_count: 2, names: ['Diary', 'Diary(1)'] });
       raised(M.config_after_delete, `Memory '${spare}' not found.`);
+    });
+  });
+
+  // ==================================================================== agents and agent sessions
+  describe('agents and agent sessions', () => {
+    let A: Results;
+    let ids: { echo: string; second: string; shared: string };
+    let ada = '';
+    beforeAll(async () => {
+      A = await runs.agents;
+      ids = ok(A.ids);
+      ada = users.ada!.tenantId;
+    }, 60_000);
+    const noAccess = 'Make sure you have permission to access the agent.';
+
+    it('create_agent returns None; its errors', () => {
+      expect(ok(A.create)).toBeNull();
+      expect(ok(A.create_second)).toBeNull();
+      raised(A.create_duplicate, 'ECHO already exists.');
+      raised(A.create_web_tool, /DuckDuckGo \(web tools: need the internet\)/);
+      raised(A.create_dataflow, /^This DSL uses components ragloom cannot run: File \(ingestion-pipeline components/);
+      raised(A.create_dsl_not_dict, /parameter dsl='\{\}' violates type hint <class 'dict'>/, 'BeartypeCallHintParamViolation');
+      expect(ok(A.create_no_dsl_envelope)).toEqual({ code: 101, message: 'No DSL data in request.', data: false });
+      expect(ok(A.create_bad_json_envelope)).toEqual({ code: 101, message: 'Invalid DSL JSON string.', data: false });
+      expect(ok(A.create_list_dsl_envelope)).toEqual({ code: 101, message: 'DSL must be a JSON object.', data: false });
+      expect(ok(A.create_no_title_envelope)).toEqual({ code: 101, message: 'No title in request.', data: false });
+      const raw = ok(A.create_envelope);
+      expect(raw).toMatchObject({ code: 0, message: 'success', data: { title: 'Raw', user_id: ada, nickname: 'ada', permission: 'me', canvas_category: 'agent_canvas' } });
+      expect(raw.data.id).toMatch(HEX32);
+    });
+
+    it('list_agents / get_agent', () => {
+      expect(ok(A.list_default)).toEqual(['Raw', 'Shared', 'Second', 'Echo']);
+      expect(ok(A.list_asc)).toEqual(['Echo', 'Second', 'Shared', 'Raw']);
+      expect(ok(A.list_page)).toEqual([['Raw', 'Shared'], []]);
+      const env = ok(A.list_envelope);
+      expect(env).toMatchObject({ code: 0, message: 'success', data: { total: 1, canvas: [{ id: ids.echo, title: 'Echo', tenant_id: ada, nickname: 'ada', release_time: null }] } });
+      expect(ok(A.list_item)).toMatchObject({ id: ids.echo, title: 'Echo', description: 'repeats you', dsl: null });
+      const got = ok(A.get_agent);
+      expect(got).toMatchObject({ id: ids.echo, title: 'Echo', description: 'repeats you', user_id: ada, last_publish_time: null });
+      expect(got.dsl.components.begin.obj.params.prologue).toBe('Hello from the agent.');
+      raised(A.get_agent_unknown, 'canvas not found.');
+      raised(A.get_agent_foreign, 'canvas not found.');
+      expect(ok(A.foreign_list)).toEqual([]);
+    });
+
+    it('update_agent returns None; a version per saved dsl; its errors', () => {
+      expect(ok(A.update)).toBeNull();
+      const after = ok(A.update_read_back);
+      expect(after.title).toBe('Echo 2');
+      expect(after.dsl.components.begin.obj.params.prologue).toBe('Updated hello.');
+      expect(ok(A.update_description)).toBeNull();
+      raised(A.update_duplicate, 'echo 2 already exists.');
+      raised(A.update_web_tool, /DuckDuckGo/);
+      raised(A.update_unknown, noAccess);
+      raised(A.update_foreign, noAccess);
+      expect(ok(A.update_foreign_envelope)).toEqual({ code: 103, message: noAccess, data: false });
+      expect(ok(A.versions)).toEqual([['ada', 'Echo 2'], ['ada', 'Echo']]);
+    });
+
+    it('a team agent: members see, change and use it; only the owner deletes it or its sessions', () => {
+      expect(ok(A.share)).toEqual({ code: 0, message: 'success', data: true });
+      expect(ok(A.member_list)).toEqual(['Shared']);
+      expect(ok(A.member_get)).toBe('Shared');
+      raised(A.member_get_private, 'canvas not found.');
+      expect(ok(A.member_update)).toBeNull();
+      expect(ok(A.member_session)).toEqual([{ role: 'assistant', content: 'Team hello.' }]);
+      raised(A.member_delete_sessions, `You don't own the agent ${ids.shared}`);
+      raised(A.member_delete, 'Only the owner of the agent is authorized for this operation.');
+    });
+
+    it('Agent.create_session: the prologue and a reset canvas; release; the envelope', () => {
+      const s = ok(A.session_create);
+      expect(s).toMatchObject({ agent_id: ids.echo, name: '', source: 'agent', message: [{ role: 'assistant', content: 'Updated hello.' }], user_id: users.ada!.userId });
+      expect(s.id).toMatch(HEX32);
+      expect(s.version_title).toMatch(/^ada_Echo 2_\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+      expect(s.dsl).toMatchObject({ path: [], history: [], retrieval: [], memory: [] });
+      expect(s.dsl.globals).toEqual({ 'sys.query': '', 'sys.user_id': '', 'sys.conversation_turns': 0, 'sys.files': [], 'sys.history': [], 'sys.date': '' });
+      expect(ok(A.session_create_named)).toMatchObject({ name: 'second', user_id: 'visitor', exp_user_id: 'visitor' });
+      raised(A.session_create_release, 'No available published version');
+      raised(A.session_create_foreign, noAccess);
+      const env = ok(A.session_create_envelope);
+      expect(Object.keys(env)).toEqual(['code', 'data']);
+      expect(Object.keys(env.data).sort()).toEqual(['agent_id', 'dsl', 'exp_user_id', 'id', 'message', 'name', 'source', 'user_id', 'version_title']);
+    });
+
+    it('Agent.list_sessions; the {code, message, data, total} envelope; the stored session', () => {
+      const [s1, s2, s3] = ok(A.session_ids) as string[];
+      const listed = ok(A.sessions_list) as string[];
+      expect(listed).toHaveLength(4); // and the envelope's session, newest
+      expect(listed.slice(1)).toEqual([s3, s2, s1]);
+      expect(ok(A.sessions_list_asc)).toEqual([...listed].reverse());
+      expect(ok(A.sessions_list_page)).toEqual([[s2, s1], []]);
+      expect(ok(A.sessions_list_id)).toEqual([s2]);
+      expect(ok(A.sessions_list_item)).toMatchObject({ id: s1, agent_id: ids.echo, message: [{ role: 'assistant', content: 'Updated hello.' }], round: 0 });
+      const env = ok(A.sessions_list_envelope);
+      expect(Object.keys(env)).toEqual(['code', 'message', 'data', 'total']);
+      expect(env).toMatchObject({ code: 0, message: 'success', total: 4 });
+      expect(env.data).toHaveLength(1);
+      expect(env.data[0]).not.toHaveProperty('dsl');
+      raised(A.sessions_list_foreign, noAccess);
+      expect(ok(A.session_get_envelope)).toMatchObject({ code: 0, message: 'success', data: { id: s1, dialog_id: ids.echo, reference: [] } });
+    });
+
+    it('Session.ask on an agent session: one answer, a stream (deltas until message_end), the stored turns, errors', () => {
+      expect(ok(A.ask)).toEqual([['assistant', 'You said: hello there']]);
+      // The SDK yields each `message` event's text and stops at `message_end`.
+      expect(ok(A.ask_stream)).toEqual(['You said: ', 'streamed']);
+      expect(ok(A.ask_history)).toEqual([
+        ['assistant', 'Updated hello.'], ['user', 'hello there'], ['assistant', 'You said: hello there'], ['user', 'streamed'], ['assistant', 'You said: streamed'],
+      ]);
+      const env = ok(A.ask_envelope);
+      expect(env).toMatchObject({ code: 0, data: { event: 'workflow_finished', data: { content: 'You said: raw', reference: {} } } });
+      expect(env.data.session_id).toMatch(HEX32);
+      expect(env.data.data.trace.map((t: { component_id: string }) => t.component_id)).toEqual(['begin', 'Message:Reply']);
+      const sse = ok(A.ask_sse) as string[];
+      expect(sse[sse.length - 1]).toBe('data:[DONE]');
+      const events = sse.slice(0, -1).map((l) => JSON.parse(l.slice('data:'.length)).event);
+      expect(events).toEqual(['workflow_started', 'node_started', 'node_finished', 'node_started', 'message', 'message', 'message_end', 'node_finished', 'workflow_finished']);
+      expect(ok(A.ask_no_agent_envelope)).toEqual({ code: 101, message: '`agent_id` is required.', data: false });
+      // RAGFlow's 102 envelope has no `data`: the SDK's `res.json()["data"]` raises KeyError.
+      raised(A.ask_unknown_session, /data/, 'KeyError');
+      expect(ok(A.ask_foreign)).toEqual({ code: 103, message: noAccess, data: false });
+      expect(ok(A.ask_form_pause)).toBe('user_inputs');
+      expect(ok(A.ask_form_resume)).toEqual(['Hi Ada']);
+    });
+
+    it('Agent.delete_sessions: partial succeeds, unknown raises, the owner only, token_required', () => {
+      const [s1, s2, s3] = ok(A.session_ids) as string[];
+      expect(ok(A.sessions_delete_partial)).toBeNull();
+      expect(ok(A.sessions_after_partial)).not.toContain(s1);
+      expect(ok(A.sessions_delete_partial_envelope)).toEqual({ code: 0, data: { success_count: 1, errors: [`Duplicate session ids: ${s2}`] } });
+      raised(A.sessions_delete_unknown, "The agent doesn't own the session nope");
+      raised(A.sessions_delete_foreign, `You don't own the agent ${ids.echo}`);
+      expect(ok(A.sessions_delete_bad_key)).toEqual([401, { code: 109, message: 'Authentication error: API key is invalid!', data: null }]);
+      expect(ok(A.sessions_delete)).toBeNull();
+      expect(ok(A.sessions_delete_none)).toBeNull();
+      expect(ok(A.sessions_after_delete)).not.toContain(s3);
+      expect(ok(A.sessions_after_delete)).toHaveLength(1);
+      expect(ok(A.sessions_delete_all)).toEqual([]);
+    });
+
+    it('delete_agent returns None; the owner only', () => {
+      raised(A.delete_foreign, 'Only the owner of the agent is authorized for this operation.');
+      expect(ok(A.delete)).toBeNull();
+      raised(A.delete_again, 'Only the owner of the agent is authorized for this operation.');
+      expect(ok(A.list_after_delete)).toEqual(['Shared', 'Echo 2', 'Raw']);
+      raised(A.get_deleted, 'canvas not found.');
     });
   });
 

@@ -22,6 +22,8 @@ const SDK_CALLS: Array<[string, string]> = [
   ['POST', '/memories'], ['GET', '/memories'], ['DELETE', '/memories/M'], ['PUT', '/memories/M'], ['GET', '/memories/M/config'], ['GET', '/memories/M'],
   ['POST', '/messages'], ['GET', '/messages/search'], ['GET', '/messages'],
   ['DELETE', '/messages/M:7'], ['PUT', '/messages/M:7'], ['GET', '/messages/M:7/content'],
+  ['GET', '/agents'], ['GET', '/agents/A'], ['POST', '/agents'], ['PUT', '/agents/A'], ['DELETE', '/agents/A'],
+  ['POST', '/agents/A/sessions'], ['GET', '/agents/A/sessions'], ['DELETE', '/agents/A/sessions'],
 ];
 
 describe('ROUTES', () => {
@@ -44,7 +46,7 @@ describe('ROUTES', () => {
     for (const r of ROUTES) {
       expect(r.source.length).toBeGreaterThan(0);
       expect(r.status).toBe(200);
-      if (r.auth === 'token') expect(['documents.parse', 'documents.stopParse', 'retrieval']).toContain(r.op);
+      if (r.auth === 'token') expect(['documents.parse', 'documents.stopParse', 'retrieval', 'agentSessions.delete']).toContain(r.op);
     }
     expect(ROUTE_BY_OP['chats.completion']!.path).toBe('/chats/:chat_id/completions');
   });
@@ -106,6 +108,7 @@ describe('client-side helpers', () => {
       ['documents.list', { total: 0, docs: [] }],
       ['memories.config', { id: 'm' }],
       ['messages.add', 'All add to task.'],
+      ['agentSessions.list', { data: [{ id: 's' }], total: 1 }],
     ];
     for (const [op, result] of cases) {
       const r = ROUTE_BY_OP[op]!;

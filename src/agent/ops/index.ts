@@ -1,0 +1,70 @@
+/**
+ * Pure operations behind the agent components (Switch, StringTransform, VariableAssigner,
+ * VariableAggregator, ExeSQL, Invoke). They read the canvas only through a `Resolve` callback.
+ */
+export {
+  type Resolve,
+  VARIABLE_REF_PATTERN,
+  findRefs,
+  normalizeRef,
+  renderTemplate,
+  renderValueTemplate,
+  toText,
+  pyJson,
+  pyTruthy,
+  pyTypeName,
+  pyStr,
+  ASSIGN_OPERATORS,
+  type AssignOperator,
+  ASSIGN_ERRORS,
+  assign,
+  type AssignItem,
+  runAssignments,
+  type AggregatorGroup,
+  checkAggregatorGroups,
+  aggregate,
+} from './variables.js';
+export {
+  SWITCH_OPERATORS,
+  type SwitchOperator,
+  type SwitchItem,
+  type SwitchCondition,
+  pyFloat,
+  evaluateCondition,
+  selectBranch,
+  checkSwitchParams,
+} from './switch.js';
+export {
+  type StringTransformParams,
+  checkStringTransformParams,
+  splitText,
+  split,
+  merge,
+  stringTransform,
+} from './string-transform.js';
+export {
+  EXESQL_DEFAULT_MAX_RECORDS,
+  NO_RECORD,
+  WRITE_REFUSED,
+  type ExeSqlParams,
+  type ExeSqlRow,
+  type ExeSqlStatementResult,
+  type ExeSqlResult,
+  exeSqlPath,
+  exeSqlRefusal,
+  stripSqlFences,
+  splitSqlStatements,
+  isReadStatement,
+  pyFloatRepr,
+  markdownTable,
+  execSql,
+} from './exesql.js';
+export {
+  type InvokeVariable,
+  type InvokeParams,
+  type InvokeOptions,
+  checkInvokeParams,
+  invokeRefusal,
+  htmlToText,
+  invokeHttp,
+} from './invoke.js';
