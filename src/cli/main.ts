@@ -10,6 +10,7 @@ import { formatTable } from './table.js';
 import type { Chunk, Message } from '../client/index.js';
 import { BUILTIN_EMBEDDINGS, pullModel, modelCacheDir } from '../embed/index.js';
 import { startServer } from '../server/index.js';
+import { runAgentCommand, AgentUsageError } from './agent.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The package's own docs/ folder: real documents that ship with ragloom, used by quickstart. */
@@ -34,6 +35,11 @@ Usage:
   ragloom serve [--db FILE] [--port N] [--host H] [--new-key]
       serve the database over RAGFlow's REST API (/api/v1) and the OpenAI-compatible endpoint;
       prints the admin API key on the first start (or with --new-key); SIGINT/SIGTERM stop it gracefully
+  ragloom agent templates
+      the agent templates shipped with ragloom (RAGFlow canvas DSL; see docs/agents.md)
+  ragloom agent run <template|file.json> --dataset NAME [--question TEXT] [--input k=v] [--trace]
+      run an agent (a shipped template or a RAGFlow DSL file) on your datasets: one question, or a
+      conversation on stdin; forms are answered from --input or on the terminal
   ragloom workspace show|ls|add|rm|bind <dir> ...
       inspect and edit a PaddleX workspace folder (see docs/workspace.md)
 
@@ -206,6 +212,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'workspace': return await runWorkspaceCommand(rest);
       case 'models': return await models(rest);
       case 'serve': return await serve(rest);
+      case 'agent': return await runAgentCommand(rest);
       case undefined: case '-h': case '--help': case 'help':
         process.stdout.write(USAGE);
         return cmd === undefined ? 1 : 0;
@@ -214,7 +221,7 @@ export async function main(argv: string[]): Promise<number> {
         return 1;
     }
   } catch (e) {
-    if (e instanceof UsageError) process.stderr.write(`Usage: ${e.message}\n`);
+    if (e instanceof UsageError || e instanceof AgentUsageError) process.stderr.write(`Usage: ${e.message}\n`);
     else if (e instanceof ApiError) process.stderr.write(`Error ${e.code}: ${e.message}\n`);
     else process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
