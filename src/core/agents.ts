@@ -440,27 +440,18 @@ export function agentSessionToWire(e: Engine, s: AgentSessionRow, includeDsl = t
     if (i !== 0 && m.role !== 'user' && reference !== undefined) out.reference = referenceChunks(reference);
     return out;
   });
-  const out: P = {
-    id: s.id,
-    name: s.name,
-    agent_id: s.agent_id,
-    user_id: s.user_id,
-    exp_user_id: s.exp_user_id,
-    message,
-    tokens: s.tokens,
-    source: s.source,
-    duration: s.duration,
-    round: s.round,
-    thumb_up: s.thumb_up,
-    errors: s.errors,
-    version_title: s.version_title,
-    create_time: s.create_time,
-    create_date: formatDateTime(s.create_time),
-    update_time: s.update_time,
-    update_date: formatDateTime(s.update_time),
-  };
+  const out: P = { id: s.id, name: s.name, agent_id: s.agent_id, ...sessionFields(s), message };
   if (includeDsl) out.dsl = parse<P>(s.dsl, {});
   return out;
+}
+
+/** The columns both session shapes carry as they are. */
+function sessionFields(s: AgentSessionRow): P {
+  return {
+    user_id: s.user_id, exp_user_id: s.exp_user_id, tokens: s.tokens, source: s.source, duration: s.duration, round: s.round,
+    thumb_up: s.thumb_up, errors: s.errors, version_title: s.version_title,
+    create_time: s.create_time, create_date: formatDateTime(s.create_time), update_time: s.update_time, update_date: formatDateTime(s.update_time),
+  };
 }
 
 /**
@@ -471,25 +462,9 @@ export function agentSessionToWire(e: Engine, s: AgentSessionRow, includeDsl = t
 export function agentSessionRecord(e: Engine, s: AgentSessionRow): Record<string, unknown> {
   const msgs = agentSessionMessages(e, s.id);
   return {
-    id: s.id,
-    name: s.name,
-    dialog_id: s.agent_id,
-    agent_id: s.agent_id,
-    user_id: s.user_id,
-    exp_user_id: s.exp_user_id,
+    id: s.id, name: s.name, dialog_id: s.agent_id, agent_id: s.agent_id, ...sessionFields(s),
     message: msgs.map(({ reference: _r, ...m }) => m),
     reference: msgs.filter((m) => m.reference !== undefined).map((m) => m.reference),
-    tokens: s.tokens,
-    source: s.source,
     dsl: parse<P>(s.dsl, {}),
-    duration: s.duration,
-    round: s.round,
-    thumb_up: s.thumb_up,
-    errors: s.errors,
-    version_title: s.version_title,
-    create_time: s.create_time,
-    create_date: formatDateTime(s.create_time),
-    update_time: s.update_time,
-    update_date: formatDateTime(s.update_time),
   };
 }

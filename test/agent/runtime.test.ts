@@ -166,6 +166,35 @@ describe('the run loop', () => {
     expect(finished(evs).filter((id) => id === 'VariableAssigner:Inc')).toHaveLength(4);
   });
 
+  it('a join waits for every upstream of the batch (begin → A, B → C reading both)', async () => {
+    const dsl = buildDsl({
+      begin: { type: 'Begin', down: ['StringTransform:A', 'StringTransform:B'] },
+      'StringTransform:A': { type: 'StringTransform', params: { method: 'merge', script: 'a({sys.query})' }, down: ['Message:C'] },
+      'StringTransform:B': { type: 'StringTransform', params: { method: 'merge', script: 'b({sys.query})' }, down: ['Message:C'] },
+      'Message:C': { type: 'Message', params: { content: ['{StringTransform:A@result}+{StringTransform:B@result}'] } },
+    });
+    const evs = await run(dsl, { query: 'q' }).events;
+    expect(messageText(evs)).toBe('a(q)+b(q)');
+    expect(finished(evs).filter((id) => id === 'Message:C')).toHaveLength(1);
+    // A and B started in one batch, before either finished.
+    const order = evs.filter((e) => e.event === 'node_started' || e.event === 'node_finished').map((e) => `${e.event === 'node_started' ? '+' : '-'}${String(e.data.component_id)}`);
+    expect(order.indexOf('+StringTransform:B')).toBeLessThan(order.indexOf('-StringTransform:A'));
+  });
+
+  it('sys.* and env.* references, and conversation turns across runs', async () => {
+    const dsl = buildDsl({
+      begin: { type: 'Begin', down: ['Message:M'] },
+      'Message:M': { type: 'Message', params: { content: ['turn {sys.conversation_turns} for {sys.user_id}: {env.greeting} ({sys.date})'] } },
+    }, { variables: { greeting: { type: 'string', value: 'hello' } } });
+    const first = new Canvas(dsl, deps);
+    const t1 = messageText(await collect(first.run({ query: 'x', user_id: 'u1' })));
+    expect(t1).toMatch(/^turn 1 for u1: hello \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)$/);
+    const second = new Canvas(first.toDsl(), deps);
+    expect(messageText(await collect(second.run({ query: 'y', user_id: 'u1' })))).toMatch(/^turn 2 for u1/);
+    expect(second.history.map(([role]) => role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(second.globals['sys.history']).toEqual(['user: x', expect.stringMatching(/^assistant: turn 1/), 'user: y', expect.stringMatching(/^assistant: turn 2/)]);
+  });
+
   it('stops a loop at maximum_loop_count', async () => {
     const dsl = buildDsl({
       begin: { type: 'Begin', down: ['Loop:L'] },
@@ -339,6 +368,24 @@ describe('a generative model that calls tools (loopback OpenAI-compatible server
     const { canvas, events } = run(dsl, { query: 'add 3, 4 and 5' });
     await events;
     expect(canvas.node('Agent:Calc').output('content')).toMatch(/The total is .*12/);
+  });
+
+  it('an LLM with an output schema gives structured output, asking again when the answer is not JSON', async () => {
+    chat.reset();
+    chat.script({ text: 'Sure! Here it is' }, { text: '```json\n{"city": "Paris", "population": 2100000}\n```' });
+    const dsl = buildDsl({
+      begin: { type: 'Begin', down: ['LLM:Extract'] },
+      'LLM:Extract': {
+        type: 'LLM',
+        params: { llm_id: MODEL, max_retries: 1, prompts: [{ role: 'user', content: 'Extract from: {sys.query}' }], outputs: { structured: { type: 'object', properties: { city: { type: 'string' }, population: { type: 'number' } } } } },
+        down: ['Message:Out'],
+      },
+      'Message:Out': { type: 'Message', params: { content: ['{LLM:Extract@structured.city} has {LLM:Extract@structured.population}'] } },
+    });
+    const evs = await run(dsl, { query: 'Paris has 2.1 million people' }).events;
+    expect(messageText(evs)).toBe('Paris has 2100000');
+    expect(chat.requests).toHaveLength(2);
+    expect(chat.requests[0]!.body.response_format).toEqual({ type: 'json_object' });
   });
 
   it('a model error after retries is the node’s error', async () => {
