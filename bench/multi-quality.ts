@@ -9,42 +9,53 @@
 import { writeFileSync } from 'node:fs';
 import { loadCollections, ndcg, recall, averagePrecision, judgedQueries, type Collection } from './lib/collections.js';
 import { openCollectionDb, type CollectionDb } from './lib/collection-db.js';
-import { retrievalOptions } from '../src/search/index.js';
+import type { RetrievalOptions, RetrieveParams } from '../src/index.js';
+import { OptionClients } from './lib/option-clients.js';
 import { upsertSection } from './lib/report.js';
 
 export interface Config {
   name: string;
   /** `client.retrieve` parameters beyond the ranking defaults below. */
-  params?: Record<string, unknown>;
-  /** Ranking settings for this configuration. */
-  options?: Partial<typeof retrievalOptions>;
+  params?: Omit<RetrieveParams, 'dataset_ids' | 'question'>;
+  /** Ranking settings for this configuration: the Client that runs it is opened with `{ retrieval: options }`. */
+  options?: Partial<RetrievalOptions>;
 }
 
 export interface Scores { ndcg10: number; recall100: number; map: number; perQuery: number[]; p50ms: number }
 
 const RANK = { page_size: 100, similarity_threshold: 0 };
 
-/** Runs one configuration over one loaded collection. */
+/** Clients per ranking setting over each collection's cached file (closed by {@link closeOptionClients}). */
+const clientsOf = new Map<CollectionDb, OptionClients>();
+
+/** The Client ranking with `options` over `db`'s file: one per distinct settings, reused. */
+function clientFor(db: CollectionDb, options: Partial<RetrievalOptions> = {}) {
+  if (!clientsOf.has(db)) clientsOf.set(db, new OptionClients(db.client, db.clientOptions));
+  return clientsOf.get(db)!.get(options);
+}
+
+/** Closes the Clients {@link evaluate} opened over `db` (not `db.client`). */
+export async function closeOptionClients(db: CollectionDb): Promise<void> {
+  await clientsOf.get(db)?.close();
+  clientsOf.delete(db);
+}
+
+/** Runs one configuration over one loaded collection, with a Client opened with the configuration's ranking settings. */
 export async function evaluate(c: Collection, db: CollectionDb, cfg: Config): Promise<Scores> {
-  const saved = { ...retrievalOptions };
-  Object.assign(retrievalOptions, cfg.options ?? {});
+  const client = clientFor(db, cfg.options);
   const perQuery: number[] = [];
   let rec = 0;
   let map = 0;
   const times: number[] = [];
-  try {
-    for (const q of judgedQueries(c)) {
-      const t0 = performance.now();
-      const chunks = await db.client.retrieve({ dataset_ids: [db.dataset.id], question: q.text, ...RANK, ...cfg.params });
-      times.push(performance.now() - t0);
-      const ranked = chunks.map((ch) => db.recordOf.get(ch.document_id)!).filter((x) => x !== undefined);
-      const judged = c.qrels.get(q.id)!;
-      perQuery.push(ndcg(ranked, judged, 10));
-      rec += recall(ranked, judged, 100);
-      map += averagePrecision(ranked, judged);
-    }
-  } finally {
-    Object.assign(retrievalOptions, saved);
+  for (const q of judgedQueries(c)) {
+    const t0 = performance.now();
+    const chunks = await client.retrieve({ dataset_ids: [db.dataset.id], question: q.text, ...RANK, ...cfg.params });
+    times.push(performance.now() - t0);
+    const ranked = chunks.map((ch) => db.recordOf.get(ch.document_id)!).filter((x) => x !== undefined);
+    const judged = c.qrels.get(q.id)!;
+    perQuery.push(ndcg(ranked, judged, 10));
+    rec += recall(ranked, judged, 100);
+    map += averagePrecision(ranked, judged);
   }
   const n = perQuery.length;
   times.sort((a, b) => a - b);
@@ -92,7 +103,10 @@ export async function runMultiCollection(o: { model?: string; docs?: string; jso
     const line = { config: cfg.name, ...Object.fromEntries([...byCol].map(([k, v]) => [k, { ndcg10: +v.ndcg10.toFixed(4), recall100: +v.recall100.toFixed(4), map: +v.map.toFixed(4), p50ms: +v.p50ms.toFixed(2) }])) };
     process.stdout.write(`${JSON.stringify(line)}\n`);
   }
-  for (const db of dbs.values()) await db.client.close();
+  for (const db of dbs.values()) {
+    await closeOptionClients(db);
+    await db.client.close();
+  }
 
   const f = (x: number) => x.toFixed(3);
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -23,7 +23,8 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadCranfield, ndcgAt, recallAt, averagePrecision, Bm25, topK, type Cranfield } from './lib/cranfield.js';
 import { openCranDb, type CranDb } from './lib/cran-db.js';
-import { retrievalOptions } from '../src/search/index.js';
+import type { RetrievalOptions, RetrieveParams } from '../src/index.js';
+import { OptionClients } from './lib/option-clients.js';
 import { upsertSection } from './lib/report.js';
 
 const { values: args } = parseArgs({ options: { json: { type: 'string' }, model: { type: 'string' }, quick: { type: 'boolean' }, docs: { type: 'string' }, cranfield: { type: 'boolean' } } });
@@ -50,20 +51,19 @@ function metrics(c: Cranfield, ranked: Map<number, number[]>): { ndcg10: number;
   return { ndcg10: ndcg / n, recall100: rec / n, map: map / n, queries: n, ndcg10Odd: half[1]![0]! / half[1]![1]!, ndcg10Even: half[0]![0]! / half[0]![1]! };
 }
 
-async function run(c: Cranfield, db: CranDb, config: string, params: Record<string, unknown>, opts: Partial<typeof retrievalOptions> = {}): Promise<Row> {
-  const saved = { ...retrievalOptions };
-  Object.assign(retrievalOptions, opts);
+/** A Client per ranking setting over the Cranfield file (settings are per Client: `new Client({ retrieval })`). */
+const clientsOf = new Map<CranDb, OptionClients>();
+
+async function run(c: Cranfield, db: CranDb, config: string, params: Omit<RetrieveParams, 'dataset_ids' | 'question'>, opts: Partial<RetrievalOptions> = {}): Promise<Row> {
+  if (!clientsOf.has(db)) clientsOf.set(db, new OptionClients(db.client, db.clientOptions));
+  const client = clientsOf.get(db)!.get(opts);
   const ranked = new Map<number, number[]>();
   const times: number[] = [];
-  try {
-    for (const q of c.queries) {
-      const t0 = performance.now();
-      const chunks = await db.client.retrieve({ dataset_ids: [db.dataset.id], question: q.text, ...params });
-      times.push(performance.now() - t0);
-      ranked.set(q.id, chunks.map((ch) => db.docOf.get(ch.document_id)!).filter((x) => x !== undefined));
-    }
-  } finally {
-    Object.assign(retrievalOptions, saved);
+  for (const q of c.queries) {
+    const t0 = performance.now();
+    const chunks = await client.retrieve({ dataset_ids: [db.dataset.id], question: q.text, ...params });
+    times.push(performance.now() - t0);
+    ranked.set(q.id, chunks.map((ch) => db.docOf.get(ch.document_id)!).filter((x) => x !== undefined));
   }
   times.sort((a, b) => a - b);
   const w = typeof params.vector_similarity_weight === 'number' ? params.vector_similarity_weight : 0.3;
@@ -107,12 +107,12 @@ async function cranfieldDetail(): Promise<void> {
   }
   rows.push(await run(c, db, 'DEFAULT call (w 0.3, threshold 0.2, page_size 30, top_k 1024)', {}));
   
-  // Term feedback (RM3) settings around the defaults (Anserini's: 10 docs, 10 terms, question weight 0.5; depth 30).
+  // Term feedback (RM3) settings around the defaults (10 docs, 10 terms, question weight 0.7, depth 30; Anserini's weight is 0.5).
   const rm3: Row[] = [];
   const w3 = { ...rank, vector_similarity_weight: 0.3 };
   if (!args.quick) {
     rm3.push(await run(c, db, 'no term feedback', w3, noTermFb));
-    rm3.push(await run(c, db, 'default (10 docs, 10 terms, weight 0.5, depth 30)', w3));
+    rm3.push(await run(c, db, 'default (10 docs, 10 terms, question weight 0.7, depth 30)', w3));
     rm3.push(await run(c, db, 're-score the whole window (depth 100)', w3, { termFeedbackDepth: 0 }));
     rm3.push(await run(c, db, 'depth 64', w3, { termFeedbackDepth: 64 }));
     rm3.push(await run(c, db, 'depth 20', w3, { termFeedbackDepth: 20 }));
@@ -121,7 +121,7 @@ async function cranfieldDetail(): Promise<void> {
     rm3.push(await run(c, db, '5 expansion terms', w3, { termFeedbackTerms: 5 }));
     rm3.push(await run(c, db, '20 expansion terms', w3, { termFeedbackTerms: 20 }));
     rm3.push(await run(c, db, 'question weight 0.3', w3, { termFeedbackQueryWeight: 0.3 }));
-    rm3.push(await run(c, db, 'question weight 0.7', w3, { termFeedbackQueryWeight: 0.7 }));
+    rm3.push(await run(c, db, "question weight 0.5 (Anserini's)", w3, { termFeedbackQueryWeight: 0.5 }));
   }
   // Candidates per side: n = min(top_k, window); page_size 10 → window 70.
   const cand: Row[] = [];
@@ -131,6 +131,7 @@ async function cranfieldDetail(): Promise<void> {
   for (const k of args.quick ? [100] : [30, 100]) {
     cand.push(await run(c, db, `top_k ${k}, page_size 100 (≤ ${k} candidates per side)`, { page_size: 100, similarity_threshold: 0, top_k: k }));
   }
+  await clientsOf.get(db)?.close();
   await db.client.close();
   
   const f = (x: number) => (Number.isFinite(x) ? x.toFixed(4) : '—');

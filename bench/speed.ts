@@ -174,12 +174,19 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   const queries = loadQueries(nq);
   const byText = new Map(queries.map((q) => [q.text, q.vector]));
   const modelId = 'synthetic-384@OpenAI-API-Compatible';
-  const client = new Client({ path, models: [{ type: 'embedding', name: 'synthetic-384', factory: 'OpenAI-API-Compatible', base_url: 'http://127.0.0.1:9', dim: DIM }] });
-  const engine = (client as unknown as { api: { engine: import('../src/core/engine.js').Engine } }).api.engine;
-  // Stand-in embedder: the query's synthetic vector (no model time in the measurement).
-  (engine.models as unknown as { embedders: Map<string, unknown> }).embedders.set(modelId, {
-    id: modelId, dim: DIM, embed: async (texts: string[]) => texts.map((t) => byText.get(t) ?? new Float32Array(DIM)),
-  });
+  // Ranking settings are per Client (`new Client({ retrieval })`): each setting measured gets its own.
+  const open = (retrieval?: import('../src/index.js').ClientOptions['retrieval']) => {
+    const c = new Client({ path, models: [{ type: 'embedding', name: 'synthetic-384', factory: 'OpenAI-API-Compatible', base_url: 'http://127.0.0.1:9', dim: DIM }], retrieval });
+    const e = (c as unknown as { api: { engine: import('../src/core/engine.js').Engine } }).api.engine;
+    // Stand-in embedder: the query's synthetic vector (no model time in the measurement).
+    (e.models as unknown as { embedders: Map<string, unknown> }).embedders.set(modelId, {
+      id: modelId, dim: DIM, embed: async (texts: string[]) => texts.map((t) => byText.get(t) ?? new Float32Array(DIM)),
+    });
+    return { c, e };
+  };
+  const first = open();
+  const engine = first.e;
+  let client = first.c;
   const ds = await client.createDataset({ name: 'speed', embedding_model: modelId });
   const docs = await ds.uploadDocuments(Array.from({ length: Math.ceil(n / 1000) }, (_, i) => ({ display_name: `doc-${i}.txt`, blob: new Uint8Array([1]) })));
   // As in the product path (src/core/parse-queue.ts), the full-text rows are analysed in an
@@ -245,7 +252,7 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   const src = (i: number) => `c${queries[i]!.source}`;
   let hits = 0;
   out['full text'] = await measure(nq, (i) => textTop(engine.db, textQuery(engine.db, queries[i]!.text), 10, (rid) => ix.datasetOf(rid) === ds.id));
-  const hyb = async (extra: Record<string, unknown>) => {
+  const hyb = async (extra: Omit<import('../src/index.js').RetrieveParams, 'dataset_ids' | 'question'>) => {
     hits = 0;
     const lat = await measure(nq, async (i) => {
       const r = await client.retrieve({ question: queries[i]!.text, dataset_ids: [ds.id], page_size: 10, similarity_threshold: 0, ...extra });
@@ -253,15 +260,15 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
     });
     return { ...lat, hit: hits / (nq * Number(args.passes) + Math.min(10, nq)) };
   };
-  const { retrievalOptions } = await import('../src/search/index.js');
   out['hybrid (default: vector + term feedback, w 0.3)'] = await hyb({});
-  const saved = { ...retrievalOptions };
-  retrievalOptions.termFeedbackDocs = 0;
+  // One Client open at a time (each loads its own vector index): the next opens once this one is closed.
+  await client.close();
+  client = open({ termFeedbackDocs: 0 }).c;
   out['hybrid, vector feedback only'] = await hyb({});
-  retrievalOptions.feedbackDocs = 0;
+  await client.close();
+  client = open({ termFeedbackDocs: 0, feedbackDocs: 0 }).c;
   out['hybrid, no feedback'] = await hyb({});
   out['hybrid, no feedback, top_k 10'] = await hyb({ top_k: 10 });
-  Object.assign(retrievalOptions, saved);
   t0 = performance.now();
   await client.close();
   rmSync(dir, { recursive: true, force: true });

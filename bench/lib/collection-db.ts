@@ -5,13 +5,15 @@
  */
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, type DataSet } from '../../src/index.js';
+import { Client, type ClientOptions, type DataSet } from '../../src/index.js';
 import { DEFAULT_EMBEDDING_MODEL } from '../../src/embed/index.js';
 import { CACHE_DIR } from './cran-db.js';
 import type { Collection } from './collections.js';
 
 export interface CollectionDb {
   client: Client;
+  /** The options `client` was opened with (open another Client on the same file with them). */
+  clientOptions: ClientOptions;
   dataset: DataSet;
   /** ragloom document id → the collection's record id. */
   recordOf: Map<string, number>;
@@ -24,12 +26,13 @@ function fileName(id: number, title: string): string {
   return `${id} ${t}.txt`;
 }
 
-export async function openCollectionDb(c: Collection, opts: { model?: string; log?: (s: string) => void; clientOptions?: Record<string, unknown> } = {}): Promise<CollectionDb> {
+export async function openCollectionDb(c: Collection, opts: { model?: string; log?: (s: string) => void; clientOptions?: Partial<ClientOptions> } = {}): Promise<CollectionDb> {
   mkdirSync(CACHE_DIR, { recursive: true });
   const model = opts.model ?? DEFAULT_EMBEDDING_MODEL;
   const path = join(CACHE_DIR, `${c.name}-one-${model.replace(/[^a-z0-9]+/gi, '_')}.db`);
   const log = opts.log ?? (() => {});
-  const open = () => new Client({ path, default_embedding_model: model, ...opts.clientOptions });
+  const clientOptions: ClientOptions = { path, default_embedding_model: model, ...opts.clientOptions };
+  const open = () => new Client(clientOptions);
   let client = open();
   let [dataset] = await client.listDatasets({ name: c.name }).catch(() => []);
   const docs = c.docs.filter((d) => d.text.trim());
@@ -61,5 +64,5 @@ export async function openCollectionDb(c: Collection, opts: { model?: string; lo
     if (list.length < 1000) break;
   }
   if (!existsSync(path)) throw new Error(`${path} vanished`);
-  return { client, dataset: dataset!, recordOf };
+  return { client, clientOptions, dataset: dataset!, recordOf };
 }

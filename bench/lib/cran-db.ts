@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, type DataSet } from '../../src/index.js';
+import { Client, type ClientOptions, type DataSet } from '../../src/index.js';
 import { DEFAULT_EMBEDDING_MODEL } from '../../src/embed/index.js';
 import type { Cranfield } from './cranfield.js';
 import type { Engine } from '../../src/core/engine.js';
@@ -17,6 +17,8 @@ export const CACHE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 
 
 export interface CranDb {
   client: Client;
+  /** The options `client` was opened with (open another Client on the same file with them). */
+  clientOptions: ClientOptions;
   dataset: DataSet;
   /** chunk document id → Cranfield doc id */
   docOf: Map<string, number>;
@@ -35,7 +37,8 @@ export async function openCranDb(c: Cranfield, opts: { model?: string; file?: st
   const model = opts.model ?? DEFAULT_EMBEDDING_MODEL;
   const path = opts.file ?? join(CACHE_DIR, `cranfield-${model.replace(/[^a-z0-9]+/gi, '_')}.db`);
   const fresh = !existsSync(path);
-  const client = new Client({ path, default_embedding_model: model });
+  const clientOptions: ClientOptions = { path, default_embedding_model: model };
+  const client = new Client(clientOptions);
   let dataset = (await client.listDatasets({ name: 'cranfield' }).catch(() => []))[0];
   if (!dataset || fresh) dataset = await client.createDataset({ name: 'cranfield', embedding_model: model });
   const docOf = new Map<string, number>();
@@ -77,5 +80,5 @@ export async function openCranDb(c: Cranfield, opts: { model?: string; file?: st
     const id = ch ? byText.get(ch.content) : undefined;
     if (id !== undefined) docOf.set(d.id, id);
   }
-  return { client, dataset, docOf };
+  return { client, clientOptions, dataset, docOf };
 }

@@ -74,6 +74,9 @@ function collectRefs(v: unknown, out: Set<string>, depth = 0, key = ''): void {
 
 const MODEL_KEYS = /(^|_)(llm_id|rerank_id|embd_id|tts_id|model|model_id)$/;
 
+/** A reference as a message shows it: a string as it is, any other (JSON) value as JSON. */
+const shown = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v)));
+
 /**
  * Checks a v0.20+ canvas DSL before it is saved. Returns an error message naming every component,
  * tool and reference that cannot run, or undefined when the DSL is runnable.
@@ -101,20 +104,20 @@ export function validateDsl(dsl: unknown): string | undefined {
     const params = isPlainObject(raw.obj.params) ? raw.obj.params : {};
     const sqlCheck = (p: Record<string, unknown>) => {
       // Only the database kind is fixed at save time; the file is checked when the query runs.
-      if (exeSqlRefusal({ db_type: p.db_type, database: 'database.sqlite' })) add('ExeSQL runs on SQLite files only; set db_type to sqlite and database to the file', `ExeSQL (db_type '${String(p.db_type)}')`);
+      if (exeSqlRefusal({ db_type: p.db_type, database: 'database.sqlite' })) add('ExeSQL runs on SQLite files only; set db_type to sqlite and database to the file', `ExeSQL (db_type '${shown(p.db_type)}')`);
     };
     if (name === 'ExeSQL') sqlCheck(params);
     for (const key of ['downstream', 'upstream'] as const) {
       const list = raw[key] ?? [];
       if (!Array.isArray(list)) structural.push(`'${id}'.${key} must be a list`);
-      else for (const t of list) if (typeof t !== 'string' || !ids.has(t)) structural.push(`'${id}'.${key} names '${String(t)}', which is not a component`);
+      else for (const t of list) if (typeof t !== 'string' || !ids.has(t)) structural.push(`'${id}'.${key} names '${shown(t)}', which is not a component`);
     }
-    if (raw.parent_id !== undefined && raw.parent_id !== null && raw.parent_id !== '' && !ids.has(String(raw.parent_id))) {
-      structural.push(`'${id}'.parent_id names '${String(raw.parent_id)}', which is not a component`);
+    if (raw.parent_id !== undefined && raw.parent_id !== null && raw.parent_id !== '' && !ids.has(shown(raw.parent_id))) {
+      structural.push(`'${id}'.parent_id names '${shown(raw.parent_id)}', which is not a component`);
     }
     const tools = Array.isArray(params.tools) ? params.tools : [];
     for (const t of tools) {
-      const tn = isPlainObject(t) && typeof t.component_name === 'string' ? t.component_name : String(t);
+      const tn = isPlainObject(t) && typeof t.component_name === 'string' ? t.component_name : shown(t);
       const tw = refusal(tn, true);
       if (tw) add(tw, tn);
       if (tn === 'ExeSQL' && isPlainObject(t) && isPlainObject(t.params)) sqlCheck(t.params);

@@ -15,6 +15,7 @@ import {
   type AgentTurnMessage,
 } from '../core/agents.js';
 import { ApiError, RetCode } from './errors.js';
+import { pyStr } from './pyfmt.js';
 import { chatModelExists } from './models.js';
 import { defaultChatModel } from './chats.js';
 import { retrieve } from './retrieval.js';
@@ -23,7 +24,7 @@ import type { ExtractionQueue } from '../memory/index.js';
 import { Canvas, type CanvasEvent, type CanvasChunk, type DocAgg, type RuntimeDeps } from '../agent/index.js';
 import { runCode } from '../agent/sandbox/index.js';
 import { ChatModelError } from '../llm/index.js';
-import { isPlainObject, newId, nowMs } from '../util/index.js';
+import { isPlainObject, newId, nowMs, faultPoint } from '../util/index.js';
 
 type P = Record<string, unknown>;
 
@@ -146,7 +147,7 @@ export async function agentCompletion(e: Engine, ctx: Ctx, memoryTasks: Extracti
     throw new ApiError(RetCode.ARGUMENT_ERROR, 'The OpenAI-compatible agent mode (`openai-compatible: true`) is not available in ragloom; send `query` without it.');
   }
   let sessionId = typeof req.session_id === 'string' ? req.session_id : '';
-  const query = String(req.query ?? req.question ?? '');
+  const query = pyStr(req.query ?? req.question ?? '');
   const inputs = isPlainObject(req.inputs) ? req.inputs : {};
   const userId = typeof req.user_id === 'string' && req.user_id ? req.user_id : ctx.userId;
   const stream = req.stream === undefined ? true : truthy(req.stream) || req.stream === 1;
@@ -213,7 +214,9 @@ export async function agentCompletion(e: Engine, ctx: Ctx, memoryTasks: Extracti
         { role: 'user', content: query, id: messageId, created_at: nowMs() / 1000 },
         { role: 'assistant', content, id: messageId, created_at: nowMs() / 1000, reference: Object.keys(reference).length ? reference : { chunks: {}, doc_aggs: {} } },
       ];
+      faultPoint('agents.turn:ran');
       saveAgentTurn(e, sid, { append, dsl: canvas.toDsl(), errors: canvas.error || undefined, durationSec: (performance.now() - t0) / 1000 });
+      faultPoint('agents.turn:saved');
       queue.end();
     } catch (err) {
       queue.end(mapRunError(err));

@@ -15,7 +15,9 @@ import {
 } from '../core/agents.js';
 import { validateDsl } from '../agent/catalog.js';
 import { ApiError, RetCode } from './errors.js';
-import { isPlainObject, newId, nowMs } from '../util/index.js';
+import { pyStr } from './pyfmt.js';
+import { sqlCount, toNumber } from './validate.js';
+import { isPlainObject, newId, nowMs, faultPoint } from '../util/index.js';
 
 type P = Record<string, unknown>;
 
@@ -84,7 +86,7 @@ function checkRunnable(dsl: P): void {
 function normalizeTags(v: unknown): string {
   if (v === undefined || v === null) return '';
   let list: string[];
-  if (Array.isArray(v)) list = v.filter((t) => t !== null && t !== undefined && String(t).trim()).map((t) => String(t).replace(/,/g, ' ').trim());
+  if (Array.isArray(v)) list = v.filter((t) => t !== null && t !== undefined && pyStr(t).trim()).map((t) => pyStr(t).replace(/,/g, ' ').trim());
   else if (typeof v === 'string') list = v.split(',').map((t) => t.trim()).filter(Boolean);
   else return argError('`tags` should be a list of strings or a comma-separated string.');
   const seen = new Set<string>();
@@ -163,8 +165,10 @@ export function createAgent(e: Engine, ctx: Ctx, raw: P): Record<string, unknown
   e.tx(() => {
     const cols = Object.keys(row);
     e.db.prepare(`INSERT INTO agent (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})`).run(row);
+    faultPoint('agents.create:agent-inserted');
     saveVersion(e, row.id, { dsl, title: buildVersionTitle(userNickname(e, ctx.userId), title, t), release });
   });
+  faultPoint('agents.create:committed');
   return agentToWire(e, row);
 }
 
@@ -173,18 +177,19 @@ const ORDER_COLUMNS = new Set(['create_time', 'update_time', 'title']);
 /** A query value RAGFlow splits on commas (`owner_ids`, `tags`); arrays (local calls) are taken as they are. */
 function csv(v: unknown): string[] {
   if (v === undefined || v === null) return [];
-  const parts = Array.isArray(v) ? v.flatMap((x) => String(x).split(',')) : String(v).trim().split(',');
+  const parts = Array.isArray(v) ? v.flatMap((x) => pyStr(x).split(',')) : pyStr(v).trim().split(',');
   return parts.map((x) => x.trim()).filter(Boolean);
 }
 
 const intParam = (v: unknown, d: number): number => {
   if (v === undefined || v === null || v === '') return d;
-  const n = Number(v);
-  if (!Number.isFinite(n)) throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: '${String(v)}'")`);
+  const n = toNumber(v);
+  if (!Number.isFinite(n)) throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: '${pyStr(v)}'")`);
   return Math.trunc(n);
 };
 
-const likeArg = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+// Substring matches use instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
+const needle = (s: string) => s.toLowerCase();
 
 /**
  * GET /agents (RAGFlow's list_agents): the caller's agents and the `team` agents of the tenants it
@@ -195,8 +200,8 @@ const likeArg = (s: string) => `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\
 export function listAgents(e: Engine, ctx: Ctx, q: P): { canvas: Record<string, unknown>[]; total: number } {
   const page = intParam(q.page, 0);
   const size = intParam(q.page_size, 0);
-  const orderby = ORDER_COLUMNS.has(String(q.orderby)) ? String(q.orderby) : 'create_time';
-  const desc = q.desc === undefined ? true : typeof q.desc === 'boolean' ? q.desc : String(q.desc).toLowerCase() !== 'false';
+  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
+  const desc = q.desc === undefined ? true : typeof q.desc === 'boolean' ? q.desc : pyStr(q.desc).toLowerCase() !== 'false';
   const joined = joinedTenants(e, ctx);
   // The caller's user id stands for its own tenant too (RAGFlow's tenant id is its owner's user id).
   const asked = csv(q.owner_ids).map((o) => (o === ctx.userId ? ctx.tenantId : o));
@@ -205,18 +210,19 @@ export function listAgents(e: Engine, ctx: Ctx, q: P): { canvas: Record<string, 
   const where = [`tenant_id IN (${owners.map(() => '?').join(',')})`, "(tenant_id = ? OR permission = 'team')"];
   const args: unknown[] = [...owners, ctx.tenantId];
   const keywords = typeof q.keywords === 'string' ? q.keywords : '';
-  if (keywords) (where.push("LOWER(title) LIKE ? ESCAPE '\\'"), args.push(likeArg(keywords)));
-  if (q.canvas_category) (where.push('canvas_category = ?'), args.push(String(q.canvas_category)));
+  if (keywords) (where.push('instr(LOWER(title), ?) > 0'), args.push(needle(keywords)));
+  if (q.canvas_category) (where.push('canvas_category = ?'), args.push(pyStr(q.canvas_category)));
   const tags = csv(q.tags);
   if (tags.length) {
     // Wrapped in commas so that 'ml' does not match 'ml-ops'.
-    where.push(`(${tags.map(() => "(',' || LOWER(tags) || ',') LIKE ? ESCAPE '\\'").join(' OR ')})`);
-    args.push(...tags.map((t) => likeArg(`,${t},`)));
+    // One JSON parameter for the list: one placeholder per tag would stop at SQLite's 32,766 variables.
+    where.push("EXISTS (SELECT 1 FROM json_each(?) t WHERE instr(',' || LOWER(tags) || ',', t.value) > 0)");
+    args.push(JSON.stringify(tags.map((t) => needle(`,${t},`))));
   }
   const w = where.join(' AND ');
   const total = e.db.prepare(`SELECT COUNT(*) FROM agent WHERE ${w}`).pluck().get(...args) as number;
   let sql = `SELECT * FROM agent WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (page && size) (sql += ' LIMIT ? OFFSET ?'), args.push(size, (page - 1) * size);
+  if (page && size) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((page - 1) * size));
   const rows = e.db.prepare(sql).all(...args) as AgentRow[];
   return { canvas: rows.map((r) => agentListItem(e, r)), total };
 }
@@ -255,8 +261,10 @@ export function updateAgent(e: Engine, ctx: Ctx, agentId: string, raw: P): true 
   e.tx(() => {
     const cols = Object.keys(set);
     e.db.prepare(`UPDATE agent SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...set, id: cur.id });
+    faultPoint('agents.update:agent-updated');
     if (dsl) saveVersion(e, cur.id, { dsl, title: buildVersionTitle(userNickname(e, ctx.userId), set.title || cur.title, t), release });
   });
+  faultPoint('agents.update:committed');
   return true;
 }
 
@@ -292,11 +300,11 @@ export function getVersionOp(e: Engine, ctx: Ctx, agentId: string, versionId: st
  */
 export function createAgentSession(e: Engine, ctx: Ctx, agentId: string, req: P): Record<string, unknown> {
   const a = accessibleAgent(e, ctx, agentId) ?? noAccess();
-  const userId = pyTruthy(req.user_id) ? String(req.user_id) : ctx.userId;
+  const userId = pyTruthy(req.user_id) ? pyStr(req.user_id) : ctx.userId;
   const release = pyTruthy(req.release ?? false);
   const dsl = sessionDslFrom(agentDslForRun(e, a, release));
   presetBeginInputs(dsl, req);
-  const name = req.name === undefined || req.name === null ? '' : String(req.name);
+  const name = req.name === undefined || req.name === null ? '' : pyStr(req.name);
   const message = [{ role: 'assistant', content: prologueOf(dsl) }];
   const versionTitle = latestVersionTitle(e, a.id, release);
   const id = newId();
@@ -346,20 +354,20 @@ export function listAgentSessions(e: Engine, ctx: Ctx, agentId: string, q: P): {
   const page = intParam(q.page, 1);
   const size = intParam(q.page_size, 30);
   if (q.exp_user_id) {
-    const names = e.db.prepare('SELECT id, name FROM agent_session WHERE agent_id = ? AND exp_user_id = ? ORDER BY create_time DESC, rowid DESC').all(a.id, String(q.exp_user_id)) as P[];
+    const names = e.db.prepare('SELECT id, name FROM agent_session WHERE agent_id = ? AND exp_user_id = ? ORDER BY create_time DESC, rowid DESC').all(a.id, pyStr(q.exp_user_id)) as P[];
     return { data: names, total: names.length };
   }
-  const flag = (v: unknown) => (v === undefined ? true : typeof v === 'boolean' ? v : !['false', 'False'].includes(String(v)));
+  const flag = (v: unknown) => (v === undefined ? true : typeof v === 'boolean' ? v : !['false', 'False'].includes(pyStr(v)));
   const desc = flag(q.desc);
   const includeDsl = flag(q.dsl);
-  const orderby = SESSION_ORDER.has(String(q.orderby)) ? String(q.orderby) : 'update_time';
+  const orderby = SESSION_ORDER.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'update_time';
   const where = ['agent_id = ?'];
   const args: unknown[] = [a.id];
-  if (q.id) (where.push('id = ?'), args.push(String(q.id)));
-  if (q.user_id) (where.push('user_id = ?'), args.push(String(q.user_id)));
+  if (q.id) (where.push('id = ?'), args.push(pyStr(q.id)));
+  if (q.user_id) (where.push('user_id = ?'), args.push(pyStr(q.user_id)));
   if (typeof q.keywords === 'string' && q.keywords) {
-    where.push("EXISTS (SELECT 1 FROM agent_message m WHERE m.session_id = agent_session.id AND LOWER(m.content) LIKE ? ESCAPE '\\')");
-    args.push(likeArg(q.keywords));
+    where.push('EXISTS (SELECT 1 FROM agent_message m WHERE m.session_id = agent_session.id AND instr(LOWER(m.content), ?) > 0)');
+    args.push(needle(q.keywords));
   }
   const dateCol = orderby.startsWith('update_') ? 'update_time' : 'create_time';
   if (typeof q.from_date === 'string' && q.from_date) (where.push(`${dateCol} >= ?`), args.push(dateBound(q.from_date, false)));
@@ -368,7 +376,7 @@ export function listAgentSessions(e: Engine, ctx: Ctx, agentId: string, q: P): {
   const total = e.db.prepare(`SELECT COUNT(*) FROM agent_session WHERE ${w}`).pluck().get(...args) as number;
   if (size === 0) return { data: [], total };
   let sql = `SELECT * FROM agent_session WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(size, (Math.max(1, page) - 1) * size);
+  if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((Math.max(1, page) - 1) * size));
   const rows = e.db.prepare(sql).all(...args) as AgentSessionRow[];
   return { data: rows.map((s) => agentSessionToWire(e, s, includeDsl)), total };
 }
@@ -387,7 +395,7 @@ export function getAgentSessionOp(e: Engine, ctx: Ctx, agentId: string, sessionI
 function duplicates(ids: unknown[]): { unique: unknown[]; messages: string[] } {
   const count = new Map<unknown, number>();
   for (const id of ids) count.set(id, (count.get(id) ?? 0) + 1);
-  return { unique: [...count.keys()], messages: [...count].filter(([, n]) => n > 1).map(([id]) => `Duplicate session ids: ${String(id)}`) };
+  return { unique: [...count.keys()], messages: [...count].filter(([, n]) => n > 1).map(([id]) => `Duplicate session ids: ${pyStr(id)}`) };
 }
 
 /**
@@ -413,7 +421,7 @@ export function deleteAgentSessions(e: Engine, ctx: Ctx, agentId: string, req: P
     const del = e.db.prepare('DELETE FROM agent_session WHERE id = ? AND agent_id = ?');
     for (const id of unique) {
       if (typeof id === 'string' && del.run(id, a.id).changes) success++;
-      else errors.push(`The agent doesn't own the session ${String(id)}`);
+      else errors.push(`The agent doesn't own the session ${pyStr(id)}`);
     }
   });
   if (errors.length) {

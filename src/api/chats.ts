@@ -8,8 +8,10 @@ import {
   DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS, type ChatRow, type SessionRow, type PromptConfig,
 } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
-import { newId, nowMs, utf8Length, isPlainObject } from '../util/index.js';
+import { newId, nowMs, utf8Length, isPlainObject, faultPoint } from '../util/index.js';
 import { chatModelExists, rerankModelExists } from './models.js';
+import { pyStr } from './pyfmt.js';
+import { sqlCount, toNumber } from './validate.js';
 
 type P = Record<string, unknown>;
 
@@ -52,8 +54,8 @@ function validateDatasetIds(e: Engine, ctx: Ctx, v: unknown): string[] {
   const out: string[] = [];
   for (const id of ids) {
     const kb = visibleDataset(e, ctx, id);
-    if (!kb || kb.status !== '1') return dataError(`You don't own the dataset ${String(id)}`);
-    if (kb.chunk_num === 0) return dataError(`The dataset ${String(id)} doesn't own parsed file`);
+    if (!kb || kb.status !== '1') return dataError(`You don't own the dataset ${pyStr(id)}`);
+    if (kb.chunk_num === 0) return dataError(`The dataset ${pyStr(id)} doesn't own parsed file`);
     embd.push(kb.embd_id);
     if (!out.includes(kb.id)) out.push(kb.id);
   }
@@ -66,18 +68,18 @@ function validateDatasetIds(e: Engine, ctx: Ctx, v: unknown): string[] {
 
 function validateLlmId(e: Engine, v: unknown): void {
   if (v === undefined || v === null || v === '') return;
-  if (typeof v !== 'string' || !chatModelExists(e, v)) dataError(`\`llm_id\` ${String(v)} doesn't exist`);
+  if (typeof v !== 'string' || !chatModelExists(e, v)) dataError(`\`llm_id\` ${pyStr(v)} doesn't exist`);
 }
 
 function validateRerankId(e: Engine, v: unknown): void {
   if (v === undefined || v === null || v === '') return;
-  if (typeof v !== 'string' || !rerankModelExists(e, v)) dataError(`\`rerank_id\` ${String(v)} doesn't exist`);
+  if (typeof v !== 'string' || !rerankModelExists(e, v)) dataError(`\`rerank_id\` ${pyStr(v)} doesn't exist`);
 }
 
 function validateParameters(pc: P): void {
   const ps = pc.parameters;
-  if (ps === undefined) return;
-  const ok = Array.isArray(ps) && ps.every((p) => isPlainObject(p) && typeof p.key === 'string' && p.key && (p.optional === undefined || typeof p.optional === 'boolean'));
+  // (The string checks below apply whether or not `parameters` is given.)
+  const ok = ps === undefined || (Array.isArray(ps) && ps.every((p) => isPlainObject(p) && typeof p.key === 'string' && p.key && (p.optional === undefined || typeof p.optional === 'boolean')));
   if (!ok) dataError('`prompt_config.parameters` should be a list of objects like {"key": "knowledge", "optional": false}.');
   for (const k of ['system', 'prologue', 'empty_response'] as const) {
     if (pc[k] !== undefined && pc[k] !== null && typeof pc[k] !== 'string') dataError(`\`prompt_config.${k}\` should be a string.`);
@@ -225,21 +227,21 @@ const ORDER_COLUMNS = new Set(['create_time', 'update_time', 'name']);
 export function listChats(e: Engine, ctx: Ctx, q: P): { chats: Record<string, unknown>[]; total: number } {
   const int = (v: unknown, d: number): number => {
     if (v === undefined || v === null || v === '') return d;
-    const n = Number(v);
-    if (!Number.isFinite(n)) throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: '${String(v)}'")`);
+    const n = toNumber(v);
+    if (!Number.isFinite(n)) throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: '${pyStr(v)}'")`);
     return Math.trunc(n);
   };
   const page = int(q.page, 0);
   const size = int(q.page_size, 0);
-  const id = q.id ? String(q.id) : '';
-  const name = q.name ? String(q.name) : '';
-  const keywords = id || name ? '' : String(q.keywords ?? '');
-  const desc = String(q.desc ?? 'true').toLowerCase() !== 'false';
-  const orderby = ORDER_COLUMNS.has(String(q.orderby)) ? String(q.orderby) : 'create_time';
+  const id = q.id ? pyStr(q.id) : '';
+  const name = q.name ? pyStr(q.name) : '';
+  const keywords = id || name ? '' : pyStr(q.keywords ?? '');
+  const desc = pyStr(q.desc ?? 'true').toLowerCase() !== 'false';
+  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
   const authorized = new Set([ctx.tenantId, ctx.userId]);
   let owners = [ctx.tenantId];
   if (q.owner_ids !== undefined && q.owner_ids !== null && q.owner_ids !== '') {
-    const asked = (Array.isArray(q.owner_ids) ? q.owner_ids : [q.owner_ids]).map(String);
+    const asked = (Array.isArray(q.owner_ids) ? q.owner_ids : [q.owner_ids]).map((x) => pyStr(x));
     if (asked.some((o) => !authorized.has(o))) throw new ApiError(RetCode.OPERATING_ERROR, 'Only authorized owner_ids can be queried.');
     // The local user and its tenant are one owner.
     owners = [ctx.tenantId];
@@ -248,11 +250,12 @@ export function listChats(e: Engine, ctx: Ctx, q: P): { chats: Record<string, un
   const args: unknown[] = [...owners];
   if (id) (where.push('id = ?'), args.push(id));
   if (name) (where.push('name = ? COLLATE NOCASE'), args.push(name));
-  if (keywords) (where.push("LOWER(name) LIKE ? ESCAPE '\\'"), args.push(`%${keywords.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
+  if (keywords) (where.push('instr(LOWER(name), ?) > 0'), args.push(keywords.toLowerCase()));
   const w = where.join(' AND ');
   const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM chat WHERE ${w}`).get(...args) as { n: number }).n;
   let sql = `SELECT * FROM chat WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (page > 0 && size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(size, (page - 1) * size);
+  if (page > 0 && size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((page - 1) * size));
   const rows = e.db.prepare(sql).all(...args) as ChatRow[];
   return { chats: rows.map((r) => chatToWire(e, r)), total };
 }
@@ -260,7 +263,7 @@ export function listChats(e: Engine, ctx: Ctx, q: P): { chats: Record<string, un
 function duplicates(ids: unknown[], kind: string): { unique: unknown[]; messages: string[] } {
   const count = new Map<unknown, number>();
   for (const id of ids) count.set(id, (count.get(id) ?? 0) + 1);
-  return { unique: [...count.keys()], messages: [...count].filter(([, n]) => n > 1).map(([id]) => `Duplicate ${kind} ids: ${String(id)}`) };
+  return { unique: [...count.keys()], messages: [...count].filter(([, n]) => n > 1).map(([id]) => `Duplicate ${kind} ids: ${pyStr(id)}`) };
 }
 
 /** Soft delete (status '0'); sessions stay, as in RAGFlow. */
@@ -280,12 +283,14 @@ export function deleteChats(e: Engine, ctx: Ctx, req: P): Record<string, unknown
   e.tx(() => {
     for (const id of unique) {
       if (!ownedChat(e, ctx, id)) {
-        errors.push(`Chat(${String(id)}) not found.`);
+        errors.push(`Chat(${pyStr(id)}) not found.`);
         continue;
       }
       success += e.db.prepare("UPDATE chat SET status = '0', update_time = ? WHERE id = ?").run(t, id).changes;
+      faultPoint('chats.delete:one-deleted');
     }
   });
+  faultPoint('chats.delete:committed');
   const all = [...errors, ...messages];
   if (all.length) {
     if (success > 0) return withMessage({ success_count: success, errors: all }, `Partially deleted ${success} chats with ${all.length} errors`);
@@ -314,27 +319,29 @@ export function createSession(e: Engine, ctx: Ctx, chatId: string, req: P): Reco
   e.tx(() => {
     e.db.prepare(`INSERT INTO chat_session (id, chat_id, name, user_id, create_time, update_time)
       VALUES (@id, @chat_id, @name, @user_id, @create_time, @update_time)`).run(row);
+    faultPoint('sessions.create:session-inserted');
     appendMessages(e, row.id, [{ role: 'assistant', content: prologue }]);
   });
+  faultPoint('sessions.create:committed');
   return sessionToWire(e, row);
 }
 
 export function listSessions(e: Engine, ctx: Ctx, chatId: string, q: P): Record<string, unknown>[] {
   ownedChat(e, ctx, chatId) ?? noAuthorization();
-  const int = (v: unknown, d: number) => (v === undefined || v === null || v === '' ? d : Math.trunc(Number(v)));
+  const int = (v: unknown, d: number) => (v === undefined || v === null || v === '' ? d : Math.trunc(toNumber(v)));
   const page = int(q.page, 1);
   const size = int(q.page_size, 30);
   if (!Number.isFinite(page) || !Number.isFinite(size)) throw new ApiError(RetCode.EXCEPTION_ERROR, 'ValueError("invalid literal for int() with base 10")');
   if (size === 0) return [];
-  const desc = String(q.desc ?? 'true').toLowerCase() !== 'false';
-  const orderby = ORDER_COLUMNS.has(String(q.orderby)) ? String(q.orderby) : 'create_time';
+  const desc = pyStr(q.desc ?? 'true').toLowerCase() !== 'false';
+  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
   const where = ['chat_id = ?'];
   const args: unknown[] = [chatId];
-  if (q.id) (where.push('id = ?'), args.push(String(q.id)));
-  if (q.name) (where.push('name = ? COLLATE NOCASE'), args.push(String(q.name)));
-  if (q.user_id) (where.push('user_id = ?'), args.push(String(q.user_id)));
+  if (q.id) (where.push('id = ?'), args.push(pyStr(q.id)));
+  if (q.name) (where.push('name = ? COLLATE NOCASE'), args.push(pyStr(q.name)));
+  if (q.user_id) (where.push('user_id = ?'), args.push(pyStr(q.user_id)));
   let sql = `SELECT * FROM chat_session WHERE ${where.join(' AND ')} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(size, (Math.max(1, page) - 1) * size);
+  if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((Math.max(1, page) - 1) * size));
   return (e.db.prepare(sql).all(...args) as SessionRow[]).map((r) => sessionToWire(e, r));
 }
 
@@ -377,13 +384,15 @@ export function deleteSessions(e: Engine, ctx: Ctx, chatId: string, req: P): Rec
     for (const id of unique) {
       const s = getSession(e, id);
       if (!s || s.chat_id !== chatId) {
-        errors.push(`The chat doesn't own the session ${String(id)}`);
+        errors.push(`The chat doesn't own the session ${pyStr(id)}`);
         continue;
       }
       e.db.prepare('DELETE FROM chat_session WHERE id = ?').run(s.id);
+      faultPoint('sessions.delete:one-deleted');
       success++;
     }
   });
+  faultPoint('sessions.delete:committed');
   const all = [...errors, ...messages];
   if (all.length) {
     if (success > 0) return withMessage({ success_count: success, errors: all }, `Partially deleted ${success} sessions with ${all.length} errors`);

@@ -1,8 +1,10 @@
 import type { Engine, Ctx } from '../core/index.js';
 import { ownedDataset, refreshDatasetCounts, getDocument, documentToWire, type DocumentRow, chunkToWire, chunkVectors } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
+import { pyStr } from './pyfmt.js';
+import { sqlCount, toNumber } from './validate.js';
 import { upsertChunk, removeChunkRows, rewriteChunk, type ChunkRow } from '../store/index.js';
-import { chunkId, formatDateTime } from '../util/index.js';
+import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
 import { countTokens, analyze } from '../text/index.js';
 import { highlight } from '../search/index.js';
 
@@ -29,7 +31,7 @@ function recount(e: Engine, doc: DocumentRow): void {
 function checkStrListField(v: unknown, notList: Parameters<typeof fail>[0]): string[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) fail(notList);
-  return v as string[];
+  return Array.from(v) as string[]; // holes of a sparse array read as None, as JSON has no holes
 }
 
 export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentId: string, req: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -48,17 +50,23 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
   const id = chunkId(content, doc.id);
   const embedText = questions.length ? questions.join('\n') : content;
   const [vector] = await chunkVectors(e, kb.embd_id, doc.name, [embedText], titleWeight(doc.parser_config));
+  faultPoint('chunks.add:embedded');
   const now = Date.now();
-  const order = (e.db.prepare('SELECT COALESCE(MAX(chunk_order), -1) + 1 AS n FROM chunk WHERE document_id = ?').get(doc.id) as { n: number }).n;
-  e.tx(() => {
+  // Embedding awaited outside; the document may have been deleted meanwhile (by this process or
+  // another one on the same file): check it again and write and read back in one transaction.
+  const row = e.tx(() => {
+    if (!getDocument(e, kb.id, doc.id)) fail('DOCUMENT_NOT_OWNED', documentId);
+    const order = (e.db.prepare('SELECT COALESCE(MAX(chunk_order), -1) + 1 AS n FROM chunk WHERE document_id = ?').get(doc.id) as { n: number }).n;
     upsertChunk(e.db, {
       id, document_id: doc.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw, questions, tag_kwd: tags,
       positions: [], available: true, chunk_order: order, token_num: countTokens(content),
       create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vector!,
     });
     recount(e, doc);
+    faultPoint('chunks.add:counted');
+    return e.db.prepare('SELECT * FROM chunk WHERE id = ?').get(id) as ChunkRow;
   });
-  const row = e.db.prepare('SELECT * FROM chunk WHERE id = ?').get(id) as ChunkRow;
+  faultPoint('chunks.add:committed');
   const w = chunkToWire(row, doc.name);
   return {
     id: w.id, content: w.content, document_id: w.document_id, important_keywords: w.important_keywords, tag_kwd: w.tag_kwd,
@@ -67,7 +75,7 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
   };
 }
 
-const pyType = (v: unknown): string => (typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : v === null ? 'NoneType' : Array.isArray(v) ? 'list' : typeof v === 'object' ? 'dict' : typeof v === 'boolean' ? 'bool' : 'str');
+const pyType = (v: unknown): string => (typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : v === null || v === undefined ? 'NoneType' : Array.isArray(v) ? 'list' : typeof v === 'object' ? 'dict' : typeof v === 'boolean' ? 'bool' : 'str');
 
 export function listChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: string, q: Record<string, unknown>): { total: number; chunks: Record<string, unknown>[]; doc: Record<string, unknown> } {
   const { kb, doc } = guard(e, ctx, datasetId, documentId);
@@ -77,13 +85,13 @@ export function listChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: s
     if (!row) fail('CHUNK_NOT_FOUND', kb.id, q.id);
     return { total: 1, chunks: [chunkToWire(row, doc.name)], doc: docWire };
   }
-  const page = Number(q.page ?? 1);
-  const pageSize = Number(q.page_size ?? 30);
+  const page = toNumber(q.page ?? 1);
+  const pageSize = toNumber(q.page_size ?? 30);
   if (!Number.isInteger(page) || page < 1 || !Number.isInteger(pageSize) || pageSize < 0) {
     throw new ApiError(RetCode.ARGUMENT_ERROR, '`page` and `page_size` must be positive integers');
   }
-  const limit = pageSize === 0 ? -1 : pageSize;
-  const offset = pageSize === 0 ? 0 : (page - 1) * pageSize;
+  const limit = pageSize === 0 ? -1 : sqlCount(pageSize);
+  const offset = pageSize === 0 ? 0 : sqlCount((page - 1) * pageSize);
   const keywords = typeof q.keywords === 'string' ? q.keywords.trim() : '';
   if (keywords) {
     const terms = [...new Set(analyze(keywords))];
@@ -117,17 +125,18 @@ export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, docume
   const list = (k: string, notList: Parameters<typeof fail>[0], cur: string): unknown[] => {
     if (req[k] === undefined || req[k] === null) return JSON.parse(cur) as unknown[];
     if (!Array.isArray(req[k])) fail(notList);
-    return req[k] as unknown[];
+    return Array.from(req[k] as unknown[]); // holes read as None
   };
   const kw = list('important_keywords', 'KEYWORDS_SHOULD_BE_LIST', row.important_keywords);
   const qs = list('questions', 'QUESTIONS_SHOULD_BE_LIST', row.questions);
   const positions = list('positions', 'POSITIONS_SHOULD_BE_LIST', row.positions);
   const tags = list('tag_kwd', 'TAG_KWD_SHOULD_BE_LIST', row.tag_kwd);
   if (tags.some((t) => typeof t !== 'string')) fail('TAG_KWD_STRINGS');
-  const bad = [...kw, ...qs].find((t) => typeof t !== 'string');
-  if (bad !== undefined) throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError('sequence item 0: expected str instance, ${pyType(bad)} found')`);
+  const badAt = [...kw, ...qs].findIndex((t) => typeof t !== 'string');
+  const bad = [...kw, ...qs][badAt];
+  if (badAt >= 0) throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError('sequence item 0: expected str instance, ${pyType(bad)} found')`);
   let available = row.available === 1;
-  if (req.available !== undefined && req.available !== null) available = Boolean(Number(req.available));
+  if (req.available !== undefined && req.available !== null) available = Boolean(toNumber(req.available));
   const questions = (qs as string[]).map((q) => q.trim()).filter(Boolean);
   if (doc.parser_id === 'qa') {
     const parts = content.split(/\t|\r?\n/).filter((s) => s.length > 0);
@@ -135,19 +144,26 @@ export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, docume
   }
   const embedText = questions.length ? questions.join('\n') : content;
   const [vector] = await chunkVectors(e, kb.embd_id, doc.name, [embedText], titleWeight(doc.parser_config));
+  faultPoint('chunks.update:embedded');
   e.tx(() => {
+    // While embedding, a re-parse or a delete (here or in another process) may have removed the
+    // chunk, and its rowid may since name another one: rewrite only the same chunk.
+    const now = e.db.prepare('SELECT rowid FROM chunk WHERE id = ? AND document_id = ?').get(row.id, doc.id) as { rowid: number } | undefined;
+    if (!now || now.rowid !== row.rowid) fail('CANT_FIND_CHUNK', chunkIdArg);
     rewriteChunk(e.db, row.rowid, {
       id: row.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw as string[], questions, tag_kwd: tags as string[],
       positions: positions as number[][], available, token_num: countTokens(content), vector: vector!,
     });
     recount(e, doc);
+    faultPoint('chunks.update:counted');
   });
+  faultPoint('chunks.update:committed');
 }
 
 export function deleteChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: string, req: Record<string, unknown>): { deleted: number } {
   const { doc } = guard(e, ctx, datasetId, documentId);
   const all = req.delete_all === true;
-  const ids = Array.isArray(req.chunk_ids) ? [...new Set(req.chunk_ids.map(String))] : [];
+  const ids = Array.isArray(req.chunk_ids) ? [...new Set(Array.from(req.chunk_ids, (x) => pyStr(x)))] : [];
   if (!all && ids.length === 0) return { deleted: 0 };
   let rows: { rowid: number }[];
   if (all) rows = e.db.prepare('SELECT rowid FROM chunk WHERE document_id = ?').all(doc.id) as { rowid: number }[];
@@ -158,7 +174,9 @@ export function deleteChunks(e: Engine, ctx: Ctx, datasetId: string, documentId:
   e.tx(() => {
     removeChunkRows(e.db, rows.map((r) => r.rowid));
     recount(e, doc);
+    faultPoint('chunks.delete:counted');
   });
+  faultPoint('chunks.delete:committed');
   // RAGFlow deletes what it found, then reports the shortfall.
   if (!all && rows.length !== ids.length) fail('RM_CHUNK_MISMATCH', rows.length, ids.length);
   return { deleted: rows.length };

@@ -10,10 +10,11 @@ import {
   type AskEvent, type ChatRow, type SessionMessage, type Reference, type SessionRow,
 } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
+import { pyStr } from './pyfmt.js';
 import { parseMetadataCondition, resolveReranker } from './retrieval.js';
 import { defaultChatModel } from './chats.js';
 import { chatModelExists } from './models.js';
-import { newId, nowMs, isPlainObject } from '../util/index.js';
+import { newId, nowMs, isPlainObject, faultPoint } from '../util/index.js';
 import { countTokens } from '../text/index.js';
 import { ChatModelError } from '../llm/index.js';
 import type { Reranker } from '../search/index.js';
@@ -38,7 +39,7 @@ export function contentText(c: unknown): string {
     return c.map((p) => (typeof p === 'string' ? p : isPlainObject(p) && typeof p.text === 'string' ? p.text : '')).filter(Boolean).join('\n');
   }
   if (c === null || c === undefined) return '';
-  return String(c);
+  return pyStr(c);
 }
 
 function modelFor(e: Engine, ctx: Ctx, chat: ChatRow, llmId?: string) {
@@ -101,13 +102,13 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
     if (!isPlainObject(m)) argError('Every item in `messages` must be an object.');
     if (!('role' in (m as P)) || !('content' in (m as P))) argError('Every item in `messages` must include `role` and `content`.');
   }
-  const given = (messages as P[]).map((m): P & { role: string; content: string } => ({ ...m, role: String(m.role), content: contentText(m.content) }));
+  const given = (messages as P[]).map((m): P & { role: string; content: string } => ({ ...m, role: pyStr(m.role), content: contentText(m.content) }));
   const msg = conversationTurns(given);
   if (!msg.length) argError('`messages` must contain a user message.');
   if (msg[msg.length - 1]!.role !== 'user') argError('The last message must be from user.');
   const messageId = typeof msg[msg.length - 1]!.id === 'string' && msg[msg.length - 1]!.id ? String(msg[msg.length - 1]!.id) : newId();
   const chatId = typeof req.chat_id === 'string' ? req.chat_id : '';
-  let sessionId = String(req.session_id ?? req.conversation_id ?? '');
+  let sessionId = pyStr(req.session_id ?? req.conversation_id ?? '');
   if (sessionId && !chatId) dataError('`chat_id` is required when `session_id` is provided.');
   const chat = ownedChat(e, ctx, chatId) ?? (() => {
     throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.');
@@ -143,6 +144,7 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
         .run(sessionId, chat.id, typeof req.user_id === 'string' && req.user_id ? req.user_id : ctx.userId, t, t);
       appendMessages(e, sessionId, [prologue]);
     });
+    faultPoint('completion:session-created');
   }
   const base = { id: messageId, session_id: sessionId, chat_id: chat.id };
   const signal = req.signal instanceof AbortSignal ? req.signal : undefined;
@@ -155,6 +157,7 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
 
   // The question and its answer are appended in one transaction once the answer is complete.
   const save = (final: Extract<AskEvent, { type: 'final' }>) => {
+    faultPoint('completion:answered');
     e.tx(() => {
       if (!getSession(e, sessionId)) return; // deleted while answering
       const answer: SessionMessage & { reference: unknown } = { role: 'assistant', content: final.answer, created_at: nowMs() / 1000, id: messageId, reference: final.reference };
@@ -162,10 +165,13 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
       if (passAll) {
         // RAGFlow's pass_all_history_messages: the request's history replaces the stored one.
         e.db.prepare('DELETE FROM chat_message WHERE session_id = ?').run(sessionId);
+        faultPoint('completion:history-cleared');
         appendMessages(e, sessionId, [...(history as SessionMessage[]).map(({ role, content, id }) => ({ role, content, ...(id ? { id } : {}) }) as SessionMessage), answer]);
       } else appendMessages(e, sessionId, [question, answer]);
+      faultPoint('completion:messages-appended');
       e.db.prepare('UPDATE chat_session SET update_time = ? WHERE id = ?').run(nowMs(), sessionId);
     });
+    faultPoint('completion:saved');
   };
   const finalAnswer = (f: Extract<AskEvent, { type: 'final' }>): NativeAnswer => ({
     answer: f.answer, reference: f.reference, audio_binary: null, prompt: f.prompt, created_at: nowMs() / 1000, ...base,
@@ -232,9 +238,9 @@ export async function openaiCompletion(e: Engine, ctx: Ctx, req: P): Promise<Rec
   }
   const all = (messages as P[]).map((m) => ({ role: String(m.role), content: contentText(m.content) }));
   if (all[all.length - 1]!.role !== 'user') dataError('The last content of this conversation is not from user.');
-  const chatId = String(req.chat_id ?? '');
+  const chatId = pyStr(req.chat_id ?? '');
   const chat = ownedChat(e, ctx, chatId) ?? dataError(`You don't own the chat ${chatId}`);
-  let requested = String(req.model ?? '');
+  let requested = pyStr(req.model ?? '');
   let llmId = chat!.llm_id;
   if (requested === 'model') requested = chat!.llm_id || defaultChatModel(e, ctx);
   else {

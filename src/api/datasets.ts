@@ -1,9 +1,9 @@
 import type { Engine, Ctx } from '../core/index.js';
 import { datasetToWire, getDataset, nameTaken, ownedDataset, VISIBLE_SQL, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
-import { Issues, checkExtra, checkInt, checkStr, literalMessage, checkBool } from './validate.js';
+import { Issues, checkExtra, checkInt, checkStr, literalMessage, checkBool, sqlCount } from './validate.js';
 import { DATASET_CHUNK_METHODS, parserConfigForCreate, storedParserConfig, validateParserConfig, methodDefaultConfig, flattenParentChild } from './parser-config.js';
-import { newId, isUuid1, uuidHex, nowMs, duplicateName, utf8Length, deepMerge, isPlainObject } from '../util/index.js';
+import { newId, isUuid1, uuidHex, nowMs, duplicateName, utf8Length, deepMerge, isPlainObject, faultPoint } from '../util/index.js';
 import { removeDocumentChunks, pruneBlobs } from '../store/index.js';
 
 const NAME_LIMIT = 128;
@@ -172,7 +172,7 @@ export function listDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>):
   const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM dataset d WHERE ${whereSql}`).get(params) as { n: number }).n;
   if ((params.id || params.name) && total === 0) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, (params.id ?? params.name) as string);
   const rows = e.db.prepare(`SELECT d.* FROM dataset d WHERE ${whereSql} ORDER BY d.${orderby as string} ${desc ? 'DESC' : 'ASC'}, d.rowid ${desc ? 'DESC' : 'ASC'}
-    LIMIT @limit OFFSET @offset`).all({ ...params, limit: pageSize, offset: ((page as number) - 1) * (pageSize as number) }) as DatasetRow[];
+    LIMIT @limit OFFSET @offset`).all({ ...params, limit: sqlCount(pageSize as number), offset: sqlCount(((page as number) - 1) * (pageSize as number)) }) as DatasetRow[];
   const nick = e.db.prepare('SELECT nickname FROM user WHERE id = ?');
   const counts = e.db.prepare('SELECT run, COUNT(*) AS n FROM document WHERE dataset_id = ? GROUP BY run');
   const data = rows.map((r) => {
@@ -298,10 +298,15 @@ export function deleteDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>
     for (const id of targets) {
       const docs = e.db.prepare('SELECT id, blob_sha256 FROM document WHERE dataset_id = ?').all(id) as { id: string; blob_sha256: string }[];
       removeDocumentChunks(e.db, docs.map((d) => d.id));
+      faultPoint('datasets.delete:chunks-removed');
       e.db.prepare('DELETE FROM document WHERE dataset_id = ?').run(id);
+      faultPoint('datasets.delete:documents-deleted');
       pruneBlobs(e.db, docs.map((d) => d.blob_sha256));
+      faultPoint('datasets.delete:blobs-pruned');
       e.db.prepare('DELETE FROM dataset WHERE id = ?').run(id);
+      faultPoint('datasets.delete:dataset-deleted');
     }
   });
+  faultPoint('datasets.delete:committed');
   return { success_count: targets.length };
 }

@@ -1,10 +1,17 @@
 import type { Engine, Ctx } from '../core/index.js';
 import { ownedDataset, visibleDataset, refreshDatasetCounts, documentToWire, getDocument, fileType, documentChunkMethod, RUN, RUN_NAMES, type DocumentRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
-import { Issues, checkStr, checkInt, checkFloat } from './validate.js';
+import { Issues, checkStr, checkInt, checkFloat, toNumber, sqlCount } from './validate.js';
+import { pyStr } from './pyfmt.js';
 import { DOCUMENT_CHUNK_METHODS, validateParserConfig, storedParserConfig } from './parser-config.js';
-import { newId, nowMs, duplicateName, fileSuffix, utf8Length, deepMerge, isPlainObject, pyListRepr } from '../util/index.js';
+import { newId, nowMs, duplicateName, fileSuffix, utf8Length, deepMerge, isPlainObject, pyListRepr, faultPoint } from '../util/index.js';
 import { putBlob, getBlob, pruneBlobs, removeDocumentChunks } from '../store/index.js';
+
+/**
+ * Largest file the store can hold: SQLite's blob limit (SQLITE_MAX_LENGTH in better-sqlite3's
+ * build). A larger upload is refused by its length alone, before it is hashed or read.
+ */
+export const MAX_UPLOAD_BYTES = 1_000_000_000;
 
 export interface UploadFile {
   display_name?: unknown;
@@ -24,6 +31,11 @@ export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: u
     if (!(f.blob instanceof Uint8Array)) throw new ApiError(RetCode.ARGUMENT_ERROR, `${f.display_name}: \`blob\` must be a Uint8Array or Buffer`);
     if (utf8Length(f.display_name) > 255) fail('FILE_NAME_TOO_LONG');
   }
+  const mib = (n: number) => (n / 1048576).toFixed(1);
+  const tooLarge = list
+    .filter((f) => (f.blob as Uint8Array).byteLength > MAX_UPLOAD_BYTES)
+    .map((f) => `${f.display_name as string}: File is too large to store (${mib((f.blob as Uint8Array).byteLength)} MiB; the limit is ${mib(MAX_UPLOAD_BYTES)} MiB)`);
+  if (tooLarge.length) throw new ApiError(RetCode.SERVER_ERROR, tooLarge.join('\n'));
   const errors = list
     .filter((f) => fileType(fileSuffix(f.display_name as string)) === 'other')
     .map((f) => `${f.display_name}: This type of file has not been supported yet!`);
@@ -38,6 +50,7 @@ export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: u
       const name = duplicateName(f.display_name as string, (n) => !!taken.get(kb.id, n), true);
       const blob = f.blob as Uint8Array;
       const sha = putBlob(e.db, blob);
+      faultPoint('upload:blob-written');
       const suffix = fileSuffix(name);
       const method = documentChunkMethod(suffix, kb.parser_id);
       const id = newId();
@@ -45,10 +58,13 @@ export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: u
       e.db.prepare(`INSERT INTO document (id, dataset_id, name, suffix, type, size, blob_sha256, location, parser_id, parser_config,
           created_by, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         id, kb.id, name, suffix, fileType(suffix), blob.length, sha, name, method, kb.parser_config, ctx.userId, t, t);
+      faultPoint('upload:row-written');
     }
     refreshDatasetCounts(e, kb.id);
     e.db.prepare('UPDATE dataset SET update_time = ? WHERE id = ?').run(t, kb.id);
+    faultPoint('upload:counted');
   });
+  faultPoint('upload:committed');
   return ids.map((id) => documentToWire(getDocument(e, kb.id, id)!));
 }
 
@@ -76,28 +92,30 @@ export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<
     p.name = q.name;
   }
   if (Array.isArray(q.ids) && q.ids.length) {
-    where.push(`id IN (${q.ids.map((_, i) => `@id${i}`).join(', ')})`);
-    q.ids.forEach((v, i) => (p[`id${i}`] = String(v)));
+    // Lists go in as one JSON parameter: one placeholder each would stop at SQLite's 32,766 variables.
+    where.push('id IN (SELECT value FROM json_each(@ids))');
+    p.ids = JSON.stringify(Array.from(q.ids, (v) => pyStr(v)));
   }
   if (typeof q.keywords === 'string' && q.keywords) {
-    where.push("LOWER(name) LIKE @kw ESCAPE '\\'");
-    p.kw = `%${q.keywords.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
+    where.push('instr(LOWER(name), @kw) > 0');
+    p.kw = q.keywords.toLowerCase();
   }
   if (Array.isArray(q.suffix) && q.suffix.length) {
-    where.push(`suffix IN (${q.suffix.map((_, i) => `@sf${i}`).join(', ')})`);
-    q.suffix.forEach((v, i) => (p[`sf${i}`] = String(v).replace(/^\./, '').toLowerCase()));
+    where.push('suffix IN (SELECT value FROM json_each(@sf))');
+    p.sf = JSON.stringify(Array.from(q.suffix, (v) => pyStr(v).replace(/^\./, '').toLowerCase()));
   }
   if (Array.isArray(q.types) && q.types.length) {
-    where.push(`type IN (${q.types.map((_, i) => `@ty${i}`).join(', ')})`);
-    q.types.forEach((v, i) => (p[`ty${i}`] = String(v)));
+    where.push('type IN (SELECT value FROM json_each(@ty))');
+    p.ty = JSON.stringify(Array.from(q.types, (v) => pyStr(v)));
   }
   if (q.run !== undefined && q.run !== null) {
-    const runs = (Array.isArray(q.run) ? q.run : [q.run]).map((r) => String(r));
+    const runs = Array.from(Array.isArray(q.run) ? q.run : [q.run], (r) => pyStr(r));
     const mapped = runs.map((r) => (/^[0-4]$/.test(r) ? r : RUN_BY_NAME[r.toUpperCase()]));
     if (mapped.some((m) => m === undefined)) fail('INVALID_RUN_FILTER', pyListRepr(runs));
     if (mapped.length) {
-      where.push(`run IN (${mapped.map((_, i) => `@run${i}`).join(', ')})`);
-      mapped.forEach((m, i) => (p[`run${i}`] = m));
+      where.push('run IN (SELECT value FROM json_each(@runs))');
+      p.runs = JSON.stringify(mapped);
     }
   }
   const is = new Issues(RetCode.DATA_ERROR);
@@ -111,12 +129,12 @@ export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<
   const desc = !(q.desc === false || q.desc === 'false' || q.desc === 'False');
   const whereSql = where.join(' AND ');
   const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM document WHERE ${whereSql}`).get(p) as { n: number }).n;
-  const limit = pageSize === 0 ? -1 : (pageSize as number);
+  const limit = pageSize === 0 ? -1 : sqlCount(pageSize as number);
   let rows = e.db.prepare(`SELECT * FROM document WHERE ${whereSql} ORDER BY ${orderby as string} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}
-    LIMIT @limit OFFSET @offset`).all({ ...p, limit, offset: pageSize === 0 ? 0 : ((page as number) - 1) * (pageSize as number) }) as DocumentRow[];
+    LIMIT @limit OFFSET @offset`).all({ ...p, limit, offset: pageSize === 0 ? 0 : sqlCount(((page as number) - 1) * (pageSize as number)) }) as DocumentRow[];
   // RAGFlow applies the time window after paging; we keep that.
-  const from = Number(q.create_time_from ?? 0);
-  const to = Number(q.create_time_to ?? 0);
+  const from = toNumber(q.create_time_from ?? 0);
+  const to = toNumber(q.create_time_to ?? 0);
   if (from > 0 || to > 0) rows = rows.filter((r) => (from <= 0 || r.create_time >= from) && (to <= 0 || r.create_time <= to));
   return { total, docs: rows.map(documentToWire) };
 }
@@ -218,7 +236,7 @@ export function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, req: Rec
   let targets: DocumentRow[];
   if (all) targets = e.db.prepare('SELECT * FROM document WHERE dataset_id = ?').all(kb.id) as DocumentRow[];
   else {
-    const list = (ids as unknown[]).map(String);
+    const list = Array.from(ids as unknown[], (x) => pyStr(x));
     const seen = new Set<string>();
     const dups = [...new Set(list.filter((x) => (seen.has(x) ? true : (seen.add(x), false))))];
     if (dups.length) {
@@ -232,11 +250,15 @@ export function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, req: Rec
   }
   e.tx(() => {
     removeDocumentChunks(e.db, targets.map((d) => d.id));
+    faultPoint('documents.delete:chunks-removed');
     const del = e.db.prepare('DELETE FROM document WHERE id = ?');
     for (const d of targets) del.run(d.id);
+    faultPoint('documents.delete:rows-deleted');
     pruneBlobs(e.db, targets.map((d) => d.blob_sha256));
+    faultPoint('documents.delete:blobs-pruned');
     refreshDatasetCounts(e, kb.id);
   });
+  faultPoint('documents.delete:committed');
   return { deleted: targets.length };
 }
 

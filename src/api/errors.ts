@@ -150,3 +150,38 @@ export function exceptionError(e: unknown): ApiError {
   const err = e instanceof Error ? e : new Error(String(e));
   return new ApiError(RetCode.EXCEPTION_ERROR, `${err.name}('${err.message}')`, { cause: err });
 }
+
+/** What a SQLite result code (better-sqlite3's `SqliteError.code`) says about the database file. */
+const SQLITE_CAUSES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^SQLITE_NOTADB/, 'the file is not a ragloom database (not SQLite, or encrypted)'],
+  [/^SQLITE_CORRUPT/, 'the database file is corrupt (damaged or truncated)'],
+  [/^SQLITE_READONLY_DIRECTORY/, 'its folder is read-only (SQLite must create the -wal and -shm files beside it)'],
+  [/^SQLITE_READONLY/, 'the file is read-only'],
+  [/^SQLITE_CANTOPEN/, 'the file cannot be opened (its folder is missing or read-only, access is denied, or the path is a folder)'],
+  [/^SQLITE_FULL/, 'the disk is full (or the database reached its size limit)'],
+  [/^SQLITE_IOERR_SHMSIZE/, 'no room for its shared-memory (-shm) file beside it (is the disk full?)'],
+  [/^SQLITE_IOERR/, 'an I/O error while reading or writing the file'],
+  [/^SQLITE_PERM/, 'access denied'],
+];
+/** The same for the file-system errors of creating the database's folder. */
+const FS_CAUSES: Readonly<Record<string, string>> = {
+  EACCES: 'access denied', EPERM: 'access denied', EROFS: 'the file system is read-only', ENOSPC: 'the disk is full',
+  ENOTDIR: 'a part of the path is a file, not a folder', EEXIST: 'a part of the path is a file, not a folder',
+};
+
+/**
+ * A storage failure (the database file cannot be opened, read or written) as an ApiError (500)
+ * whose message names the file and the cause, with `data: { path, code }`; undefined for any other
+ * error (constraint violations, busy locks and bugs keep their usual mapping).
+ * @example
+ * // Database /data/kb.db: the file is not a ragloom database (not SQLite, or encrypted) (SQLITE_NOTADB: file is not a database)
+ */
+export function storageError(e: unknown, path: string): ApiError | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string') return undefined;
+  const cause = e.name === 'SqliteError' ? SQLITE_CAUSES.find(([re]) => re.test(code))?.[1] : FS_CAUSES[code];
+  if (!cause) return undefined;
+  const detail = e.message.startsWith(code) ? e.message : `${code}: ${e.message}`;
+  return new ApiError(RetCode.SERVER_ERROR, `Database ${path}: ${cause} (${detail})`, { cause: e, data: { path, code } });
+}

@@ -16,6 +16,7 @@
 import { createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
 import type { Engine, Ctx } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
+import { pyStr } from './pyfmt.js';
 import { newId, nowMs, formatDateTime } from '../util/index.js';
 
 type P = Record<string, unknown>;
@@ -122,7 +123,7 @@ export function createUser(e: Engine, ctx: Ctx, p: P): Record<string, unknown> {
   if (!caller?.is_superuser) noAuthorization();
   const absent = ['email', 'nickname'].filter((k) => p[k] === undefined);
   if (absent.length) missing(absent);
-  if (typeof p.email !== 'string' || !EMAIL.test(p.email)) throw new ApiError(RetCode.OPERATING_ERROR, `Invalid email address: ${String(p.email)}!`);
+  if (typeof p.email !== 'string' || !EMAIL.test(p.email)) throw new ApiError(RetCode.OPERATING_ERROR, `Invalid email address: ${pyStr(p.email)}!`);
   if (typeof p.nickname !== 'string' || !p.nickname.trim()) throw new ApiError(RetCode.ARGUMENT_ERROR, '`nickname` should be a non-empty string.');
   if (p.password !== undefined && p.password !== null && typeof p.password !== 'string') throw new ApiError(RetCode.ARGUMENT_ERROR, '`password` should be a string.');
   const email = p.email;
@@ -165,7 +166,7 @@ export function addMember(e: Engine, ctx: Ctx, p: P): Record<string, unknown> {
   if (p.user_id === undefined) missing(['user_id']);
   const role = p.role === undefined || p.role === null ? 'normal' : p.role;
   if (!(ROLES as readonly unknown[]).includes(role)) throw new ApiError(RetCode.ARGUMENT_ERROR, "`role` must be 'normal' or 'admin'.");
-  const user = e.db.prepare('SELECT id, nickname, email FROM user WHERE id = ?').get(String(p.user_id)) as { id: string; nickname: string; email: string } | undefined;
+  const user = e.db.prepare('SELECT id, nickname, email FROM user WHERE id = ?').get(pyStr(p.user_id)) as { id: string; nickname: string; email: string } | undefined;
   if (!user) throw new ApiError(RetCode.DATA_ERROR, 'User not found.');
   const who = user.email || user.id;
   const cur = e.db.prepare('SELECT role FROM user_tenant WHERE user_id = ? AND tenant_id = ?').get(user.id, tenantId) as { role: string } | undefined;

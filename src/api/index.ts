@@ -1,5 +1,7 @@
 import { Engine, AskError, type Ctx, type EngineOptions, ParseQueue } from '../core/index.js';
-import { ApiError, exceptionError } from './errors.js';
+import { ApiError, exceptionError, storageError } from './errors.js';
+import { pyStr } from './pyfmt.js';
+import { notJson } from './validate.js';
 import * as datasets from './datasets.js';
 import * as documents from './documents.js';
 import * as chunks from './chunks.js';
@@ -15,7 +17,8 @@ import { ExtractionQueue } from '../memory/index.js';
 import { chatModel } from '../core/index.js';
 
 type P = Record<string, unknown>;
-const str = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? ''));
+/** A path param (always a string over HTTP); another value from an in-process caller reads as Python's `str()` of it. */
+const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : pyStr(v));
 const body = (p: P, ...drop: string[]): P => Object.fromEntries(Object.entries(p).filter(([k, v]) => !drop.includes(k) && v !== undefined));
 
 /**
@@ -92,25 +95,36 @@ export class Api {
   /** Memory extraction work (persisted; resumed when a database is opened). */
   readonly memoryTasks: ExtractionQueue;
 
+  /**
+   * Opens the database synchronously. A file that cannot be used (not a database, corrupt,
+   * read-only, a missing or read-only folder, a full disk) throws an ApiError (500) naming the
+   * file and the cause, and leaves the file as it was.
+   */
   constructor(opts: EngineOptions) {
     try {
       this.engine = new Engine(opts);
     } catch (e) {
       if (e instanceof AskError) throw new ApiError(e.code, e.message);
-      throw e;
+      throw storageError(e, opts.path) ?? e;
     }
-    this.queue = new ParseQueue(this.engine);
     const engine = this.engine;
-    this.memoryTasks = new ExtractionQueue({
-      db: engine.db,
-      model: (id) => chatModel(engine, id),
-      // Not through the embedding cache: extracted items are embedded once (as raw messages are).
-      embed: (embdId, texts) => engine.models.embedder(embdId).embed(texts),
-      isClosed: () => engine.isClosed,
-    });
-    engine.onClose(() => this.memoryTasks.close());
-    // Extraction left pending by an earlier process goes on now.
-    this.memoryTasks.kick();
+    try {
+      this.queue = new ParseQueue(engine);
+      this.memoryTasks = new ExtractionQueue({
+        db: engine.db,
+        model: (id) => chatModel(engine, id),
+        // Not through the embedding cache: extracted items are embedded once (as raw messages are).
+        embed: (embdId, texts) => engine.models.embedder(embdId).embed(texts),
+        isClosed: () => engine.isClosed,
+      });
+      engine.onClose(() => this.memoryTasks.close());
+      // Extraction left pending by an earlier process goes on now.
+      this.memoryTasks.kick();
+    } catch (e) {
+      // Damage found past the first pages: no half-open engine is left holding the file.
+      void engine.close().catch(() => undefined);
+      throw storageError(e, opts.path) ?? e;
+    }
   }
 
   /** Runs one operation as `ctx` (default: the local user). Always async; rejects with ApiError. */
@@ -119,16 +133,28 @@ export class Api {
     if (!fn) throw new TypeError(`Unknown operation "${op}"`);
     if (this.engine.isClosed) throw new ApiError(103, 'The client is closed.');
     try {
+      // As RAGFlow's validate_and_parse_json_request words it (the server only ever passes objects).
+      if (params !== null && params !== undefined && (typeof params !== 'object' || Array.isArray(params))) {
+        throw new ApiError(101, `Invalid request payload: expected object, got ${pyTypeName(params)}`);
+      }
+      const bad = notJson(params);
+      if (bad) throw new ApiError(101, `Invalid request payload: ${bad.path || 'the request'} ${bad.what}.`);
       const out = await fn(this, ctx, params ?? {});
       return isAsyncIterable(out) ? mapStreamErrors(out) : out;
     } catch (e) {
-      throw exceptionError(e);
+      throw storageError(e, this.engine.db.name) ?? exceptionError(e);
     }
   }
 
   close(): Promise<void> {
     return this.engine.close();
   }
+}
+
+function pyTypeName(v: unknown): string {
+  if (Array.isArray(v)) return 'list';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
+  return typeof v === 'string' ? 'str' : typeof v === 'boolean' ? 'bool' : typeof v === 'bigint' ? 'int' : typeof v;
 }
 
 function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {

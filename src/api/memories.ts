@@ -5,7 +5,9 @@
 import type { Engine, Ctx } from '../core/index.js';
 import { chatModelExists } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
-import { newId, nowMs, formatDateTime, duplicateName } from '../util/index.js';
+import { pyRepr, pyStr } from './pyfmt.js';
+import { sqlCount, toNumber } from './validate.js';
+import { newId, nowMs, formatDateTime, duplicateName, faultPoint } from '../util/index.js';
 import {
   insertMessages, resize, usage, MemoryFullError, extractionSystemPrompt, typesToMask, maskToTypes, MEMORY_TYPES,
   type ExtractionQueue, type Usage,
@@ -80,10 +82,10 @@ function accessible(e: Engine, ctx: Ctx, id: unknown): MemoryRow | undefined {
   return m.permissions === 'team' && joinedTenants(e, ctx).includes(m.tenant_id) ? m : undefined;
 }
 
-const requireMemory = (e: Engine, ctx: Ctx, id: unknown): MemoryRow => accessible(e, ctx, id) ?? notFound(`Memory '${String(id)}' not found.`);
+const requireMemory = (e: Engine, ctx: Ctx, id: unknown): MemoryRow => accessible(e, ctx, id) ?? notFound(`Memory '${pyStr(id)}' not found.`);
 
 /** Python's repr of a set of strings, as RAGFlow's messages print it. */
-const pySet = (xs: unknown[]): string => `{${xs.map((x) => (typeof x === 'string' ? `'${x}'` : String(x))).join(', ')}}`;
+const pySet = (xs: unknown[]): string => `{${xs.map((x) => (typeof x === 'string' ? `'${x}'` : pyRepr(x))).join(', ')}}`;
 
 function checkTypes(v: unknown): string[] {
   if (!Array.isArray(v)) return argError('Memory type must be a list.');
@@ -102,10 +104,10 @@ function checkName(v: unknown): string {
 
 function checkModels(e: Engine, p: { llm_id?: unknown; embd_id?: unknown }): void {
   if (p.llm_id !== undefined && (typeof p.llm_id !== 'string' || !chatModelExists(e, p.llm_id))) {
-    argError(`Tenant Model with name ${String(p.llm_id)} and type chat not found`);
+    argError(`Tenant Model with name ${pyStr(p.llm_id)} and type chat not found`);
   }
   if (p.embd_id !== undefined && (typeof p.embd_id !== 'string' || e.models.embeddingStatus(p.embd_id) !== 'ok')) {
-    argError(`Tenant Model with name ${String(p.embd_id)} and type embedding not found`);
+    argError(`Tenant Model with name ${pyStr(p.embd_id)} and type embedding not found`);
   }
 }
 
@@ -138,7 +140,7 @@ export function updateMemory(e: Engine, ctx: Ctx, memoryId: string, req: P): Rec
   const set: Partial<MemoryRow> = {};
   if ('name' in req) set.name = checkName(req.name);
   if (req.permissions) {
-    if (req.permissions !== 'me' && req.permissions !== 'team') argError(`Unknown permission '${String(req.permissions)}'.`);
+    if (req.permissions !== 'me' && req.permissions !== 'team') argError(`Unknown permission '${pyStr(req.permissions)}'.`);
     set.permissions = req.permissions as string;
   }
   if (('tenant_llm_id' in req || 'tenant_embd_id' in req) && !(req.llm_id || req.embd_id)) {
@@ -156,21 +158,21 @@ export function updateMemory(e: Engine, ctx: Ctx, memoryId: string, req: P): Rec
   }
   // RAGFlow skips a falsy memory_size (0 is silently ignored); ragloom refuses it as out of range.
   if (req.memory_size !== undefined && req.memory_size !== null) {
-    const n = Number(req.memory_size);
+    const n = toNumber(req.memory_size);
     if (!Number.isInteger(n) || !(n > 0 && n <= MEMORY_SIZE_LIMIT)) argError(`Memory size should be in range (0, ${MEMORY_SIZE_LIMIT}] Bytes.`);
     set.memory_size = n;
   }
   if (req.forgetting_policy) {
-    if (req.forgetting_policy !== 'FIFO') argError(`Forgetting policy '${String(req.forgetting_policy)}' is not supported.`);
+    if (req.forgetting_policy !== 'FIFO') argError(`Forgetting policy '${pyStr(req.forgetting_policy)}' is not supported.`);
     set.forgetting_policy = 'FIFO';
   }
   if ('temperature' in req) {
-    const t = Number(req.temperature);
+    const t = toNumber(req.temperature);
     if (typeof req.temperature === 'boolean' || !Number.isFinite(t) || t < 0 || t > 1) argError('Temperature should be in range [0, 1].');
     set.temperature = t;
   }
   for (const k of ['avatar', 'description', 'system_prompt', 'user_prompt'] as const) {
-    if (k in req) set[k] = req[k] === null || req[k] === undefined ? '' : String(req[k]);
+    if (k in req) set[k] = req[k] === null || req[k] === undefined ? '' : pyStr(req[k]);
   }
   // Only real changes count (RAGFlow compares with the stored record).
   const changed = Object.fromEntries(Object.entries(set).filter(([k, v]) => (cur as unknown as P)[k] !== v)) as Partial<MemoryRow>;
@@ -192,9 +194,9 @@ export function updateMemory(e: Engine, ctx: Ctx, memoryId: string, req: P): Rec
 }
 
 export function listMemory(e: Engine, ctx: Ctx, q: P): { memory_list: Record<string, unknown>[]; total_count: number } {
-  const split = (v: unknown): string[] => (v === undefined || v === null || v === '' ? [] : (Array.isArray(v) ? v : [v]).flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean));
-  const page = Math.max(1, Math.trunc(Number(q.page ?? 1)) || 1);
-  const size = Math.trunc(Number(q.page_size ?? 50)) || 50;
+  const split = (v: unknown): string[] => (v === undefined || v === null || v === '' ? [] : (Array.isArray(v) ? v : [v]).flatMap((x) => pyStr(x).split(',')).map((x) => x.trim()).filter(Boolean));
+  const page = Math.max(1, Math.trunc(toNumber(q.page ?? 1)) || 1);
+  const size = Math.trunc(toNumber(q.page_size ?? 50)) || 50;
   const joined = joinedTenants(e, ctx);
   // The local user id stands for its own tenant too (RAGFlow's tenant id is its owner's user id).
   let tenants = split(q.tenant_id ?? q.owner_ids).map((t) => (t === ctx.userId ? ctx.tenantId : t));
@@ -209,11 +211,12 @@ export function listMemory(e: Engine, ctx: Ctx, q: P): { memory_list: Record<str
   const mt = Array.isArray(q.memory_type) ? q.memory_type[0] : q.memory_type;
   const types = split(mt).filter((t) => (MEMORY_TYPES as readonly string[]).includes(t));
   if (types.length) (where.push('(memory_type & ?) != 0'), args.push(typesToMask(types)));
-  if (q.storage_type) (where.push('storage_type = ?'), args.push(String(q.storage_type)));
-  if (q.keywords) (where.push("LOWER(name) LIKE ? ESCAPE '\\'"), args.push(`%${String(q.keywords).toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  if (q.storage_type) (where.push('storage_type = ?'), args.push(pyStr(q.storage_type)));
+  // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
+  if (q.keywords) (where.push('instr(LOWER(name), ?) > 0'), args.push(pyStr(q.keywords).toLowerCase()));
   const w = where.join(' AND ');
   const total = e.db.prepare(`SELECT COUNT(*) FROM memory WHERE ${w}`).pluck().get(...args) as number;
-  const rows = e.db.prepare(`SELECT * FROM memory WHERE ${w} ORDER BY update_time DESC, rowid DESC LIMIT ? OFFSET ?`).all(...args, size, (page - 1) * size) as MemoryRow[];
+  const rows = e.db.prepare(`SELECT * FROM memory WHERE ${w} ORDER BY update_time DESC, rowid DESC LIMIT ? OFFSET ?`).all(...args, sqlCount(size), sqlCount((page - 1) * size)) as MemoryRow[];
   return {
     memory_list: rows.map((m) => {
       const x = memoryToWire(e, m);
@@ -278,48 +281,66 @@ const COLS = 'id, memory_id, message_type, source_id, user_id, agent_id, session
 
 function memoryIds(v: unknown): string[] {
   if (v === undefined || v === null || v === '') return [];
-  return (Array.isArray(v) ? v : String(v).split(',')).map((x) => String(x).trim()).filter(Boolean);
+  return (Array.isArray(v) ? v : pyStr(v).split(',')).map((x) => pyStr(x).trim()).filter(Boolean);
 }
 
 /**
  * `POST /messages`: per memory, the raw message is embedded and stored now (evicting in FIFO order
- * to fit), and its extraction queued. Resolves to RAGFlow's `All add to task.`.
+ * to fit), and its extraction queued. Resolves to RAGFlow's `All add to task.`. Every memory's
+ * message is written in ONE transaction once all are embedded: a crash never leaves the message in
+ * some of the memories and not in the others (a memory it does not fit is reported and skipped).
  */
 export async function addMessage(e: Engine, ctx: Ctx, queue: ExtractionQueue, req: P): Promise<string> {
   const missing = ['memory_id', 'agent_id', 'session_id', 'user_input', 'agent_response'].filter((k) => req[k] === undefined || req[k] === null);
   if (missing.length) argError(`required argument are missing: ${missing.join(',')}; `);
   const mems = memoryIds(req.memory_id).map((id) => accessible(e, ctx, id)).filter((m): m is MemoryRow => !!m);
   if (!mems.length) throw new ApiError(RetCode.SERVER_ERROR, 'Some messages failed to add. Detail:Memory not found.');
-  const content = `User Input: ${String(req.user_input)}\nAgent Response: ${String(req.agent_response)}`;
+  const content = `User Input: ${pyStr(req.user_input)}\nAgent Response: ${pyStr(req.agent_response)}`;
   const errors: string[] = [];
   let queued = false;
+  // Embedded first, once per embedding model. Not through the embedding cache: a conversation turn
+  // is embedded once, and the cache's own transaction would double the writes of an add.
+  const vectors = new Map<string, Float32Array | null>();
+  const ready: MemoryRow[] = [];
   for (const m of mems) {
-    let vector: Float32Array | null = null;
-    try {
-      // Not through the embedding cache: a conversation turn is embedded once, and the cache's
-      // own transaction would double the writes of an add.
-      [vector] = await e.models.embedder(m.embd_id).embed([content]);
-    } catch (err) {
-      errors.push(`${m.id}: ${(err as Error).message}`);
-      continue;
+    if (!vectors.has(m.embd_id)) {
+      try {
+        const [v] = await e.models.embedder(m.embd_id).embed([content]);
+        vectors.set(m.embd_id, v && v.length ? v : null);
+      } catch (err) {
+        errors.push(`${m.id}: ${(err as Error).message}`);
+        continue;
+      }
     }
-    const now = nowMs();
-    try {
-      e.tx(() => {
+    ready.push(m);
+  }
+  faultPoint('memory.add:embedded');
+  const now = nowMs();
+  e.tx(() => {
+    for (const m of ready) {
+      // Deleted while embedding (here or by another process on the file).
+      if (!usage(e.db, m.id)) {
+        errors.push(`${m.id}: Memory not found.`);
+        continue;
+      }
+      try {
+        // A message that does not fit is refused before anything is written (evictions roll back to a savepoint).
         const { ids } = insertMessages(e.db, m.id, [{
-          message_type: 'raw', source_id: 0, user_id: String(req.user_id ?? ''), agent_id: String(req.agent_id), session_id: String(req.session_id),
-          content, vector: vector && vector.length ? vector : null, valid_at: now, invalid_at: null, fifo_at: now,
+          message_type: 'raw', source_id: 0, user_id: pyStr(req.user_id ?? ''), agent_id: pyStr(req.agent_id), session_id: pyStr(req.session_id),
+          content, vector: vectors.get(m.embd_id) ?? null, valid_at: now, invalid_at: null, fifo_at: now,
         }], { now });
         if (maskToTypes(m.memory_type).some((t) => t !== 'raw')) {
           cachedStatement(e.db, 'INSERT INTO memory_task (memory_id, message_id, create_time, update_time) VALUES (?, ?, ?, ?)').run(m.id, ids[0], now, now);
           queued = true;
         }
-      });
-    } catch (err) {
-      if (!(err instanceof MemoryFullError)) throw err;
-      errors.push(`${m.id}: ${err.message}`);
+      } catch (err) {
+        if (!(err instanceof MemoryFullError)) throw err;
+        errors.push(`${m.id}: ${err.message}`);
+      }
+      faultPoint('memory.add:stored');
     }
-  }
+  });
+  faultPoint('memory.add:committed');
   if (queued) queue.kick();
   if (errors.length) throw new ApiError(RetCode.SERVER_ERROR, `Some messages failed to add. Detail:${errors.join('; ')}`);
   return 'All add to task.';
@@ -328,16 +349,18 @@ export async function addMessage(e: Engine, ctx: Ctx, queue: ExtractionQueue, re
 /** Raw messages (newest first) with their extracted items; keywords match the session id. */
 export function listMemoryMessages(e: Engine, ctx: Ctx, memoryId: string, q: P): Record<string, unknown> {
   const m = requireMemory(e, ctx, memoryId);
-  const page = Math.max(1, Math.trunc(Number(q.page ?? 1)) || 1);
-  const size = Math.trunc(Number(q.page_size ?? 50)) || 50;
+  const page = Math.max(1, Math.trunc(toNumber(q.page ?? 1)) || 1);
+  const size = Math.trunc(toNumber(q.page_size ?? 50)) || 50;
   const where = ['memory_id = ?', 'source_id = 0'];
   const args: unknown[] = [m.id];
   const agents = memoryIds(q.agent_id);
-  if (agents.length) (where.push(`agent_id IN (${agents.map(() => '?').join(',')})`), args.push(...agents));
-  if (q.keywords) (where.push("session_id LIKE ? ESCAPE '\\'"), args.push(`%${String(q.keywords).replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+  // One JSON parameter for the list: one placeholder per id would stop at SQLite's 32,766 variables.
+  if (agents.length) (where.push('agent_id IN (SELECT value FROM json_each(?))'), args.push(JSON.stringify(agents)));
+  // instr(), not LIKE (whose patterns stop at 50,000 bytes); LOWER on both sides folds ASCII as LIKE does.
+  if (q.keywords) (where.push('instr(LOWER(session_id), LOWER(?)) > 0'), args.push(pyStr(q.keywords)));
   const w = where.join(' AND ');
   const total = e.db.prepare(`SELECT COUNT(*) FROM memory_message WHERE ${w}`).pluck().get(...args) as number;
-  const rows = e.db.prepare(`SELECT ${COLS} FROM memory_message WHERE ${w} ORDER BY valid_at DESC, id DESC LIMIT ? OFFSET ?`).all(...args, size, (page - 1) * size) as MessageRow[];
+  const rows = e.db.prepare(`SELECT ${COLS} FROM memory_message WHERE ${w} ORDER BY valid_at DESC, id DESC LIMIT ? OFFSET ?`).all(...args, sqlCount(size), sqlCount((page - 1) * size)) as MessageRow[];
   const kids = e.db.prepare(`SELECT ${COLS} FROM memory_message WHERE source_id = ? ORDER BY id`);
   const task = e.db.prepare('SELECT status, attempts, progress_msg, update_time FROM memory_task WHERE memory_id = ? AND message_id = ? ORDER BY id DESC LIMIT 1');
   return {
@@ -355,9 +378,9 @@ export function listMemoryMessages(e: Engine, ctx: Ctx, memoryId: string, q: P):
 
 function findMessage(e: Engine, ctx: Ctx, memoryId: string, messageId: unknown): { m: MemoryRow; msg: MessageRow } {
   const m = requireMemory(e, ctx, memoryId);
-  const id = Number(messageId);
+  const id = toNumber(messageId);
   const msg = Number.isInteger(id) ? (cachedStatement(e.db, `SELECT ${COLS}, dim, vector FROM memory_message WHERE id = ? AND memory_id = ?`).get(id, m.id) as MessageRow | undefined) : undefined;
-  if (!msg) notFound(`Message '${String(messageId)}' in memory '${memoryId}' not found.`);
+  if (!msg) notFound(`Message '${pyStr(messageId)}' in memory '${memoryId}' not found.`);
   return { m, msg: msg! };
 }
 
@@ -384,14 +407,14 @@ export function getMessageContent(e: Engine, ctx: Ctx, memoryId: string, message
 export function getRecentMessages(e: Engine, ctx: Ctx, q: P): Record<string, unknown>[] {
   const ids = memoryIds(q.memory_id);
   if (!ids.length) argError('memory_ids is required.');
-  const mems = ids.map((id) => accessible(e, ctx, id)).filter((m): m is MemoryRow => !!m).map((m) => m.id);
+  const mems = [...new Set(ids.map((id) => accessible(e, ctx, id)).filter((m): m is MemoryRow => !!m).map((m) => m.id))];
   if (!mems.length) return [];
-  const limit = Math.max(0, Math.trunc(Number(q.limit ?? 10)) || 10);
+  const limit = Math.max(0, Math.trunc(toNumber(q.limit ?? 10)) || 10);
   const where = [`memory_id IN (${mems.map(() => '?').join(',')})`, 'forget_at IS NULL'];
   const args: unknown[] = [...mems];
-  if (q.agent_id) (where.push('agent_id = ?'), args.push(String(q.agent_id)));
-  if (q.session_id) (where.push('session_id = ?'), args.push(String(q.session_id)));
-  const rows = e.db.prepare(`SELECT ${COLS} FROM memory_message WHERE ${where.join(' AND ')} ORDER BY valid_at DESC, id DESC LIMIT ?`).all(...args, limit) as MessageRow[];
+  if (q.agent_id) (where.push('agent_id = ?'), args.push(pyStr(q.agent_id)));
+  if (q.session_id) (where.push('session_id = ?'), args.push(pyStr(q.session_id)));
+  const rows = e.db.prepare(`SELECT ${COLS} FROM memory_message WHERE ${where.join(' AND ')} ORDER BY valid_at DESC, id DESC LIMIT ?`).all(...args, sqlCount(limit)) as MessageRow[];
   return rows.map(messageToWire);
 }
 
@@ -402,11 +425,11 @@ export function getRecentMessages(e: Engine, ctx: Ctx, q: P): Record<string, unk
  */
 export async function searchMessage(e: Engine, ctx: Ctx, q: P): Promise<Record<string, unknown>[]> {
   const ids = memoryIds(q.memory_id);
-  const mems = ids.map((id) => accessible(e, ctx, id)).filter((m): m is MemoryRow => !!m);
+  const mems = [...new Map(ids.map((id) => accessible(e, ctx, id)).filter((m): m is MemoryRow => !!m).map((m) => [m.id, m])).values()];
   if (!mems.length) return [];
   const num = (v: unknown, d: number, name: string) => {
     if (v === undefined || v === null || v === '') return d;
-    const n = Number(v);
+    const n = toNumber(v);
     if (!Number.isFinite(n) || typeof v === 'boolean') argError(`\`${name}\` should be a number`);
     return n;
   };
@@ -414,16 +437,18 @@ export async function searchMessage(e: Engine, ctx: Ctx, q: P): Promise<Record<s
   const kw = num(q.keywords_similarity_weight, 0.7, 'keywords_similarity_weight');
   if (kw < 0 || kw > 1) argError('`keywords_similarity_weight` should be in [0, 1]');
   const topN = Math.trunc(num(q.top_n, 5, 'top_n'));
-  const question = String(q.query ?? '').trim();
+  const question = pyStr(q.query ?? '').trim();
   if (!question || topN <= 0) return [];
   // Memories searched together must share one embedding model for their vectors to compare.
   const embd = mems[0]!.embd_id;
   const same = mems.filter((m) => m.embd_id === embd);
   const [qv] = await e.models.embedder(embd).embed([question]);
+  // More than the memories hold cannot be found; a larger top_n (2^53) would size the search's buffers.
+  const held = e.db.prepare('SELECT COUNT(*) FROM memory_message WHERE memory_id IN (SELECT value FROM json_each(?))').pluck().get(JSON.stringify(same.map((m) => m.id))) as number;
   const hits = searchMemoryMessages(e.db, {
     memoryIds: same.map((m) => m.id), question, questionVector: qv && qv.length ? qv : null, dim: qv?.length ?? 0,
-    threshold, vectorWeight: kw, topN,
-    agentId: q.agent_id ? String(q.agent_id) : undefined, sessionId: q.session_id ? String(q.session_id) : undefined, userId: q.user_id ? String(q.user_id) : undefined,
+    threshold, vectorWeight: kw, topN: Math.min(topN, Math.max(1, held)),
+    agentId: q.agent_id ? pyStr(q.agent_id) : undefined, sessionId: q.session_id ? pyStr(q.session_id) : undefined, userId: q.user_id ? pyStr(q.user_id) : undefined,
   });
   const get = cachedStatement(e.db, `SELECT ${COLS} FROM memory_message WHERE id = ?`);
   return hits.map((h) => ({ ...messageToWire(get.get(h.id) as MessageRow), similarity: h.similarity, vector_similarity: h.vector_similarity, term_similarity: h.term_similarity }));

@@ -1,7 +1,8 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { ownedDataset, getDocument, RUN, resetForParse, type ParseQueue } from '../core/index.js';
+import { ownedDataset, getDocument, RUN, resetForParse, refreshDatasetCounts, type ParseQueue } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
-import { pyListRepr } from '../util/index.js';
+import { pyStr } from './pyfmt.js';
+import { pyListRepr, faultPoint } from '../util/index.js';
 
 /** The dataset (owned by the caller) and the de-duplicated `document_ids` of a parse/stop request. */
 function target(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>) {
@@ -9,7 +10,7 @@ function target(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unkn
   if (!kb) fail('DATASET_NOT_OWNED', datasetId);
   const raw = req.document_ids;
   if (!Array.isArray(raw) || raw.length === 0) fail('DOCUMENT_IDS_REQUIRED');
-  return { kb, ids: [...new Set(raw.map(String))] };
+  return { kb, ids: [...new Set(Array.from(raw, (x) => pyStr(x)))] };
 }
 
 export function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): void {
@@ -18,6 +19,7 @@ export function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: st
   if (found.some((d) => d.run === RUN.RUNNING)) fail('PARSE_RUNNING');
   const missing = ids.filter((id) => !found.some((d) => d.id === id));
   resetForParse(e, found.map((d) => d.id));
+  faultPoint('parse:reset');
   q.enqueue(found.map((d) => d.id));
   // RAGFlow queues the valid ones, then reports the rest.
   if (missing.length) fail('DOCUMENTS_NOT_FOUND', pyListRepr(missing));
@@ -38,7 +40,13 @@ export function stopParsing(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: strin
     }
   }
   e.tx(() => {
-    for (const d of docs) e.db.prepare('UPDATE document SET run = ?, progress = 0 WHERE id = ?').run(RUN.CANCEL, d.id);
+    // The previous chunks stay (the new ones never replaced them): the counts say so again.
+    const counts = e.db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(token_num), 0) AS t FROM chunk WHERE document_id = ?');
+    for (const d of docs) {
+      const c = counts.get(d.id) as { n: number; t: number };
+      e.db.prepare('UPDATE document SET run = ?, progress = 0, chunk_num = ?, token_num = ? WHERE id = ?').run(RUN.CANCEL, c.n, c.t, d.id);
+    }
+    refreshDatasetCounts(e, kb.id);
   });
   for (const d of docs) q.cancel(d.id);
 }

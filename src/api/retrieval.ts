@@ -12,6 +12,7 @@ import {
   type Reranker, type RetrieveResult, type MetadataFilter, type MetaCondition,
 } from '../search/index.js';
 import { apiError, fail } from './errors.js';
+import { pyStr } from './pyfmt.js';
 
 export interface RetrieveParams {
   question?: unknown;
@@ -39,7 +40,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const kbs: DatasetRow[] = [];
   for (const id of p.dataset_ids as unknown[]) {
     const kb = visibleDataset(e, ctx, id);
-    if (!kb) fail('DATASET_NOT_OWNED', String(id));
+    if (!kb) fail('DATASET_NOT_OWNED', pyStr(id));
     if (!kbs.some((k) => k.id === kb.id)) kbs.push(kb);
   }
   if (new Set(kbs.map((k) => k.embd_id)).size > 1) fail('DIFFERENT_EMBEDDING_MODELS');
@@ -51,7 +52,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   if (!Array.isArray(docIds)) fail('DOCUMENTS_LIST');
   const kbIds = kbs.map((k) => k.id);
   const docSel = e.db.prepare(`SELECT 1 FROM document WHERE id = ? AND dataset_id IN (${kbIds.map(() => '?').join(',')})`);
-  for (const d of docIds as unknown[]) if (!docSel.get(String(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', String(d));
+  for (const d of docIds as unknown[]) if (!docSel.get(pyStr(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', pyStr(d));
   const metadata = parseMetadataCondition(p.metadata_condition);
   const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');
   const weight = num(p.vector_similarity_weight, 0.3, 'vector_similarity_weight');
@@ -64,7 +65,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   }
   // Query rewriting (RAGFlow: the tenant's default chat model) needs a model that writes text.
   const wantsKeywords = p.keyword === true || p.keyword === 'true';
-  const languages = Array.isArray(p.cross_languages) ? (p.cross_languages as unknown[]).map(String).filter(Boolean) : [];
+  const languages = Array.isArray(p.cross_languages) ? (p.cross_languages as unknown[]).map((x) => pyStr(x)).filter(Boolean) : [];
   let rewriter: ChatModel | undefined;
   if (wantsKeywords || languages.length) {
     const what = languages.length ? '`cross_languages`' : '`keyword`';
@@ -90,7 +91,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
       datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0 })),
       question,
       embedQuestion: async (q) => (await embedder.embed([q]))[0]!,
-      documentIds: (docIds as unknown[]).map(String),
+      documentIds: (docIds as unknown[]).map((x) => pyStr(x)),
       metadata,
       page,
       pageSize,
@@ -99,6 +100,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
       topK,
       highlight,
       reranker,
+      options: e.retrievalOptions,
     });
   } catch (err) {
     if (err instanceof RerankError) throw Object.assign(apiError('RERANK_FAILED', err.modelId, err.detail), { cause: err.cause ?? err });
@@ -135,7 +137,7 @@ export function parseMetadataCondition(v: unknown): MetadataFilter | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'object' || Array.isArray(v)) bad('`metadata_condition` should be an object');
   const o = v as Record<string, unknown>;
-  const logic = o.logic === undefined || o.logic === null ? 'and' : String(o.logic).toLowerCase();
+  const logic = o.logic === undefined || o.logic === null ? 'and' : pyStr(o.logic).toLowerCase();
   if (logic !== 'and' && logic !== 'or') bad("`metadata_condition.logic` should be 'and' or 'or'");
   if (o.conditions === undefined || o.conditions === null) return null;
   if (!Array.isArray(o.conditions)) bad('`metadata_condition.conditions` should be a list');
@@ -145,7 +147,7 @@ export function parseMetadataCondition(v: unknown): MetadataFilter | null {
     const name = r.name ?? r.key;
     if (typeof name !== 'string' || !name) return bad(`\`metadata_condition.conditions[${i}].name\` is required`);
     const op = operatorOf(r.comparison_operator ?? r.op);
-    if (!op) return fail('UNSUPPORTED_OPERATOR', String(r.comparison_operator ?? r.op));
+    if (!op) return fail('UNSUPPORTED_OPERATOR', pyStr(r.comparison_operator ?? r.op));
     return { name, op, value: r.value };
   });
   return conditions.length ? { logic: logic as 'and' | 'or', conditions } : null;

@@ -34,6 +34,13 @@ export function literalMessage(choices: readonly string[]): string {
 export const isStrictInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 export const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
+/** `Number(v)` that never runs a value's own conversions: an object or a symbol is NaN (null is 0, as for Number). */
+export const toNumber = (v: unknown): number =>
+  typeof v === 'number' ? v : typeof v === 'string' || typeof v === 'boolean' || typeof v === 'bigint' ? Number(v) : v === null ? 0 : NaN;
+
+/** A LIMIT / OFFSET SQLite can bind as an integer: within ±(2^53 − 1) (a page past that is past the end anyway); NaN (0 × ∞) is 0. */
+export const sqlCount = (n: number): number => (Number.isNaN(n) ? 0 : Math.max(-Number.MAX_SAFE_INTEGER, Math.min(n, Number.MAX_SAFE_INTEGER)));
+
 /** Checks an int field with bounds; returns false when it added an issue. */
 export function checkInt(is: Issues, loc: string, v: unknown, min?: number, max?: number): boolean {
   if (!isStrictInt(v)) {
@@ -116,6 +123,37 @@ export function checkObject(is: Issues, loc: string, v: unknown): v is Record<st
   }
   return true;
 }
+
+/**
+ * The first place in a request that JSON cannot carry — a BigInt, an object inside itself, or
+ * nesting deeper than 1,000 levels — as a dotted path, or undefined. Over HTTP a request is JSON;
+ * an in-process caller can pass anything, and such a value would fail deep inside an operation
+ * (`JSON.stringify`, `structuredClone`) instead of up front. Buffers (uploads) and objects with
+ * `toJSON` (Dates) are not entered. Iterative, so a deeply nested request cannot overflow the stack.
+ */
+export function notJson(v: unknown): { path: string; what: string } | undefined {
+  const stack: Array<{ v: unknown; path: string; depth: number; exit?: true }> = [{ v, path: '', depth: 0 }];
+  const open = new Set<object>();
+  while (stack.length) {
+    const top = stack.pop()!;
+    const x = top.v;
+    if (top.exit) {
+      open.delete(x as object);
+      continue;
+    }
+    if (typeof x === 'bigint') return { path: top.path, what: 'is a BigInt, which JSON cannot carry' };
+    if (!x || typeof x !== 'object' || ArrayBuffer.isView(x) || typeof (x as { toJSON?: unknown }).toJSON === 'function') continue;
+    if (open.has(x)) return { path: top.path, what: 'is the object that holds it (a cycle), which JSON cannot carry' };
+    // Python's json gives up near 1,000 levels (RecursionError); so would JSON.stringify and structuredClone, a few thousand deep.
+    if (top.depth >= MAX_NESTING) return { path: `${top.path.split('.').slice(0, 4).join('.')}…`, what: `is nested deeper than ${MAX_NESTING} levels` };
+    open.add(x);
+    stack.push({ v: x, path: top.path, depth: top.depth, exit: true });
+    for (const k of Object.keys(x)) stack.push({ v: (x as Record<string, unknown>)[k], path: top.path ? `${top.path}.${k}` : k, depth: top.depth + 1 });
+  }
+  return undefined;
+}
+
+const MAX_NESTING = 1000;
 
 /** Throws a single-line argument error. */
 export function argError(loc: string, msg: string, value: unknown, code: number = RetCode.ARGUMENT_ERROR): never {

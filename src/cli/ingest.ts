@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
-import type { Client, DataSet, Document } from '../client/index.js';
+import type { Client, DataSet, Document, DatasetChunkMethod } from '../client/index.js';
 import { ApiError } from '../api/errors.js';
 import { fileType } from '../core/index.js';
 import { fileSuffix } from '../util/index.js';
@@ -42,7 +42,7 @@ export async function ingestFolder(client: Client, folder: string, name: string,
     ds = await client.getDataset(name);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
-    ds = await client.createDataset({ name, ...(opts.chunk_method ? { chunk_method: opts.chunk_method } : {}) });
+    ds = await client.createDataset({ name, ...(opts.chunk_method ? { chunk_method: opts.chunk_method as DatasetChunkMethod } : {}) });
   }
   const docs: Document[] = [];
   for (const f of usable) {

@@ -3,6 +3,7 @@
  */
 import type { Transport } from './transport.js';
 import { Resource } from './resources.js';
+import type { UpdateChatParams, UpdateSessionParams, LlmSetting, PromptConfig } from './params.js';
 
 /** A chunk an answer drew on (RAGFlow's reference chunk). */
 export interface ReferenceChunk {
@@ -63,7 +64,7 @@ export class Session extends Resource {
   declare user_id: string;
 
   /** Renames the session (messages and references cannot be changed). */
-  async update(msg: { name: string } & Record<string, unknown>): Promise<void> {
+  async update(msg: UpdateSessionParams): Promise<void> {
     const d = await this.t.call<Record<string, unknown>>('sessions.update', { ...msg, chat_id: this.chat_id, session_id: this.id });
     this.assign(d);
   }
@@ -128,8 +129,8 @@ export class Chat extends Resource {
   declare dataset_ids: string[];
   declare kb_names: string[];
   declare llm_id: string;
-  declare llm_setting: Record<string, unknown>;
-  declare prompt_config: Record<string, unknown>;
+  declare llm_setting: LlmSetting & Record<string, unknown>;
+  declare prompt_config: PromptConfig & Record<string, unknown>;
   declare similarity_threshold: number;
   declare vector_similarity_weight: number;
   declare top_n: number;
@@ -137,7 +138,7 @@ export class Chat extends Resource {
   declare rerank_id: string;
 
   /** PATCH semantics: `prompt_config` and `llm_setting` are merged into the stored ones. */
-  async update(msg: Record<string, unknown>): Promise<void> {
+  async update(msg: UpdateChatParams): Promise<void> {
     if (!msg || typeof msg !== 'object' || Array.isArray(msg)) throw new TypeError('`update_message` must be a dict');
     const d = await this.t.call<Record<string, unknown>>('chats.update', { ...msg, chat_id: this.id });
     this.assign(d);

@@ -1,6 +1,7 @@
 import { Api } from '../api/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import type { AgentOptions } from '../core/index.js';
+import type { RetrievalOptions } from '../search/index.js';
 import { LocalTransport, type Transport } from './transport.js';
 import { HttpTransport } from './http.js';
 import { Chunk, DataSet } from './resources.js';
@@ -8,6 +9,7 @@ import { Chat } from './chat.js';
 import { Memory, type MemoryMessage } from './memory.js';
 import { Agent } from './agent.js';
 import { ApiError } from '../api/errors.js';
+import type { CreateDatasetParams, RetrieveParams, RetrieveWithTotals, DocAgg, CreateChatParams, CreateMemoryParams, OpenAIExtraBody } from './params.js';
 
 export interface ClientOptions {
   /** SQLite database file of the embedded engine; ':memory:' allowed. */
@@ -23,19 +25,30 @@ export interface ClientOptions {
   models?: ModelConfig[];
   /** `name@factory` of the default chat model. Local mode only. */
   default_chat_model?: string;
-  /** `name@factory` of the default embedding model. Local mode only. @default 'universal-sentence-encoder-lite@Builtin' */
+  /**
+   * `name@factory` of the default embedding model (datasets created without `embedding_model`).
+   * Local mode only. @default 'ragloom-static-en-256@Builtin' (DEFAULT_EMBEDDING_MODEL)
+   */
   default_embedding_model?: string;
   /**
    * What agents may reach: SQLite files for ExeSQL (`sql_dirs`), HTTP origins for Invoke
    * (`invoke_allow`), CodeExec and run time limits. Local mode only. @default nothing outside
    */
   agents?: AgentOptions;
+  /**
+   * This client's ranking settings (pseudo-relevance feedback on both sides, exact vector scan),
+   * over DEFAULT_RETRIEVAL_OPTIONS; they apply to `retrieve` and to chats' retrieval. Each Client
+   * has its own: two Clients in one process may rank differently. Unknown keys or values of the
+   * wrong type: TypeError. Local mode only (a server has its own: `startServer({ retrieval })`).
+   * See docs/retrieval.md. @example new Client({ path, retrieval: { termFeedbackDocs: 0 } })
+   */
+  retrieval?: Partial<RetrievalOptions>;
 }
 
-const KNOWN = ['path', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents'];
+const KNOWN = ['path', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval'];
 
 /** Options a remote Client cannot take: they are the server's configuration. */
-const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents'] as const;
+const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval'] as const;
 
 /**
  * The RAGFlow SDK interface. `new Client({ path })` runs the engine in-process on one SQLite file;
@@ -72,16 +85,14 @@ export class Client {
       if (typeof opts.path !== 'string' || !opts.path) throw new TypeError('new Client({ path }) needs a database path or ":memory:"');
       this.api = new Api({
         path: opts.path, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model, agents: opts.agents,
+        retrieval: opts.retrieval,
       });
       this.t = new LocalTransport(this.api);
     }
   }
 
-  async createDataset(p: {
-    name: string; avatar?: string | null; description?: string | null; embedding_model?: string | null;
-    permission?: 'me' | 'team'; chunk_method?: string; parser_config?: Record<string, unknown> | null;
-  }): Promise<DataSet> {
-    return new DataSet(this.t, await this.t.call('datasets.create', p as Record<string, unknown>));
+  async createDataset(p: CreateDatasetParams): Promise<DataSet> {
+    return new DataSet(this.t, await this.t.call('datasets.create', { ...p }));
   }
 
   async deleteDatasets(p: { ids?: string[] | null; delete_all?: boolean } = {}): Promise<void> {
@@ -104,20 +115,25 @@ export class Client {
   }
 
   /** Hybrid retrieval; chunks carry `similarity`, `vector_similarity`, `term_similarity`. */
-  async retrieve(p: Record<string, unknown>): Promise<Chunk[]> {
-    const r = await this.t.call<{ chunks: Record<string, unknown>[] }>('retrieval', p);
-    return r.chunks.map((c) => new Chunk(this.t, c));
+  async retrieve(p: RetrieveParams): Promise<Chunk[]> {
+    return (await this.retrieveWithTotals(p)).chunks;
+  }
+
+  /**
+   * `retrieve` with what RAGFlow's REST answer carries besides the page (the SDK drops it):
+   * `total`, the chunks above the threshold in the result window, and `doc_aggs`, their count per
+   * document (most first; `[]` for a blank question, where RAGFlow sends `{}`).
+   */
+  async retrieveWithTotals(p: RetrieveParams): Promise<RetrieveWithTotals> {
+    const r = await this.t.call<{ total: number; chunks: Record<string, unknown>[]; doc_aggs: DocAgg[] | Record<string, never> }>('retrieval', { ...p });
+    return { total: r.total, chunks: r.chunks.map((c) => new Chunk(this.t, c)), doc_aggs: Array.isArray(r.doc_aggs) ? r.doc_aggs : [] };
   }
 
   /**
    * Creates a chat assistant over parsed datasets. Without `llm_id` it answers with the tenant's
    * default chat model (`default_chat_model`, else the built-in `ragloom-extractive@Builtin`).
    */
-  async createChat(p: {
-    name: string; icon?: string; dataset_ids?: string[]; llm_id?: string; llm_setting?: Record<string, unknown>;
-    prompt_config?: Record<string, unknown>; similarity_threshold?: number; vector_similarity_weight?: number;
-    top_n?: number; top_k?: number; rerank_id?: string; description?: string; [k: string]: unknown;
-  }): Promise<Chat> {
+  async createChat(p: CreateChatParams): Promise<Chat> {
     const body = Object.fromEntries(Object.entries(p ?? {}).filter(([, v]) => v !== undefined && v !== null));
     return new Chat(this.t, await this.t.call<Record<string, unknown>>('chats.create', body));
   }
@@ -147,8 +163,8 @@ export class Client {
    * a `chat.completion` object, or with `stream: true` an AsyncIterable of `chat.completion.chunk`s.
    * `model: 'model'` uses the chat's own model.
    */
-  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream?: false; extra_body?: Record<string, unknown>; signal?: AbortSignal }): Promise<Record<string, unknown>>;
-  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream: true; extra_body?: Record<string, unknown>; signal?: AbortSignal }): Promise<AsyncIterable<Record<string, unknown>>>;
+  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream?: false; extra_body?: OpenAIExtraBody; signal?: AbortSignal }): Promise<Record<string, unknown>>;
+  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream: true; extra_body?: OpenAIExtraBody; signal?: AbortSignal }): Promise<AsyncIterable<Record<string, unknown>>>;
   chatCompletion(chat_id: string, body: Record<string, unknown>): Promise<unknown> {
     return this.t.call('openai.completion', { stream: false, ...body, chat_id });
   }
@@ -160,7 +176,7 @@ export class Client {
    */
   async createAgent(p: {
     title: string; dsl: Record<string, unknown> | string; description?: string | null; canvas_type?: string | null;
-    canvas_category?: 'agent_canvas' | 'dataflow_canvas'; release?: boolean; avatar?: string; permission?: 'me' | 'team'; [k: string]: unknown;
+    canvas_category?: 'agent_canvas' | 'dataflow_canvas'; release?: boolean; avatar?: string; permission?: 'me' | 'team'; tags?: string | string[];
   }): Promise<Agent> {
     // Like the SDK, keys that are None are not sent.
     const body = Object.fromEntries(Object.entries(p ?? {}).filter(([, v]) => v !== undefined && v !== null));
@@ -192,8 +208,8 @@ export class Client {
    * true` publishes it (sessions created with `release: true` run the newest published version).
    */
   async updateAgent(agent_id: string, p: {
-    title?: string; description?: string; dsl?: Record<string, unknown> | string; release?: boolean; permission?: 'me' | 'team';
-    canvas_type?: string; avatar?: string; [k: string]: unknown;
+    title?: string; description?: string | null; dsl?: Record<string, unknown> | string; release?: boolean; permission?: 'me' | 'team';
+    canvas_type?: string | null; canvas_category?: 'agent_canvas' | 'dataflow_canvas'; avatar?: string; tags?: string | string[];
   }): Promise<void> {
     const body = Object.fromEntries(Object.entries(p ?? {}).filter(([, v]) => v !== undefined && v !== null));
     await this.t.call('agents.update', { ...body, agent_id });
@@ -208,8 +224,8 @@ export class Client {
    * Creates a memory. `memory_type` lists what it keeps: 'raw' messages and the 'semantic',
    * 'episodic' and 'procedural' items its chat model (`llm_id`) extracts from them.
    */
-  async createMemory(p: { name: string; memory_type: string[]; embd_id: string; llm_id: string }): Promise<Memory> {
-    return new Memory(this.t, await this.t.call<Record<string, unknown>>('memories.create', p));
+  async createMemory(p: CreateMemoryParams): Promise<Memory> {
+    return new Memory(this.t, await this.t.call<Record<string, unknown>>('memories.create', { ...p }));
   }
 
   async listMemory(p: { page?: number; page_size?: number; tenant_id?: string | string[]; memory_type?: string | string[]; storage_type?: string; keywords?: string } = {}): Promise<{ memory_list: Memory[]; total_count: number }> {

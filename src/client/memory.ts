@@ -3,6 +3,7 @@
  * FIFO byte budget (docs/memory.md).
  */
 import { Resource } from './resources.js';
+import type { MemoryType, UpdateMemoryParams } from './params.js';
 
 export interface MemoryMessage {
   message_id: number;
@@ -32,7 +33,7 @@ export class Memory extends Resource {
   declare avatar: string;
   declare tenant_id: string;
   declare owner_name: string | null;
-  declare memory_type: string[];
+  declare memory_type: MemoryType[];
   declare storage_type: string;
   declare embd_id: string;
   declare llm_id: string;
@@ -45,7 +46,7 @@ export class Memory extends Resource {
   declare user_prompt: string;
 
   /** Changes settings; a smaller `memory_size` evicts at once. Returns this memory, refreshed. */
-  async update(msg: Record<string, unknown>): Promise<this> {
+  async update(msg: UpdateMemoryParams): Promise<this> {
     this.assign(await this.t.call<Record<string, unknown>>('memories.update', { ...msg, memory_id: this.id }));
     return this;
   }

@@ -1,4 +1,5 @@
 import type { Transport } from './transport.js';
+import type { ChunkMethod, ListDocumentsParams, UpdateChunkParams, UpdateDatasetParams, UpdateDocumentParams } from './params.js';
 
 /** Wire fields as plain properties plus the transport; `toJSON()` gives the wire shape. */
 export abstract class Resource {
@@ -39,9 +40,11 @@ export class Chunk extends Resource {
   declare term_similarity?: number;
   declare document_name?: string;
   declare document_keyword?: string;
+  /** Retrieval with `highlight: true`: the content with `<em>` around the question's words. */
+  declare highlight?: string;
 
   /** Changes content, keywords, questions, tag_kwd, positions or `available`; re-embeds. */
-  async update(msg: Record<string, unknown>): Promise<void> {
+  async update(msg: UpdateChunkParams): Promise<void> {
     await this.t.call('chunks.update', { ...msg, dataset_id: this.dataset_id, document_id: this.document_id, chunk_id: this.id });
     for (const [k, v] of Object.entries(msg)) if (v !== undefined && v !== null) (this as Record<string, unknown>)[k] = v;
   }
@@ -51,7 +54,8 @@ export class Document extends Resource {
   declare readonly id: string;
   declare name: string;
   declare dataset_id: string;
-  declare chunk_method: string;
+  /** The dataset's method, or the one its file type forces (picture, presentation, email; audio files: 'audio'). */
+  declare chunk_method: ChunkMethod | 'audio';
   declare parser_config: Record<string, unknown>;
   declare run: ParseStatus;
   declare progress: number;
@@ -62,7 +66,8 @@ export class Document extends Resource {
   declare type: string;
   declare meta_fields: Record<string, unknown>;
 
-  async update(msg: Record<string, unknown>): Promise<this> {
+  /** Renames, switches the chunk method (the document is reset), changes parser_config, meta_fields or `enabled`. */
+  async update(msg: UpdateDocumentParams): Promise<this> {
     const d = await this.t.call<Record<string, unknown>>('documents.update', { ...msg, dataset_id: this.dataset_id, document_id: this.id });
     this.assign(d);
     return this;
@@ -98,11 +103,11 @@ export class DataSet extends Resource {
   declare permission: string;
   declare document_count: number;
   declare chunk_count: number;
-  declare chunk_method: string;
+  declare chunk_method: ChunkMethod;
   declare parser_config: Record<string, unknown>;
   declare pagerank: number;
 
-  async update(msg: Record<string, unknown>): Promise<this> {
+  async update(msg: UpdateDatasetParams): Promise<this> {
     const d = await this.t.call<Record<string, unknown>>('datasets.update', { ...msg, dataset_id: this.id });
     this.assign(d);
     return this;
@@ -113,7 +118,7 @@ export class DataSet extends Resource {
     return docs.map((d) => new Document(this.t, d));
   }
 
-  async listDocuments(p: Record<string, unknown> = {}): Promise<Document[]> {
+  async listDocuments(p: ListDocumentsParams = {}): Promise<Document[]> {
     const r = await this.t.call<{ docs: Record<string, unknown>[] }>('documents.list', { ...p, dataset_id: this.id });
     return r.docs.map((d) => new Document(this.t, d));
   }

@@ -9,7 +9,7 @@
 import type { Engine, Ctx } from './engine.js';
 import { AskError } from './ask.js';
 import { cachedStatement } from '../store/index.js';
-import { formatDateTime, isPlainObject, newId, nowMs } from '../util/index.js';
+import { formatDateTime, isPlainObject, newId, nowMs, faultPoint } from '../util/index.js';
 
 type P = Record<string, unknown>;
 
@@ -250,10 +250,12 @@ export function saveVersion(e: Engine, agentId: string, v: { dsl: P; title?: str
     e.db.prepare(`INSERT INTO agent_version (id, agent_id, title, description, release, dsl, create_time, update_time)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(id, agentId, v.title ?? null, v.description ?? null, v.release ? 1 : 0, JSON.stringify(v.dsl), created, created);
   }
+  faultPoint('agents.version:written');
   const stale = e.db.prepare('SELECT id FROM agent_version WHERE agent_id = ? AND release = 0 ORDER BY create_time DESC, rowid DESC LIMIT -1 OFFSET ?')
     .pluck().all(agentId, UNRELEASED_VERSIONS_KEPT) as string[];
   const del = e.db.prepare('DELETE FROM agent_version WHERE id = ?');
   for (const s of stale) del.run(s);
+  faultPoint('agents.version:pruned');
   return id;
 }
 
@@ -381,8 +383,10 @@ export function insertAgentSession(e: Engine, s: {
   e.tx(() => {
     cachedStatement(e.db, `INSERT INTO agent_session (id, agent_id, name, user_id, exp_user_id, source, dsl, version_title, create_time, update_time)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(s.id, s.agent_id, s.name ?? '', s.user_id, s.user_id, s.source ?? 'agent', JSON.stringify(s.dsl), s.version_title, t, t);
+    faultPoint('agents.session:inserted');
     appendAgentMessages(e, s.id, s.messages);
   });
+  faultPoint('agents.session:committed');
 }
 
 /** A session's messages, oldest first, each with its stored reference when it has one. */
@@ -404,6 +408,7 @@ export function saveAgentTurn(e: Engine, sessionId: string, turn: { append: Agen
   return e.tx(() => {
     if (!getAgentSession(e, sessionId)) return false;
     appendAgentMessages(e, sessionId, turn.append);
+    faultPoint('agents.turn:messages-appended');
     cachedStatement(e.db, `UPDATE agent_session SET dsl = ?, round = round + 1, duration = duration + ?, errors = CASE WHEN ? THEN ? ELSE errors END,
       update_time = ? WHERE id = ?`).run(JSON.stringify(turn.dsl), turn.durationSec ?? 0, turn.errors === undefined ? 0 : 1, turn.errors ?? null, nowMs(), sessionId);
     return true;

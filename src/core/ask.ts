@@ -313,6 +313,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
       topK: r.chat.top_k,
       highlight: false,
       reranker: r.reranker,
+      options: e.retrievalOptions,
     });
     reference = { total: res.total, chunks: res.chunks, doc_aggs: Array.isArray(res.doc_aggs) ? res.doc_aggs : [] };
     if (r.documentMetadata) addDocumentMetadata(e, reference.chunks, r.documentMetadata.fields);

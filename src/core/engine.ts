@@ -4,6 +4,7 @@ import { newId } from '../util/index.js';
 import { nowMs } from '../util/index.js';
 import { chatModelExists } from './chat-models.js';
 import { AskError } from './ask.js';
+import { resolveRetrievalOptions, type RetrievalOptions } from '../search/index.js';
 
 /** Who is calling: every operation runs for one user inside one tenant. */
 export interface Ctx {
@@ -22,6 +23,8 @@ export interface EngineOptions {
   default_embedding_model?: string;
   /** What agents may reach outside the process (src/agent). */
   agents?: AgentOptions;
+  /** This engine's ranking settings (unknown keys or bad values: TypeError). @default DEFAULT_RETRIEVAL_OPTIONS */
+  retrieval?: Partial<RetrievalOptions>;
 }
 
 /** Agent runtime settings: nothing outside the process is reachable unless listed here. */
@@ -44,18 +47,25 @@ export class Engine {
   /** The local default user in the local default tenant, as the embedded Client acts. */
   readonly local: Ctx;
   readonly agentOptions: AgentOptions;
+  /** The ranking settings every retrieval of this engine uses (frozen; `EngineOptions.retrieval` over the defaults). */
+  readonly retrievalOptions: Readonly<RetrievalOptions>;
   private closed = false;
   private readonly closers: Array<() => Promise<void> | void> = [];
 
   constructor(opts: EngineOptions) {
+    this.retrievalOptions = resolveRetrievalOptions(opts.retrieval); // before the file is opened
     this.db = openDatabase(opts.path);
-    this.models = new ModelRegistry(opts.models ?? []);
-    this.agentOptions = { ...(opts.agents ?? {}) };
-    if (opts.default_chat_model && !chatModelExists(this, opts.default_chat_model)) {
-      this.db.close();
-      throw new AskError(102, `\`llm_id\` ${opts.default_chat_model} doesn't exist`);
+    try {
+      this.models = new ModelRegistry(opts.models ?? []);
+      this.agentOptions = { ...(opts.agents ?? {}) };
+      if (opts.default_chat_model && !chatModelExists(this, opts.default_chat_model)) {
+        throw new AskError(102, `\`llm_id\` ${opts.default_chat_model} doesn't exist`);
+      }
+      this.local = this.ensureLocalAccount(opts);
+    } catch (e) {
+      this.db.close(); // a constructor that throws must not keep the file open
+      throw e;
     }
-    this.local = this.ensureLocalAccount(opts);
   }
 
   /**

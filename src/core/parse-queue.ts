@@ -6,9 +6,10 @@ import { chunkVectors } from './embedding.js';
 import { getBlob, upsertChunks, removeDocumentChunks } from '../store/index.js';
 import { effectiveParserConfig, chunkTokenCount } from '../ingest/chunkers/index.js';
 import type { ChunkDraft } from '../ingest/types.js';
-import { IngestWorker, type IngestLimits, INGEST_DEFAULTS } from '../ingest/worker/index.js';
+import { IngestWorker, IngestError, type IngestLimits, INGEST_DEFAULTS } from '../ingest/worker/index.js';
+import { DEFAULTS as PARSER_DEFAULTS } from '../ingest/parsers/index.js';
 import { parseModelId, BUILTIN_FACTORY } from '../embed/index.js';
-import { chunkId, formatDateTime } from '../util/index.js';
+import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
 
 const clock = () => new Date().toTimeString().slice(0, 8);
 
@@ -36,6 +37,17 @@ export class ParseQueue {
       WHERE d.run = ?`).all(RUN.RUNNING) as Array<{ id: string; pid: number | null; host: string | null; heartbeat: number | null }>;
     const orphaned = stuck.filter((r) => r.pid === null || !ownerAlive(r.pid, r.host!, r.heartbeat!));
     if (orphaned.length) this.enqueue(orphaned.map((r) => r.id));
+    // A process killed after its parse ended (between the last state write and the release) left
+    // its ownership row behind: drop dead owners' rows of documents nobody is parsing. Best effort
+    // (a busy or read-only file keeps them; they are harmless, only untidy).
+    const ended = e.db.prepare(`SELECT o.document_id AS id, o.pid, o.host, o.heartbeat FROM parse_owner o
+      LEFT JOIN document d ON d.id = o.document_id WHERE d.run IS NOT ?`).all(RUN.RUNNING) as Array<{ id: string; pid: number; host: string; heartbeat: number }>;
+    const gone = ended.filter((r) => !ownerAlive(r.pid, r.host, r.heartbeat));
+    try {
+      if (gone.length) e.tx(() => gone.forEach((r) => e.db.prepare('DELETE FROM parse_owner WHERE document_id = ? AND pid = ?').run(r.id, r.pid)));
+    } catch {
+      // left for a later open
+    }
   }
 
   /** Queues documents already marked RUNNING by the caller; this process owns them until done. */
@@ -44,6 +56,7 @@ export class ParseQueue {
       const own = this.e.db.prepare('INSERT OR REPLACE INTO parse_owner (document_id, pid, host, heartbeat) VALUES (?, ?, ?, ?)');
       const now = Date.now();
       this.e.tx(() => ids.forEach((id) => own.run(id, process.pid, hostname(), now)));
+      faultPoint('parse:owned');
       this.beat();
     }
     for (const id of ids) if (!this.pending.includes(id) && !this.aborts.has(id)) this.pending.push(id);
@@ -79,11 +92,20 @@ export class ParseQueue {
       this.aborts.set(id, abort);
       try {
         await this.runOne(id, abort.signal, worker);
+      } catch {
+        // The store refused even the failure record (a disk that filled up, a file made read-only):
+        // the row stays RUNNING, owned by this pid, and a later open parses it again. Nobody awaits
+        // this loop, so a throw here would be an unhandled rejection, which ends the process.
       } finally {
         this.aborts.delete(id);
         // Done, failed or cancelled: nobody owns it now. Stopped mid-parse (close): the row stays,
         // with this pid, so the next open sees a dead owner and parses it again.
-        if (!this.e.isClosed && !this.stopped) this.e.db.prepare('DELETE FROM parse_owner WHERE document_id = ? AND pid = ?').run(id, process.pid);
+        try {
+          if (!this.e.isClosed && !this.stopped) this.e.db.prepare('DELETE FROM parse_owner WHERE document_id = ? AND pid = ?').run(id, process.pid);
+        } catch {
+          // As above: a later open sees a dead owner.
+        }
+        faultPoint('parse:released');
       }
     }
   }
@@ -122,10 +144,23 @@ export class ParseQueue {
     const log: string[] = [`${clock()} Task has been received.`];
     const progress = (p: number, msg?: string) => {
       if (msg) log.push(`${clock()} ${msg}`);
-      this.setState(id, { progress: p, progress_msg: log.join('\n') });
+      // Best effort: it runs in the worker's message handler, where a throw (a full disk) would be
+      // an uncaught exception; the final write reports the failure.
+      try {
+        this.setState(id, { progress: p, progress_msg: log.join('\n') });
+      } catch {
+        // the next update or the final state says what happened
+      }
     };
     this.setState(id, { process_begin_at: began, progress: 0, progress_msg: log.join('\n') });
+    faultPoint('parse:started');
     try {
+      // The parser's size limit, checked before the blob is read: a 1 GB file is refused
+      // without a 1 GB read and a 1 GB copy to the worker.
+      if (doc.size > PARSER_DEFAULTS.maxBytes) {
+        const mib = (n: number) => Math.round((n / 1048576) * 10) / 10;
+        throw new IngestError(`File is too large to parse (${mib(doc.size)} MiB; the limit is ${mib(PARSER_DEFAULTS.maxBytes)} MiB)`);
+      }
       const data = getBlob(e.db, doc.blob_sha256) ?? new Uint8Array();
       const cfg = effectiveParserConfig(JSON.parse(kb.parser_config), JSON.parse(doc.parser_config));
       // Parsing and chunking run in a worker thread, bounded in time and memory.
@@ -148,12 +183,14 @@ export class ParseQueue {
       }
       signal.throwIfAborted();
       if (e.isClosed) return;
+      faultPoint('parse:embedded');
       const now = Date.now();
       let tokens = 0;
       e.tx(() => {
         const cur = e.db.prepare('SELECT run FROM document WHERE id = ?').get(id) as { run: string } | undefined;
         if (!cur || cur.run !== RUN.RUNNING) return; // cancelled or deleted meanwhile
         removeDocumentChunks(e.db, [id]);
+        faultPoint('parse:old-removed');
         upsertChunks(e.db, chunks.map((c: ChunkDraft, i: number) => {
           const n = chunkTokenCount(c);
           tokens += n;
@@ -165,23 +202,47 @@ export class ParseQueue {
             terms: parsed.terms[i], // analysed in the worker, with doc.name as title
           };
         }));
+        faultPoint('parse:chunks-written');
         const count = (e.db.prepare('SELECT COUNT(*) AS n FROM chunk WHERE document_id = ?').get(id) as { n: number }).n;
         const secs = (Date.now() - began) / 1000;
         log.push(`${clock()} Indexing done (${secs.toFixed(2)}s).`, `${clock()} Task done (${secs.toFixed(2)}s)`);
         this.setState(id, { run: RUN.DONE, progress: 1, progress_msg: log.join('\n'), chunk_num: count, token_num: tokens, process_duration: secs });
         refreshDatasetCounts(e, doc.dataset_id);
+        faultPoint('parse:done-set');
       });
+      faultPoint('parse:swapped');
     } catch (err) {
       if (e.isClosed) return;
       const secs = (Date.now() - began) / 1000;
       if (signal.aborted) {
         // The stop call already set CANCEL; record when it stopped.
         this.setState(id, { process_duration: secs });
+        this.recount(id, doc.dataset_id);
         return;
       }
-      const msg = err instanceof Error ? err.message : String(err);
+      const code = (err as { code?: unknown } | null)?.code;
+      const text = err instanceof Error ? err.message : String(err);
+      // A storage failure names the file and SQLite's code (SQLITE_FULL, SQLITE_IOERR_WRITE, …).
+      const msg = typeof code === 'string' && code.startsWith('SQLITE_') ? `Database ${e.db.name}: ${text} (${code})` : text;
       log.push(`${clock()} [ERROR] ${msg}`);
       this.setState(id, { run: RUN.FAIL, progress: -1, progress_msg: log.join('\n'), process_duration: secs });
+      this.recount(id, doc.dataset_id);
+    }
+  }
+
+  /**
+   * A parse that failed or was cancelled leaves the previous chunks in place (the swap never
+   * happened): the counts zeroed when it started must say so again. Best effort (a full disk).
+   */
+  private recount(id: string, datasetId: string): void {
+    try {
+      this.e.tx(() => {
+        const r = this.e.db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(token_num), 0) AS t FROM chunk WHERE document_id = ?').get(id) as { n: number; t: number };
+        this.e.db.prepare('UPDATE document SET chunk_num = ?, token_num = ? WHERE id = ?').run(r.n, r.t, id);
+        refreshDatasetCounts(this.e, datasetId);
+      });
+    } catch {
+      // the counts are recomputed at the next successful parse
     }
   }
 }
@@ -203,7 +264,10 @@ function ownerAlive(pid: number, host: string, heartbeat: number): boolean {
   return Date.now() - heartbeat < OWNER_STALE_MS;
 }
 
-/** Marks documents for parsing (old chunks removed, counts zeroed) in one transaction. */
+/**
+ * Marks documents for parsing (counts zeroed) in one transaction. Their old chunks stay searchable
+ * until the new ones replace them in one swap; a failed or cancelled parse restores the counts.
+ */
 export function resetForParse(e: Engine, ids: string[]): void {
   e.tx(() => {
     const datasets = new Set<string>();

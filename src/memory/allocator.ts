@@ -18,7 +18,7 @@
  * Every function here runs inside the caller's transaction (better-sqlite3 is synchronous).
  */
 import type { Database } from 'better-sqlite3';
-import { utf8Length } from '../util/index.js';
+import { utf8Length, faultPoint } from '../util/index.js';
 import { ftsTerms } from '../text/index.js';
 import { cachedStatement } from '../store/index.js';
 
@@ -76,7 +76,9 @@ export function usage(db: Database, memoryId: string): Usage | undefined {
 /** Removes one message row (and its full-text row) and takes its cost off the totals. */
 function removeRow(db: Database, memoryId: string, id: number, size: number): void {
   st(db, 'DELETE FROM memory_message WHERE id = ?').run(id);
+  faultPoint('memory.evict:row-deleted');
   st(db, 'DELETE FROM memory_fts WHERE rowid = ?').run(BigInt(id));
+  faultPoint('memory.evict:fts-deleted');
   st(db, 'UPDATE memory SET used_bytes = used_bytes - ?, message_count = message_count - 1 WHERE id = ?').run(size, memoryId);
 }
 
@@ -152,6 +154,7 @@ export function insertMessages(db: Database, memoryId: string, msgs: NewMessage[
     throw new MemoryFullError(total, u.budget, `${msgs.length} messages of ${total} bytes do not fit in the memory's budget (memory_size ${u.budget} bytes).`);
   }
   allocatorHooks.afterEvict?.();
+  faultPoint('memory.insert:evicted');
   const ins = st(db, `INSERT INTO memory_message (memory_id, message_type, source_id, user_id, agent_id, session_id, content, dim, vector,
     valid_at, invalid_at, forget_at, fifo_at, status, size, create_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, 1, ?, ?)`);
   const fts = st(db, 'INSERT INTO memory_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)');
@@ -165,6 +168,7 @@ export function insertMessages(db: Database, memoryId: string, msgs: NewMessage[
     ids.push(id);
   });
   allocatorHooks.afterInsert?.();
+  faultPoint('memory.insert:rows-written');
   st(db, 'UPDATE memory SET used_bytes = used_bytes + ?, message_count = message_count + ? WHERE id = ?').run(total, msgs.length, memoryId);
   return { ids, evicted };
 }

@@ -11,6 +11,7 @@ import type { Database } from 'better-sqlite3';
 import type { ChatModel } from '../llm/index.js';
 import { insertMessages, MemoryFullError } from './allocator.js';
 import { cachedStatement } from '../store/index.js';
+import { faultPoint } from '../util/index.js';
 import { extract, canExtract, maskToTypes } from './extract.js';
 
 export interface TaskDeps {
@@ -97,6 +98,7 @@ export class ExtractionQueue {
       // a lease (the task's due time moves past it); a process that dies leaves the task due again.
       if (cachedStatement(this.d.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time <= ?").run(now + TASK_LEASE_MS, t.id, now).changes === 0) continue;
       this.claimed.add(t.id);
+      faultPoint('memory.extract:claimed');
       try {
         await this.run(t);
       } finally {
@@ -156,6 +158,7 @@ export class ExtractionQueue {
       cachedStatement(db, 'UPDATE memory_task SET attempts = attempts + 1, progress_msg = ?, update_time = ? WHERE id = ?').run(msg, Date.now() + RETRY_MS[t.attempts]!, t.id);
       return;
     }
+    faultPoint('memory.extract:answered');
     if (res.error) return this.finish(t, 'failed', `the model's answer was not usable: ${res.error}`);
     if (!res.items.length) return this.finish(t, 'done', 'no items extracted');
     let vectors: Float32Array[];
@@ -165,6 +168,7 @@ export class ExtractionQueue {
       return this.finish(t, 'failed', `embedding failed: ${(e as Error).message}`);
     }
     if (this.d.isClosed()) return;
+    faultPoint('memory.extract:embedded');
     db.transaction(() => {
       // The raw message may have been evicted while the model was answering.
       if (!cachedStatement(db, 'SELECT 1 FROM memory_message WHERE id = ?').get(raw.id)) return this.finish(t, 'failed', 'the message was evicted before its items were stored');
@@ -174,11 +178,13 @@ export class ExtractionQueue {
           message_type: it.type, source_id: raw.id, user_id: raw.user_id, agent_id: raw.agent_id, session_id: raw.session_id,
           content: it.content, vector: vectors[i] ?? null, valid_at: it.valid_at, invalid_at: it.invalid_at, fifo_at: raw.fifo_at,
         })), { now, protect: raw.id });
+        faultPoint('memory.extract:stored');
         this.finish(t, 'done', `${res.items.length} items extracted`);
       } catch (e) {
         if (!(e instanceof MemoryFullError)) throw e;
         this.finish(t, 'failed', `the extracted items do not fit: ${e.message}`);
       }
     }).immediate();
+    faultPoint('memory.extract:committed');
   }
 }

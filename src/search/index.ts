@@ -1,5 +1,5 @@
-export { hybridSearch, retrievalOptions } from './retrieve.js';
-export type { SearchRequest, RetrieveResult, DocAgg } from './retrieve.js';
+export { hybridSearch, resolveRetrievalOptions, DEFAULT_RETRIEVAL_OPTIONS } from './retrieve.js';
+export type { SearchRequest, RetrieveResult, DocAgg, RetrievalOptions } from './retrieve.js';
 export { highlight } from './highlight.js';
 export { vectorIndex, memoryVectorIndex, vectorSearchOptions, forgetVectorIndexes, CHUNK_VECTORS, MEMORY_VECTORS } from './vector-index.js';
 export type { VectorHit, VectorFilter, VectorSearchOptions, VectorSource, DimIndex } from './vector-index.js';

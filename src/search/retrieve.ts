@@ -37,6 +37,8 @@ export interface SearchRequest {
   topK: number;
   highlight: boolean;
   reranker?: Reranker;
+  /** The client's ranking settings (`Engine.retrievalOptions`). */
+  options: Readonly<RetrievalOptions>;
 }
 
 export interface DocAgg {
@@ -52,36 +54,93 @@ export interface RetrieveResult {
   doc_aggs: DocAgg[] | Record<string, never>;
 }
 
-/** Tunables of the ranking (process-wide; benchmarks change them). */
-export const retrievalOptions = {
+/**
+ * Ranking settings of one Client: `new Client({ retrieval: {...} })` / `startServer({ retrieval })`
+ * (the Engine keeps them, frozen); RAGFlow has no wire parameter for any of them. Two Clients in
+ * one process may differ. docs/retrieval.md describes each step.
+ */
+export interface RetrievalOptions {
   /** Rocchio pseudo-relevance feedback on the vector side: feedback chunks (0 = off). @default 5 */
-  feedbackDocs: 5,
+  feedbackDocs: number;
   /** Weight of the feedback chunks' mean vector against the question's. @default 1 */
-  feedbackWeight: 1,
+  feedbackWeight: number;
   /** Search the vector side again with the feedback vector (else only re-score). @default false */
-  feedbackSearch: false,
+  feedbackSearch: boolean;
   /**
    * RM3 pseudo-relevance feedback on the text side: how many first-pass chunks feed the
    * expansion (0 = off). Defaults are Anserini's RM3 defaults, not tuned here. @default 10
    */
-  termFeedbackDocs: 10,
+  termFeedbackDocs: number;
   /** RM3: expansion terms added to the question. @default 10 */
-  termFeedbackTerms: 10,
+  termFeedbackTerms: number;
   /**
-   * RM3: the question's own share of the expanded query's weight. Anserini's 0.5 let the expansion
-   * pull NPL and ADI below text-only; 0.7 is at or above text-only on Cranfield, NPL and ADI and
-   * best on their mean (docs/retrieval.md). @default 0.7
+   * RM3: the question's own share of the expanded query's weight, in [0, 1]. Anserini's 0.5 let the
+   * expansion pull NPL and ADI below text-only; 0.7 is at or above text-only on Cranfield, NPL and
+   * ADI and best on their mean (docs/retrieval.md). @default 0.7
    */
-  termFeedbackQueryWeight: 0.7,
+  termFeedbackQueryWeight: number;
   /**
    * RM3: how many of the window's best chunks are re-scored (0 = the whole window). 30 is
    * RAGFlow's smallest result window; each re-scored chunk is re-analysed (≈ 20 µs per 120 words),
    * and Cranfield gains little from deeper re-scoring (docs/benchmarks.md). @default 30
    */
-  termFeedbackDepth: 30,
+  termFeedbackDepth: number;
   /** Force the exact vector scan even on large indexes. @default false */
+  exactVectors: boolean;
+}
+
+/** The ranking defaults (frozen): what a Client without `retrieval` ranks with. */
+export const DEFAULT_RETRIEVAL_OPTIONS: Readonly<RetrievalOptions> = Object.freeze({
+  feedbackDocs: 5,
+  feedbackWeight: 1,
+  feedbackSearch: false,
+  termFeedbackDocs: 10,
+  termFeedbackTerms: 10,
+  termFeedbackQueryWeight: 0.7,
+  termFeedbackDepth: 30,
   exactVectors: false,
+});
+
+/** What each option must be: [check, description]. */
+const OPTION_RULES: Record<keyof RetrievalOptions, [(v: unknown) => boolean, string]> = {
+  feedbackDocs: [isCount, 'a non-negative integer'],
+  feedbackWeight: [(v) => typeof v === 'number' && Number.isFinite(v) && v >= 0, 'a finite number ≥ 0'],
+  feedbackSearch: [(v) => typeof v === 'boolean', 'a boolean'],
+  termFeedbackDocs: [isCount, 'a non-negative integer'],
+  termFeedbackTerms: [isCount, 'a non-negative integer'],
+  termFeedbackQueryWeight: [(v) => typeof v === 'number' && v >= 0 && v <= 1, 'a number in [0, 1]'],
+  termFeedbackDepth: [isCount, 'a non-negative integer'],
+  exactVectors: [(v) => typeof v === 'boolean', 'a boolean'],
 };
+
+function isCount(v: unknown): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+}
+
+/**
+ * Checks the `retrieval` option of a Client or server and fills the defaults: the result is a new
+ * frozen object. Unknown keys (all of them named) and values of the wrong type or range throw a
+ * TypeError. `undefined` gives the defaults.
+ */
+export function resolveRetrievalOptions(given: unknown): Readonly<RetrievalOptions> {
+  if (given === undefined) return DEFAULT_RETRIEVAL_OPTIONS;
+  if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+    throw new TypeError(`"retrieval" must be an object of ranking settings (${Object.keys(OPTION_RULES).join(', ')})`);
+  }
+  const known = Object.keys(OPTION_RULES);
+  const unknown = Object.keys(given).filter((k) => !known.includes(k));
+  if (unknown.length) {
+    throw new TypeError(`Unknown retrieval option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; known: ${known.join(', ')}`);
+  }
+  const out: Record<string, unknown> = { ...DEFAULT_RETRIEVAL_OPTIONS };
+  for (const [k, v] of Object.entries(given)) {
+    if (v === undefined) continue;
+    const [ok, what] = OPTION_RULES[k as keyof RetrievalOptions];
+    if (!ok(v)) throw new TypeError(`retrieval.${k} must be ${what}, got ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`);
+    out[k] = v;
+  }
+  return Object.freeze(out as unknown as RetrievalOptions);
+}
 
 interface Cand {
   rowid: number;
@@ -92,7 +151,7 @@ interface Cand {
 }
 
 export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveResult> {
-  const { question, page, pageSize, weight: w, topK, reranker } = r;
+  const { question, page, pageSize, weight: w, topK, reranker, options: o } = r;
   const kbIds = r.datasets.map((k) => k.id);
   const inKbs = `dataset_id IN (${kbIds.map(() => '?').join(',')})`;
 
@@ -110,7 +169,9 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
   let W = Math.max(30, Math.ceil(64 / pageSize) * pageSize);
   if (reranker) W = Math.min(W, topK, 64);
   const win = Math.floor(((page - 1) * pageSize) / W);
-  const perSide = Math.min(topK, (win + 1) * W);
+  // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's buffers.
+  const held = db.prepare(`SELECT COUNT(*) FROM chunk WHERE ${inKbs}`).pluck().get(...kbIds) as number;
+  const perSide = Math.min(topK, (win + 1) * W, Math.max(1, held));
 
   // ---- candidates
   const qv = await r.embedQuestion(question);
@@ -129,7 +190,7 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
     return c;
   };
   const filter = { datasets: kbIds, rowids: scope };
-  const exact = retrievalOptions.exactVectors;
+  const exact = o.exactVectors;
   if (ix) for (const h of ix.search(qv, perSide, filter, { exact })) add(h.rowid);
   // Text side and exact cross-scores: one FTS5 pass over all matches when they are few, else the
   // top n from FTS5 and the vector-only candidates' BM25 computed in JS (fulltext.ts textSide).
@@ -152,17 +213,17 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
     }
   };
   scoreAll();
-  const fb = retrievalOptions.feedbackDocs;
+  const fb = o.feedbackDocs;
   if (ix && w > 0 && fb > 0 && cands.size > fb) {
     const top = [...cands.values()].sort((a, b) => b.sim - a.sim).slice(0, fb);
     const q2 = Float32Array.from(qVec);
-    const a = retrievalOptions.feedbackWeight / top.length;
+    const a = o.feedbackWeight / top.length;
     for (const c of top) {
       const v = ix.vector(c.rowid)!;
       for (let d = 0; d < q2.length; d++) q2[d]! += a * v[d]!;
     }
     qVec = normalize(q2);
-    if (retrievalOptions.feedbackSearch) {
+    if (o.feedbackSearch) {
       for (const h of ix.search(qVec, perSide, filter, { exact })) add(h.rowid);
       crossScores(untexted());
     }
@@ -177,17 +238,17 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
   let windowed = ranked.slice(win * W, (win + 1) * W);
   // Analysed rows of the feedback step, reused for the page's content_ltks.
   let analysed: Map<number, string[][]> | undefined;
-  const tfb = retrievalOptions.termFeedbackDocs;
+  const tfb = o.termFeedbackDocs;
   if (tfb > 0 && w < 1 && ranked.length > tfb && tq.upper > 0) {
     // RM3 on the text side: expand the question with its best first-pass chunks' terms and
     // re-score the window's term_similarity with it (the window itself stays the first pass's).
     const fbRows = ranked.slice(0, tfb);
-    const depth = retrievalOptions.termFeedbackDepth;
+    const depth = o.termFeedbackDepth;
     const depthRows = depth > 0 ? windowed.slice(0, depth) : windowed;
     const rows = rowTerms(db, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
     analysed = rows;
     const feedback = fbRows.filter((c) => rows.has(c.rowid)).map((c): [string[][], number] => [rows.get(c.rowid)!, c.sim]);
-    const xq = expandQuery(db, tq, feedback, { terms: retrievalOptions.termFeedbackTerms, origWeight: retrievalOptions.termFeedbackQueryWeight });
+    const xq = expandQuery(db, tq, feedback, { terms: o.termFeedbackTerms, origWeight: o.termFeedbackQueryWeight });
     const ts = scoreRows(xq, depthRows.filter((c) => rows.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, rows.get(c.rowid)!]));
     for (const c of depthRows) {
       c.tsim = ts.get(c.rowid) ?? 0;

@@ -304,8 +304,10 @@ export class DimIndex {
     const max = (this.stmt(sql.maxSeq).pluck().get() as number);
     const maxRow = (this.stmt(sql.maxRow).pluck().get() as number);
     if (max <= this.seq && maxRow <= this.maxRow) return;
-    // Inserts are the rows past the highest id seen (ids grow; a reused id was deleted first,
-    // which the log records); updates and deletes come from the log.
+    // Inserts are the rows past the highest id now present; updates and deletes come from the log.
+    // A chunk id is reused when the highest row is deleted and a row inserted after it (rowid =
+    // max + 1): the high-water mark follows the table down, so that insert counts as fresh even
+    // when this index saw the delete in an earlier sync (another process wrote both).
     const fresh = maxRow > this.maxRow ? (this.stmt(sql.countFresh).pluck().get(this.maxRow) as number) : 0;
     const logged = max > this.seq ? (this.stmt(sql.logged).raw().all(this.seq, max) as [number][]) : [];
     if (fresh + logged.length > Math.max(20_000, this.live / 4)) return this.reload();
@@ -321,7 +323,7 @@ export class DimIndex {
       if (!c || !blob) this.remove(rid);
       else this.put(rid, c[1], c[0] === 1, blob, nTags ? (c.slice(4) as string[]) : NO_TAGS);
     }
-    this.maxRow = Math.max(this.maxRow, maxRow);
+    this.maxRow = maxRow;
     this.seq = max;
     // The centre drifts as the collection grows: rebuild the codes when it has doubled.
     if (this.codes && this.live > 2 * this.codesAt) {

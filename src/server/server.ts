@@ -19,6 +19,11 @@ export interface ServerOptions {
   default_embedding_model?: string;
   /** What agents may reach (SQLite dirs for ExeSQL, origins for Invoke, limits), as `new Client({ agents })`. */
   agents?: EngineOptions['agents'];
+  /**
+   * Ranking settings of every retrieval the server runs (feedback steps, exact vector scan), as
+   * `new Client({ retrieval })`; unknown keys or bad values: TypeError. @default DEFAULT_RETRIEVAL_OPTIONS
+   */
+  retrieval?: EngineOptions['retrieval'];
   /** Largest JSON or form request body, in bytes; larger → HTTP 413. @default 16 MiB */
   bodyLimit?: number;
   /** Largest uploaded file, in bytes; larger → HTTP 413. @default 256 MiB */
@@ -65,9 +70,9 @@ export const SERVER_DEFAULTS = Object.freeze({
   logger: false,
 });
 
-const KNOWN = ['path', 'models', 'default_chat_model', 'default_embedding_model', 'agents', ...Object.keys(SERVER_DEFAULTS)];
+const KNOWN = ['path', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', ...Object.keys(SERVER_DEFAULTS)];
 
-function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions, 'models' | 'default_chat_model' | 'default_embedding_model' | 'agents'>> & ServerOptions> {
+function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions, 'models' | 'default_chat_model' | 'default_embedding_model' | 'agents' | 'retrieval'>> & ServerOptions> {
   if (!o || typeof o !== 'object') throw new TypeError('startServer({ path }) needs an options object');
   for (const k of Object.keys(o)) {
     if (!KNOWN.includes(k)) {
@@ -99,7 +104,7 @@ function urlHost(host: string): string {
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const o = resolveOptions(opts);
-  const api = new Api({ path: o.path, models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model, agents: o.agents });
+  const api = new Api({ path: o.path, models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model, agents: o.agents, retrieval: o.retrieval });
   const inflight = new Set<AbortController>();
   let closing = false;
   try {

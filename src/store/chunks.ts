@@ -3,6 +3,7 @@ import { vecTable, toBlob, fromBlob } from './vectors.js';
 import { ftsTerms, type FtsTerms } from '../text/index.js';
 import { cachedStatement as stmt } from './db.js';
 import type { Statement } from 'better-sqlite3';
+import { faultPoint } from '../util/index.js';
 
 export interface ChunkRow {
   rowid: number;
@@ -119,12 +120,14 @@ export function upsertChunks(db: Db, chunks: readonly NewChunk[]): number {
     rowids[k] = rowid;
     mine?.set(rowid, k);
   }
+  faultPoint('chunks.upsert:rows-written');
   for (let k = 0; k < chunks.length; k++) {
     const rowid = rowids[k];
     if (rowid === null) continue;
     const t = terms[k]!;
     fts.run(rowid, t[0], t[1], t[2], t[3]);
   }
+  faultPoint('chunks.upsert:fts-written');
   // The vec0 table per dimension, resolved once per dimension (inside the caller's transaction).
   let vecDim = 0;
   let vecIns: Statement | undefined;
@@ -138,6 +141,7 @@ export function upsertChunks(db: Db, chunks: readonly NewChunk[]): number {
     }
     vecIns.run(rowid, c.dataset_id, toBlob(c.vector));
   }
+  faultPoint('chunks.upsert:vectors-written');
   return added;
 }
 
@@ -165,7 +169,9 @@ export function removeChunkRows(db: Db, rowids: number[]): void {
     if (!row) continue;
     const rid = BigInt(r);
     if (row.vec_dim > 0) stmt(db, `DELETE FROM ${vecTable(db, row.vec_dim)} WHERE rowid = ?`).run(rid);
+    faultPoint('chunks.remove:vector-deleted');
     delFts.run(rid);
+    faultPoint('chunks.remove:fts-deleted');
     delRow.run(rid);
   }
 }
@@ -179,9 +185,12 @@ export function rewriteChunk(db: Db, rowid: number, c: Omit<NewChunk, 'document_
       available = ?, token_num = ?, vec_dim = ?, index_text = ? WHERE rowid = ?`).run(
     c.id, c.content, JSON.stringify(c.important_keywords), JSON.stringify(c.questions), JSON.stringify(c.tag_kwd),
     JSON.stringify(c.positions), c.available ? 1 : 0, c.token_num, c.vector.length, indexText, rid);
+  faultPoint('chunks.rewrite:row-updated');
   db.prepare('DELETE FROM chunk_fts WHERE rowid = ?').run(rid);
   indexChunk(db, rid, c);
+  faultPoint('chunks.rewrite:fts-written');
   if (old.vec_dim > 0) db.prepare(`DELETE FROM ${vecTable(db, old.vec_dim)} WHERE rowid = ?`).run(rid);
+  faultPoint('chunks.rewrite:vector-deleted');
   db.prepare(`INSERT INTO ${vecTable(db, c.vector.length)} (rowid, dataset_id, embedding) VALUES (?, ?, ?)`)
     .run(rid, c.dataset_id, toBlob(c.vector));
 }

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { migrate } from './migrations.js';
 
@@ -27,9 +27,24 @@ export interface OpenOptions {
   readonly?: boolean;
 }
 
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Opens (creating if needed) a ragloom database file: WAL, foreign keys, sqlite-vec, migrated. */
 export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  // A file this process may not write is refused before SQLite opens it: opened, a WAL database
+  // gets -wal and -shm files created with the file's read-only mode, and those would keep it
+  // unopenable after the mode is fixed.
+  if (path !== ':memory:' && !opts.readonly && existsSync(path) && !writable(path)) {
+    throw new Database.SqliteError('attempt to write a readonly database', 'SQLITE_READONLY');
+  }
   const db = new Database(path, { readonly: opts.readonly ?? false });
   try {
     sqliteVec.load(db);

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { ftsTerms, ANALYZER_VERSION } from '../text/index.js';
-import { jsonList, sha256Hex } from '../util/index.js';
+import { jsonList, sha256Hex, faultPoint } from '../util/index.js';
 
 /**
  * Ordered schema migrations; `PRAGMA user_version` holds the number applied. Each step is
@@ -275,6 +275,7 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
     if (token.includes('token')) {
       const clear = (db.prepare('SELECT token FROM api_token').all() as { token: string }[]).map((r) => r.token);
       db.exec('ALTER TABLE api_token RENAME COLUMN token TO token_sha256');
+      faultPoint('migrate:9:renamed');
       const upd = db.prepare('UPDATE api_token SET token_sha256 = ? WHERE token_sha256 = ?');
       for (const t of clear) upd.run(sha256Hex(t), t);
     }
@@ -360,6 +361,7 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
  */
 export function reindexFullText(db: Database): number {
   db.exec("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')");
+  faultPoint('migrate:fts-cleared');
   const ins = db.prepare('INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)');
   const rows = db.prepare(`SELECT c.rowid AS rowid, c.content AS content, c.index_text AS index_text, c.important_keywords AS kw,
     c.questions AS qs, COALESCE(d.name, '') AS title FROM chunk c LEFT JOIN document d ON d.id = c.document_id`).all() as
@@ -382,8 +384,10 @@ export function migrate(db: Database, target = SCHEMA_VERSION): number {
       // Another process may have applied this step since the version was read.
       if ((db.pragma('user_version', { simple: true }) as number) > v) return;
       MIGRATIONS[v]!(db);
+      faultPoint(`migrate:${v + 1}:applied`);
       db.pragma(`user_version = ${v + 1}`);
     }).immediate();
+    faultPoint(`migrate:${v + 1}:committed`);
   }
   return from;
 }

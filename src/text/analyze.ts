@@ -77,9 +77,13 @@ function lightStem(w: string): string {
 // word → term ('' = stop word). Bounded: cleared when it grows past MEMO_MAX entries.
 const memo = new Map<string, string>();
 const MEMO_MAX = 400_000;
+// Longer "words" (hashes, base64, a pasted run of one letter) are kept as they are: the stemmer's
+// regexes backtrack polynomially (3,000 letters: ~0.1 s; 100,000: minutes, blocking the process).
+const STEM_MAX = 200;
 
 /** The index term of one lower-cased, apostrophe-free English/ASCII word; '' for a stop word. */
 export function stem(w: string): string {
+  if (w.length > STEM_MAX) return w; // not memoised either: a long key would stay in memory
   const hit = memo.get(w);
   if (hit !== undefined) return hit;
   let out: string;

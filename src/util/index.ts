@@ -6,3 +6,4 @@ export { duplicateName, fileSuffix, utf8Length } from './names.js';
 export { importOptional, MissingPackageError, OPTIONAL_PACKAGES } from './optional.js';
 export type { OptionalPackage } from './optional.js';
 export { clip, serverErrorMessage } from './http.js';
+export { faultPoint } from './fault.js';

@@ -65,6 +65,7 @@ function toPlain(t: Type, m: Plain): Plain {
 }
 
 function decodeWith(t: Type, bytes: Uint8Array, what: string): Plain {
+  if (!(bytes instanceof Uint8Array)) fail('INVALID_MESSAGE', [`${what}: expected bytes (a Uint8Array or Buffer), got ${bytes === null || bytes === undefined ? 'nothing' : `a ${typeof bytes}`}`]);
   const reader = protobuf.Reader.create(bytes);
   // Per reader, not the global Reader.discardUnknown, so other protobufjs users are untouched.
   reader.discardUnknown = false;

@@ -73,6 +73,18 @@ const UPDATE_FIELDS: { readonly [K in RecordKind]: readonly string[] } = {
 };
 
 type Fields = Record<string, unknown>;
+
+/** An id as messages show it: JSON (a string quoted); a value JSON cannot show (BigInt, symbol, cycle) by its type. */
+function idText(id: unknown): string {
+  if (id === undefined) return '(no id given)';
+  try {
+    const s = JSON.stringify(id);
+    if (s !== undefined) return s;
+  } catch {
+    // a BigInt or a cycle
+  }
+  return `of type ${typeof id}`;
+}
 const MODEL_KINDS = ['pretrained_model', 'exported_model'] as const;
 
 /**
@@ -182,7 +194,7 @@ export class Core {
 
   private must<K extends RecordKind>(kind: K, id: string): Entry<RecordOf[K]> {
     const e = typeof id === 'string' ? this.entry(kind, id) : undefined;
-    return e ?? fail('NOT_FOUND', [LABEL[kind], JSON.stringify(id)]);
+    return e ?? fail('NOT_FOUND', [LABEL[kind], idText(id)]);
   }
 
   get<K extends RecordKind>(kind: K, id: string): RecordOf[K] | undefined {
@@ -224,6 +236,8 @@ export class Core {
     }
     if ('path' in out) {
       if ((out.path as string).trim() === '') fail('INVALID_VALUE', ['path', LABEL[kind], 'must not be empty']);
+      // No file system takes it: save() would fail after the snapshot was committed.
+      if ((out.path as string).includes('\0')) fail('INVALID_VALUE', ['path', LABEL[kind], 'must not contain NUL characters']);
       // Entity paths are absolute in PaddleX; a relative one would depend on the caller's cwd.
       out.path = isAbsolute(out.path as string) ? out.path : resolve(out.path as string);
     }

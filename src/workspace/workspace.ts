@@ -11,6 +11,8 @@ import {
 } from './codec.js';
 import { Core, KINDS, type Entry } from './core.js';
 import { localTime } from './ids.js';
+import { fail } from './errors.js';
+import { faultPoint } from '../util/index.js';
 import {
   commitSnapshot,
   FILES,
@@ -96,6 +98,12 @@ export class Collection<K extends RecordKind> {
   }
 }
 
+/** The absolute folder of a `dir` argument; a value that cannot name a folder is refused (INVALID_VALUE). */
+function folder(dir: unknown): string {
+  if (typeof dir !== 'string' || dir.includes('\0')) fail('INVALID_VALUE', ['dir', 'Workspace', 'must be a folder path (a string without NUL characters)']);
+  return resolve(dir);
+}
+
 /** Options of {@link Workspace.save}. */
 export interface SaveOptions {
   /**
@@ -173,7 +181,7 @@ export class Workspace {
    *   start empty and overwrite it two seconds later).
    */
   static async open(dir: string): Promise<Workspace> {
-    const abs = resolve(dir);
+    const abs = folder(dir);
     const { source, file, bytes } = await readWorkspaceFile(abs);
     const msg = bytes ? decodeWorkspace(bytes, file) : emptyWorkspaceMessage();
     const ws = new Workspace(abs, msg, source);
@@ -183,12 +191,12 @@ export class Workspace {
 
   /** A workspace for folder `dir` built from binary Workspace bytes (nothing is read from disk). */
   static fromBytes(bytes: Uint8Array, dir: string): Workspace {
-    return new Workspace(resolve(dir), decodeWorkspace(bytes), 'new');
+    return new Workspace(folder(dir), decodeWorkspace(bytes), 'new');
   }
 
   /** A workspace for folder `dir` built from the JSON form (`toJSON()` output or its string). */
   static fromJSON(json: string | object, dir: string): Workspace {
-    return new Workspace(resolve(dir), workspaceFromJSON(json), 'new');
+    return new Workspace(folder(dir), workspaceFromJSON(json), 'new');
   }
 
   /**
@@ -264,7 +272,7 @@ export class Workspace {
 
   async #save(options: SaveOptions): Promise<void> {
     const core = this.#core;
-    const step = options.onStep ?? ((): void => undefined);
+    const step = (s: SaveStep): void => { faultPoint(`workspace:${s}`); options.onStep?.(s); };
     core.current_time = localTime();
     const bytes = this.encode();
     const removed = [...core.removedPaths];

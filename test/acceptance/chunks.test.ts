@@ -9,7 +9,7 @@ import { MODES, acceptance, failure, parsedDataset, portable, CORPUS } from './m
 /** The same retrievals on any client; ids left out (they differ between databases). */
 async function retrievals(c: Client) {
   const { ds, docs } = await parsedDataset(c);
-  const q = (p: Record<string, unknown>) => c.retrieve({ dataset_ids: [ds.id], ...p });
+  const q = (p: Omit<Parameters<typeof c.retrieve>[0], 'dataset_ids'>) => c.retrieve({ dataset_ids: [ds.id], ...p });
   const view = (chunks: Awaited<ReturnType<typeof q>>) =>
     chunks.map((x) => ({ content: x.content, document_keyword: x.document_keyword, similarity: x.similarity, vector_similarity: x.vector_similarity, term_similarity: x.term_similarity }));
   return {
@@ -18,7 +18,15 @@ async function retrievals(c: Client) {
     paged: view(await q({ question: 'river water', page: 1, page_size: 1 })),
     one_document: view(await q({ question: 'moon', document_ids: [docs[0]!.id], highlight: true })),
     metadata: view(await q({ question: 'moon', metadata_condition: { logic: 'and', conditions: [{ name: 'author', comparison_operator: 'is', value: 'nobody' }] } })),
+    // RAGFlow's total and doc_aggs (the REST answer has them; the remote transport must keep them).
+    totals: await totals(c, ds.id, 'river water'),
+    blank: await totals(c, ds.id, '  '),
   };
+}
+
+async function totals(c: Client, dataset: string, question: string) {
+  const r = await c.retrieveWithTotals({ dataset_ids: [dataset], question, page_size: 1, similarity_threshold: 0 });
+  return { total: r.total, page: r.chunks.map((x) => [x.content, x.similarity]), doc_aggs: r.doc_aggs.map((a) => [a.doc_name, a.count]) };
 }
 
 describe.each(MODES)('%s mode', (mode) => {
@@ -68,7 +76,7 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(await failure(doc.addChunk({ content: '' }))).toEqual([102, '`content` is required']);
       expect(await failure(doc.addChunk({ content: 'x', important_keywords: 'a' as never }))).toEqual([102, '`important_keywords` is required to be a list']);
       const [chunk] = await doc.listChunks();
-      expect(await failure(chunk!.update({ important_keywords: 'a' }))).toEqual([102, '`important_keywords` should be a list']);
+      expect(await failure(chunk!.update({ important_keywords: 'a' as never }))).toEqual([102, '`important_keywords` should be a list']);
       expect(await failure(doc.deleteChunks({ ids: ['nope'] }))).toEqual([102, 'rm_chunk deleted chunks 0, expect 1']);
     });
   });
@@ -80,15 +88,20 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(got.plain[0]!.content).toContain('moon');
       expect(got.paged).toHaveLength(1);
       expect(got.metadata).toEqual([]);
+      // total counts every survivor of the window, not the page; doc_aggs splits it by document.
+      expect(got.totals.page).toHaveLength(1);
+      expect(got.totals.total).toBeGreaterThan(1);
+      expect(got.totals.doc_aggs.reduce((n, [, k]) => n + (k as number), 0)).toBe(got.totals.total);
+      expect(got.blank).toEqual({ total: 0, page: [], doc_aggs: [] });
       // Scores are doubles; JSON carries them exactly, so equality is exact.
       expect(got).toEqual(await retrievals(reference));
     });
 
     test('errors', async ({ client }) => {
       const ds = await client.createDataset({ name: 'kb' });
-      expect(await failure(client.retrieve({ question: 'q' }))).toEqual([102, '`dataset_ids` is required.']);
-      expect(await failure(client.retrieve({ dataset_ids: [ds.id] }))).toEqual([102, '`question` is required.']);
-      expect(await failure(client.retrieve({ question: 'q', dataset_ids: ds.id }))).toEqual([102, '`dataset_ids` should be a list.']);
+      expect(await failure(client.retrieve({ question: 'q' } as never))).toEqual([102, '`dataset_ids` is required.']);
+      expect(await failure(client.retrieve({ dataset_ids: [ds.id] } as never))).toEqual([102, '`question` is required.']);
+      expect(await failure(client.retrieve({ question: 'q', dataset_ids: ds.id as never }))).toEqual([102, '`dataset_ids` should be a list.']);
       expect(await failure(client.retrieve({ question: 'q', dataset_ids: [ds.id], vector_similarity_weight: 2 }))).toEqual([101, '`vector_similarity_weight` should be in [0, 1]']);
       expect(await failure(client.retrieve({ question: 'q', dataset_ids: [ds.id], top_k: 0 }))).toEqual([102, '`top_k` must be greater than 0']);
     });

@@ -37,7 +37,7 @@ type Case = [label: string, call: (w: World) => Promise<unknown>, code: number, 
 const CASES: Case[] = [
   // datasets
   ['createDataset: empty name', (w) => w.client.createDataset({ name: '' }), 101, 'Field: <name> - Message: <String should have at least 1 character> - Value: <>'],
-  ['createDataset: unknown chunk_method', (w) => w.client.createDataset({ name: 'x', chunk_method: 'bogus' }), 101, "Field: <chunk_method> - Message: <Input should be 'naive', 'book', 'email', 'laws', 'manual', 'one', 'paper', 'picture', 'presentation', 'qa', 'table', 'tag' or 'resume'> - Value: <bogus>"],
+  ['createDataset: unknown chunk_method', (w) => w.client.createDataset({ name: 'x', chunk_method: 'bogus' as never }), 101, "Field: <chunk_method> - Message: <Input should be 'naive', 'book', 'email', 'laws', 'manual', 'one', 'paper', 'picture', 'presentation', 'qa', 'table', 'tag' or 'resume'> - Value: <bogus>"],
   ['createDataset: unknown embedding model', (w) => w.client.createDataset({ name: 'x', embedding_model: 'nope@X' }), 102, 'Unsupported model: nope@X'],
   ['listDatasets: bad orderby', (w) => w.client.listDatasets({ orderby: 'bogus' as never }), 101, "Field: <orderby> - Message: <Input should be 'create_time' or 'update_time'> - Value: <bogus>"],
   ['listDatasets: extra key', (w) => w.client.listDatasets({ foo: 1 } as never), 101, 'Field: <foo> - Message: <Extra inputs are not permitted> - Value: <1>'],
@@ -46,8 +46,8 @@ const CASES: Case[] = [
   ['deleteDatasets: an unknown id', (w) => w.client.deleteDatasets({ ids: [other(w.ds.id)] }), 102, (w) => `User '${w.ds.tenant_id}' lacks permission for datasets: '${other(w.ds.id)}'`],
   // documents
   ['uploadDocuments: a name that is not a string', (w) => w.ds.uploadDocuments([{ display_name: 5 as never, blob: enc('x') }]), 101, 'No file selected!'],
-  ['Document#update: empty chunk_method', (w) => w.doc.update({ chunk_method: '' }), 102, 'Field: <chunk_method> - Message: <`chunk_method` (empty string) is not valid> - Value: <>'],
-  ['Document#update: meta_fields not a dict', (w) => w.doc.update({ meta_fields: 'x' }), 102, 'Field: <meta_fields> - Message: <meta_fields must be a dictionary> - Value: <x>'],
+  ['Document#update: empty chunk_method', (w) => w.doc.update({ chunk_method: '' as never }), 102, 'Field: <chunk_method> - Message: <`chunk_method` (empty string) is not valid> - Value: <>'],
+  ['Document#update: meta_fields not a dict', (w) => w.doc.update({ meta_fields: 'x' as never }), 102, 'Field: <meta_fields> - Message: <meta_fields must be a dictionary> - Value: <x>'],
   ['Document#download: empty file', (w) => w.empty.download(), 102, 'This file is empty.'],
   ['deleteDocuments: neither ids nor delete_all', (w) => w.ds.deleteDocuments({}), 102, (w) => `should either provide doc ids or set delete_all(true), dataset: ${w.ds.id}. `],
   // parsing and chunks
@@ -62,10 +62,10 @@ const CASES: Case[] = [
   ['Session#ask: unknown llm_id', (w) => w.session.ask('q', { llm_id: 'nope@X' }), 102, 'Cannot use specified model nope@X.'],
   ['chatCompletion: bad extra_body', (w) => w.client.chatCompletion(w.chat.id, { model: 'model', messages: [{ role: 'user', content: 'q' }], extra_body: 'x' as never }), 102, 'extra_body must be an object.'],
   // memories
-  ['createMemory: unknown type', (w) => w.client.createMemory({ name: 'x', memory_type: ['raw', 'something'], embd_id: EMBD, llm_id: LLM }), 101, "Memory type '{'something'}' is not supported."],
+  ['createMemory: unknown type', (w) => w.client.createMemory({ name: 'x', memory_type: ['raw', 'something' as never], embd_id: EMBD, llm_id: LLM }), 101, "Memory type '{'something'}' is not supported."],
   ['createMemory: unknown embedding model', (w) => w.client.createMemory({ name: 'x', memory_type: ['raw'], embd_id: 'nope@X', llm_id: LLM }), 101, 'Tenant Model with name nope@X and type embedding not found'],
   ['Memory#update: temperature out of range', (w) => w.memory.update({ temperature: 1.5 }), 101, 'Temperature should be in range [0, 1].'],
-  ['Memory#update: unknown permission', (w) => w.memory.update({ permissions: 'all' }), 101, "Unknown permission 'all'."],
+  ['Memory#update: unknown permission', (w) => w.memory.update({ permissions: 'all' as never }), 101, "Unknown permission 'all'."],
   ['addMessage: unknown memory', (w) => w.client.addMessage({ memory_id: [NOT_AN_ID], agent_id: 'a', session_id: 's', user_input: 'q', agent_response: 'r' }), 500, 'Some messages failed to add. Detail:Memory not found.'],
   ['getRecentMessages: no memory', (w) => w.client.getRecentMessages({ memory_id: [] }), 101, 'memory_ids is required.'],
   ['getMessageContent: unknown message', (w) => w.memory.getMessageContent(424242), 404, (w) => `Message '424242' in memory '${w.memory.id}' not found.`],
@@ -107,7 +107,7 @@ describe.each(MODES)('%s mode', (mode) => {
     test('a query value that is not a number: the op validates it locally, the server casts it as RAGFlow does', async () => {
       // Locally the op sees 'x' and reports it; over HTTP the query string is cast with Python's
       // int() first (api/routes.ts `int`), which RAGFlow answers with code 100.
-      expect(await failure(w.ds.listDocuments({ page: 'x' }))).toEqual(
+      expect(await failure(w.ds.listDocuments({ page: 'x' as never }))).toEqual(
         mode === 'local'
           ? [102, 'Field: <page> - Message: <Input should be a valid integer> - Value: <x>']
           : [100, 'ValueError("invalid literal for int() with base 10: \'x\'")'],

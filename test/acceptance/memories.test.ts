@@ -53,7 +53,7 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(await failure(client.createMemory({ name: 'x', memory_type: ['raw'], embd_id: EMBD, llm_id: 'gpt-x@OpenAI' }))).toEqual([101, 'Tenant Model with name gpt-x@OpenAI and type chat not found']);
       const m = await client.createMemory({ name: 'm', memory_type: ['raw'], embd_id: EMBD, llm_id: LLM });
       expect(await failure(m.update({ memory_size: 0 }))).toEqual([101, 'Memory size should be in range (0, 10485760] Bytes.']);
-      expect(await failure(m.update({ forgetting_policy: 'LRU' }))).toEqual([101, "Forgetting policy 'LRU' is not supported."]);
+      expect(await failure(m.update({ forgetting_policy: 'LRU' as never }))).toEqual([101, "Forgetting policy 'LRU' is not supported."]);
       await client.deleteMemory(m.id);
       expect(await failure(m.getConfig())).toEqual([404, `Memory '${m.id}' not found.`]);
       expect(await failure(client.deleteMemory(m.id))).toEqual([404, `Memory '${m.id}' not found.`]);

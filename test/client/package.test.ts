@@ -19,18 +19,32 @@ afterAll(() => rmSync(app, { recursive: true, force: true }));
 describe('the ragloom package', () => {
   it("import { Client, ApiError } from 'ragloom' works from another folder", () => {
     writeFileSync(join(app, 'main.mjs'), `
-      import { Client, ApiError, retrievalOptions } from 'ragloom';
+      import { Client, ApiError, DEFAULT_RETRIEVAL_OPTIONS } from 'ragloom';
       import { Workspace, WorkspaceError } from 'ragloom/workspace';
       const client = new Client({ path: ':memory:' });
       const ds = await client.createDataset({ name: 'kb' });
       let err;
       try { await client.createDataset({ name: '' }); } catch (e) { err = e; }
+      // Ranking settings are per Client: two Clients on one file, one without feedback, rank differently.
+      const path = 'kb.db';
+      const a = new Client({ path });
+      const kb = await a.createDataset({ name: 'kb' });
+      const texts = ['plasma confinement in a tokamak', 'tokamak plasma confinement and the divertor', 'confinement time of a hot plasma',
+        'the tokamak divertor handles heat exhaust', 'bread dough rises with yeast', 'a sonnet has fourteen lines', 'glaciers carve valleys'];
+      const docs = await kb.uploadDocuments(texts.map((_, i) => ({ display_name: 'd' + i + '.txt', blob: new TextEncoder().encode('x') })));
+      for (const [i, d] of docs.entries()) await d.addChunk({ content: texts[i] });
+      const b = new Client({ path, retrieval: { termFeedbackDocs: 0, feedbackDocs: 0 } });
+      const rank = async (c) => (await c.retrieve({ dataset_ids: [kb.id], question: 'plasma confinement', similarity_threshold: 0 })).map((x) => x.similarity);
+      const ra = await rank(a), rb = await rank(b), ra2 = await rank(a);
       console.log(JSON.stringify({ name: ds.name, isApiError: err instanceof ApiError, code: err.code,
-        ws: typeof Workspace.open, wse: typeof WorkspaceError, rm3: retrievalOptions.termFeedbackDocs }));
+        ws: typeof Workspace.open, wse: typeof WorkspaceError, rm3: DEFAULT_RETRIEVAL_OPTIONS.termFeedbackDocs,
+        differ: JSON.stringify(ra) !== JSON.stringify(rb), stable: JSON.stringify(ra) === JSON.stringify(ra2) }));
+      await a.close();
+      await b.close();
       await client.close();
     `);
     const out = execFileSync(process.execPath, ['main.mjs'], { cwd: app, encoding: 'utf8' });
-    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ name: 'kb', isApiError: true, code: 101, ws: 'function', wse: 'function', rm3: 10 });
+    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ name: 'kb', isApiError: true, code: 101, ws: 'function', wse: 'function', rm3: 10, differ: true, stable: true });
   });
 
   it('the ragloom command prints its usage', () => {

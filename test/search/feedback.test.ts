@@ -2,7 +2,7 @@ import { describe, expect, afterAll, beforeAll } from 'vitest';
 import { join } from 'node:path';
 import { test, enc } from '../helpers.js';
 import { Client, type DataSet } from '../../src/index.js';
-import { retrievalOptions, textQuery, expandQuery, rowTerms, scoreRows } from '../../src/search/index.js';
+import { textQuery, expandQuery, rowTerms, scoreRows, type RetrievalOptions } from '../../src/search/index.js';
 import type { Db } from '../../src/store/index.js';
 import { startEmbeddingServer, type FakeEmbeddingServer } from '../support/embedding-server.js';
 
@@ -18,9 +18,10 @@ afterAll(async () => {
 });
 
 const MODEL = 'hash-64@OpenAI-API-Compatible';
-const open = (dir: string) => new Client({
+const open = (dir: string, retrieval?: Partial<RetrievalOptions>) => new Client({
   path: join(dir, 'kb.db'),
   models: [{ type: 'embedding', name: 'hash-64', factory: 'OpenAI-API-Compatible', base_url: emb.url }],
+  retrieval,
 });
 const dbOf = (c: Client) => (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
 
@@ -48,23 +49,16 @@ async function fixture(c: Client): Promise<DataSet> {
   return ds;
 }
 
-async function withOptions<T>(o: Partial<typeof retrievalOptions>, fn: () => Promise<T>): Promise<T> {
-  const saved = { ...retrievalOptions };
-  Object.assign(retrievalOptions, o);
-  try {
-    return await fn();
-  } finally {
-    Object.assign(retrievalOptions, saved);
-  }
-}
 
 describe('term feedback (RM3)', () => {
   test('a window chunk with the feedback terms but none of the question gains term_similarity, only with feedback', async ({ dir }) => {
     const c = open(dir);
+    // A second Client on the same file, without term feedback (a per-client setting).
+    const noFeedback = open(dir, { termFeedbackDocs: 0 });
     try {
       const ds = await fixture(c);
-      const ask = () => c.retrieve({ dataset_ids: [ds.id], question: 'plasma confinement', similarity_threshold: 0, page_size: 30 });
-      const off = await withOptions({ termFeedbackDocs: 0 }, ask);
+      const ask = (client = c) => client.retrieve({ dataset_ids: [ds.id], question: 'plasma confinement', similarity_threshold: 0, page_size: 30 });
+      const off = await ask(noFeedback);
       const on = await ask();
       const find = (cs: typeof on) => cs.find((x) => x.content === EXPANSION_ONLY)!;
       expect(find(off).term_similarity).toBe(0);
@@ -83,6 +77,7 @@ describe('term feedback (RM3)', () => {
       const w1 = await c.retrieve({ dataset_ids: [ds.id], question: 'plasma confinement', similarity_threshold: 0, vector_similarity_weight: 1 });
       expect(find(w1).term_similarity).toBe(0);
     } finally {
+      await noFeedback.close();
       await c.close();
     }
   });

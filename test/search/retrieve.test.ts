@@ -64,7 +64,7 @@ describe('Client#retrieve() errors', () => {
   test('dataset_ids missing, empty, not a list, foreign; question missing', async ({ dir }) => {
     const c = open(dir);
     const { ds } = await fixture(c);
-    const err = async (p: Record<string, unknown>) => apiError(c.retrieve(p));
+    const err = async (p: Record<string, unknown>) => apiError(c.retrieve(p as never));
     expect(await err({ question: 'x' })).toMatchObject({ code: 102, message: '`dataset_ids` is required.' });
     expect(await err({ question: 'x', dataset_ids: [] })).toMatchObject({ code: 102, message: '`dataset_ids` is required.' });
     expect(await err({ question: 'x', dataset_ids: ds.id })).toMatchObject({ code: 102, message: '`dataset_ids` should be a list.' });
@@ -93,7 +93,7 @@ describe('Client#retrieve() errors', () => {
     expect(await err({ rerank_id: 'nope@Jina' })).toMatchObject({ code: 102, message: '`rerank_id` nope@Jina doesn\'t exist' });
     expect(await err({ metadata_condition: { conditions: [{ name: 'a', comparison_operator: '~', value: 1 }] } })).toMatchObject({ code: 101 });
     // Accepted forms: highlight as "true"/"false", keyword false, empty cross_languages.
-    await expect(c.retrieve({ question: 'flow', dataset_ids: [ds.id], highlight: 'false', keyword: false, cross_languages: [] })).resolves.toBeInstanceOf(Array);
+    await expect(c.retrieve({ question: 'flow', dataset_ids: [ds.id], highlight: 'false' as never, keyword: false, cross_languages: [] })).resolves.toBeInstanceOf(Array);
     await c.close();
   });
 
@@ -205,8 +205,8 @@ describe('Client#retrieve() scoring and parameters', () => {
     await docs[1]!.update({ meta_fields: { author: 'jones', year: 1962, date: '1962-11-20', tags: ['heat'] } });
     await docs[4]!.update({ meta_fields: { author: 'Smithson', year: 1970, date: '1970-01-05' } });
     const q = { question: 'flow heat', dataset_ids: [ds.id], similarity_threshold: 0 };
-    const docsOf = async (cond: unknown) => new Set((await c.retrieve({ ...q, metadata_condition: cond })).map((h) => h.document_id));
-    const cond = (name: string, op: string, value?: unknown) => ({ conditions: [{ name, comparison_operator: op, value }] });
+    const docsOf = async (cond: unknown) => new Set((await c.retrieve({ ...q, metadata_condition: cond as never })).map((h) => h.document_id));
+    const cond = (name: string, op: string, value?: unknown) => ({ conditions: [{ name, comparison_operator: op as never, value }] });
     const id = (i: number) => docs[i]!.id;
     expect(await docsOf(cond('author', 'is', 'SMITH'))).toEqual(new Set([id(0)]));
     expect(await docsOf(cond('date', '>', '1960-01-01'))).toEqual(new Set([id(1), id(4)]));

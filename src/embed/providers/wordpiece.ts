@@ -22,7 +22,11 @@ import { join } from 'node:path';
 /** transformers.js' `PUNCTUATION_REGEX`: Unicode punctuation plus all ASCII symbols. */
 const PUNCTUATION = '\\p{P}\\u0021-\\u002F\\u003A-\\u0040\\u005B-\\u0060\\u007B-\\u007E';
 /** BertPreTokenizer: a run of characters that are neither white space nor punctuation, or one punctuation character. */
-const BERT_PRE_TOKENIZER = new RegExp(`[^\\s${PUNCTUATION}]+|[${PUNCTUATION}]`, 'gu');
+// A run is matched in pieces of at most RUN_PIECE characters and the touching pieces joined: one
+// unbounded `+` over a run of some millions of characters overflows V8's regexp stack ('u' mode).
+const RUN_PIECE = 4096;
+const BERT_PRE_TOKENIZER = new RegExp(`[^\\s${PUNCTUATION}]{1,${RUN_PIECE}}|[${PUNCTUATION}]`, 'gu');
+const RUN_MORE = new RegExp(`[^\\s${PUNCTUATION}]{1,${RUN_PIECE}}`, 'uy');
 const NON_ASCII = /[^\x00-\x7f]/;
 const MARKS = /\p{M}/gu;
 
@@ -266,7 +270,19 @@ export class WordPieceTokenizer {
     BERT_PRE_TOKENIZER.lastIndex = 0;
     let m: RegExpExecArray | null;
     while (out.length < this.maxLength && (m = BERT_PRE_TOKENIZER.exec(text)) !== null) {
-      const word = m[0];
+      let word = m[0];
+      if (word.length >= RUN_PIECE) {
+        // The run may go on past this piece: join the pieces that touch.
+        const parts = [word];
+        for (;;) {
+          RUN_MORE.lastIndex = BERT_PRE_TOKENIZER.lastIndex;
+          const c = RUN_MORE.exec(text);
+          if (!c) break;
+          parts.push(c[0]);
+          BERT_PRE_TOKENIZER.lastIndex = RUN_MORE.lastIndex;
+        }
+        word = parts.join('');
+      }
       const hit = this.memo.get(word);
       if (hit !== undefined) {
         if (typeof hit === 'number') out.push(hit);
@@ -284,6 +300,8 @@ export class WordPieceTokenizer {
 
   /** Greedy longest-match-first WordPiece over code points; any unmatched piece makes the word one unknown token. */
   private wordPiece(word: string): number[] {
+    // More UTF-16 units than twice the limit: more code points than the limit (skips a huge array below).
+    if (word.length > 2 * this.maxChars) return [this.unkId];
     // Code point boundaries (UTF-16 offsets), as transformers.js works on `[...word]`.
     const b: number[] = [0];
     for (let i = 0; i < word.length; ) {

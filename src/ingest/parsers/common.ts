@@ -37,6 +37,13 @@ export interface ParserOptions extends ParseOptions {
    * @default 3
    */
   maxAttachmentDepth?: number;
+  /**
+   * Deepest nesting accepted in JSON (arrays / objects) and HTML (elements), checked by a linear
+   * scan before parsing: deeper input is refused (parsers and the DOM walk recurse, and HTML tree
+   * building slows down with depth). Blink caps its DOM at the same depth.
+   * @default 512
+   */
+  maxNestingDepth?: number;
 }
 
 export const DEFAULTS = Object.freeze({
@@ -46,6 +53,7 @@ export const DEFAULTS = Object.freeze({
   maxOcrPages: 50 /* pages */,
   maxOcrPixels: 9_000_000 /* pixels */,
   maxAttachmentDepth: 3 /* levels */,
+  maxNestingDepth: 512 /* levels */,
   ocr: true,
 });
 
@@ -54,7 +62,7 @@ export type ResolvedOptions = Readonly<
 >;
 
 export function resolveOptions(o: ParserOptions = {}): ResolvedOptions {
-  for (const k of ['timeoutMs', 'maxBytes', 'maxUnzippedBytes', 'maxOcrPages', 'maxOcrPixels', 'maxAttachmentDepth'] as const) {
+  for (const k of ['timeoutMs', 'maxBytes', 'maxUnzippedBytes', 'maxOcrPages', 'maxOcrPixels', 'maxAttachmentDepth', 'maxNestingDepth'] as const) {
     const v = o[k];
     if (v !== undefined && !(typeof v === 'number' && v >= 0 && Number.isFinite(v))) {
       throw new TypeError(`Option "${k}" must be a non-negative finite number`);

@@ -40,7 +40,7 @@ function markPageBreaks(el: MammothElement): MammothElement {
 }
 
 export async function parseDocx(data: Uint8Array, ctx: Ctx): Promise<ParsedDocument> {
-  guardZip(data, 'DOCX', ctx.opts.maxUnzippedBytes);
+  await guardZip(data, 'DOCX', ctx.opts.maxUnzippedBytes);
   const images: { bytes: Uint8Array; contentType: string; alt?: string }[] = [];
   let skippedImages = 0;
   let result: { value: string; messages: { type: string; message: string }[] };

@@ -9,7 +9,7 @@ import type { Attachment, Block, ParsedDocument } from '../types.js';
 import { ParseError } from '../types.js';
 import { checkAbort, fail, paragraphs, shortMessage, tidy } from './common.js';
 import type { Ctx } from './common.js';
-import { extractHtml } from './html.js';
+import { checkHtmlDepth, extractHtml } from './html.js';
 
 /** Parses nested bytes with the same options and budget; supplied by the dispatcher. */
 export type ParseInner = (data: Uint8Array, filename: string, ctx: Ctx) => Promise<ParsedDocument>;
@@ -35,13 +35,18 @@ export async function parseEml(data: Uint8Array, ctx: Ctx, parseInner: ParseInne
   // mailparser accepts anything; require at least one header line so junk is not called an email.
   if (!/^[\x21-\x39\x3b-\x7e]+:[ \t]?\S/m.test(head)) fail('Invalid email: no RFC 822 headers found');
   let mail;
+  const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const options = { skipImageLinks: true, skipTextLinks: true, skipTextToHtml: true };
   try {
-    mail = await simpleParser(Buffer.from(data.buffer, data.byteOffset, data.byteLength), {
-      skipImageLinks: true,
-      skipTextLinks: true,
-      skipTextToHtml: true,
-    });
+    mail = await simpleParser(raw, options);
   } catch (e) {
+    // mailsplit stops at 1,000 MIME parts (nested-part bombs); say so rather than its wording.
+    if (/Max allowed child nodes exceeded/.test(shortMessage(e))) fail('Invalid email: more than 1000 MIME parts (the MIME part limit); refusing to parse it', e);
+    if (/Failed to parse HTML/.test(shortMessage(e))) {
+      // Its HTML-to-text step gave up (a stack overflow on deep nesting): name the cause if that is it.
+      const again = await simpleParser(raw, { ...options, skipHtmlToText: true }).catch(() => undefined);
+      if (typeof again?.html === 'string') checkHtmlDepth(again.html, ctx.opts.maxNestingDepth);
+    }
     fail(`Invalid email: ${shortMessage(e)}`, e);
   }
   const meta: Record<string, string> = {};
@@ -64,7 +69,7 @@ export async function parseEml(data: Uint8Array, ctx: Ctx, parseInner: ParseInne
   if (plain) {
     for (const p of paragraphs(plain)) blocks.push({ kind: 'text', text: p });
   } else if (typeof mail.html === 'string' && mail.html.trim()) {
-    blocks.push(...extractHtml(mail.html).blocks.filter((b) => b.kind !== 'title'));
+    blocks.push(...extractHtml(mail.html, ctx.opts.maxNestingDepth).blocks.filter((b) => b.kind !== 'title'));
   }
 
   const attachments: Attachment[] = [];

@@ -6,7 +6,7 @@ import { Readability } from '@mozilla/readability';
 import { load } from 'cheerio';
 import { parseHTML } from 'linkedom';
 import type { Block, ParsedDocument } from '../types.js';
-import { tidy } from './common.js';
+import { DEFAULTS, fail, tidy } from './common.js';
 import type { Ctx } from './common.js';
 import { decodeText } from './decode.js';
 import { domToBlocks, nodeText, parseHtml } from './html-blocks.js';
@@ -27,6 +27,61 @@ export function declaredCharset(data: Uint8Array): string | undefined {
   return m?.[1];
 }
 
+/** Elements without content (never pushed), and elements whose end tag may be left out (not counted). */
+const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr', 'basefont', 'bgsound', 'frame', 'keygen', 'image']);
+const OPTIONAL_END = new Set(['p', 'li', 'dt', 'dd', 'tr', 'td', 'th', 'thead', 'tbody', 'tfoot', 'option', 'optgroup', 'rb', 'rt', 'rtc', 'rp', 'colgroup', 'caption', 'html', 'head', 'body']);
+/** Raw-text elements: their content is not markup. */
+const RAW = ['script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'noscript', 'plaintext'];
+const RAW_END = new Map(RAW.map((n) => [n, new RegExp(`</${n}[\\s/>]`, 'gi')]));
+const TAG_NAME = /(\/?)([a-zA-Z][^\s/>]*)/y;
+
+/**
+ * Fails when elements nest deeper than `limit`, by one linear scan of the tags (no tree is
+ * built): a close tag pops to its open tag as a parser would; void elements and elements whose
+ * end tag is optional (`p`, `li`, `td`, …) are not counted, so sloppy but ordinary pages pass.
+ * Tree building, Readability and the block walk all slow down or recurse with depth.
+ */
+export function checkHtmlDepth(html: string, limit: number): void {
+  const stack: string[] = [];
+  let i = 0;
+  let gt = -1;
+  for (;;) {
+    const lt = html.indexOf('<', i);
+    if (lt < 0) return;
+    if (html.startsWith('!--', lt + 1)) {
+      const end = html.indexOf('-->', lt + 4);
+      if (end < 0) return;
+      i = end + 3;
+      continue;
+    }
+    TAG_NAME.lastIndex = lt + 1;
+    const m = TAG_NAME.exec(html);
+    if (!m) {
+      i = lt + 1;
+      continue;
+    }
+    if (gt <= lt) gt = html.indexOf('>', lt + 1); // one search per '>', not per '<'
+    if (gt < 0) return;
+    i = gt + 1;
+    const name = m[2]!.toLowerCase();
+    if (m[1]) {
+      const at = stack.lastIndexOf(name);
+      if (at >= 0) stack.length = at;
+      continue;
+    }
+    const raw = RAW_END.get(name);
+    if (raw) {
+      raw.lastIndex = i;
+      if (!raw.exec(html)) return;
+      i = raw.lastIndex;
+      continue;
+    }
+    if (VOID.has(name) || OPTIONAL_END.has(name) || html[gt - 1] === '/') continue;
+    stack.push(name);
+    if (stack.length > limit) fail(`HTML nests elements deeper than ${limit} levels (the nesting depth limit); refusing to parse it`);
+  }
+}
+
 export interface HtmlResult {
   title?: string;
   blocks: Block[];
@@ -39,7 +94,8 @@ export interface HtmlResult {
  * a fifth of the cleaned body's text (and 200 characters); on short or table-laid-out pages
  * (filings, e-mail templates) it often keeps too little, so the body is used instead.
  */
-export function extractHtml(html: string): HtmlResult {
+export function extractHtml(html: string, maxDepth: number = DEFAULTS.maxNestingDepth): HtmlResult {
+  checkHtmlDepth(html, maxDepth);
   const $ = load(html);
   let title = tidy($('head > title').first().text() || $('title').first().text()) || undefined;
   title ??= tidy($('meta[property="og:title"]').attr('content') ?? '') || undefined;
@@ -79,9 +135,9 @@ export function extractHtml(html: string): HtmlResult {
   return { title, blocks, mode };
 }
 
-export async function parseHtmlFile(data: Uint8Array, _ctx: Ctx): Promise<ParsedDocument> {
+export async function parseHtmlFile(data: Uint8Array, ctx: Ctx): Promise<ParsedDocument> {
   const { text, encoding } = decodeText(data, declaredCharset(data));
-  const r = extractHtml(text);
+  const r = extractHtml(text, ctx.opts.maxNestingDepth);
   const doc: ParsedDocument = { format: 'html', blocks: r.blocks, meta: { encoding, extractor: r.mode } };
   if (r.title) doc.title = r.title;
   return doc;

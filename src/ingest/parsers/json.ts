@@ -9,13 +9,31 @@ import { decodeText } from './decode.js';
 
 const pretty = (v: unknown): string => JSON.stringify(v, null, 2);
 
-export async function parseJson(data: Uint8Array, _ctx: Ctx, lines = false): Promise<ParsedDocument> {
+/** Fails when arrays / objects nest deeper than `limit` (strings skipped); one linear pass. */
+function checkDepth(text: string, limit: number, where = ''): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) fail(`JSON${where} nests deeper than ${limit} levels (the nesting depth limit); refusing to parse it`);
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+}
+
+export async function parseJson(data: Uint8Array, ctx: Ctx, lines = false): Promise<ParsedDocument> {
   const { text } = decodeText(data);
   if (text.trim() === '') fail('File is empty');
+  const limit = ctx.opts.maxNestingDepth;
   const blocks: Block[] = [];
   if (lines) {
     text.split('\n').forEach((line, i) => {
       if (line.trim() === '') return;
+      checkDepth(line, limit, ` on line ${i + 1}`);
       let v: unknown;
       try {
         v = JSON.parse(line);
@@ -26,6 +44,7 @@ export async function parseJson(data: Uint8Array, _ctx: Ctx, lines = false): Pro
     });
     return { format: 'json', blocks };
   }
+  checkDepth(text, limit);
   let v: unknown;
   try {
     v = JSON.parse(text);

@@ -210,6 +210,7 @@ export async function parsePdf(data: Uint8Array, ctx: Ctx): Promise<ParsedDocume
     const perPage: { page: number; lines: Line[]; tables: Block[] }[] = [];
     const pageSize = new Map<number, { width: number; height: number }>();
     let ocrPages = 0;
+    let unreadable: string | undefined;
     for (let n = 1; n <= doc.numPages; n++) {
       if (!pageWanted(n, ctx.opts.pages)) continue;
       // pdf.js settles its promises in microtasks; yield a macrotask so the timeout can fire.
@@ -222,6 +223,7 @@ export async function parsePdf(data: Uint8Array, ctx: Ctx): Promise<ParsedDocume
         content = await page.getTextContent();
       } catch (e) {
         checkAbort(ctx.signal);
+        unreadable ??= shortMessage(e);
         warn(out, `page ${n}: unreadable (${shortMessage(e)})`);
         continue;
       }
@@ -267,6 +269,8 @@ export async function parsePdf(data: Uint8Array, ctx: Ctx): Promise<ParsedDocume
       page.cleanup();
       perPage.push({ page: n, lines, tables });
     }
+    // Not one page could be opened (e.g. a page tree that loops): the file is broken, not empty.
+    if (perPage.length === 0 && unreadable) fail(`Invalid PDF structure: ${unreadable}`);
     if (!ctx.opts.ocr && perPage.every((p) => p.lines.length === 0) && perPage.length) {
       warn(out, 'no text layer and OCR is disabled: no text extracted');
     }

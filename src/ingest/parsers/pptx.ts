@@ -139,7 +139,7 @@ async function rels(zip: JSZip, partPath: string): Promise<Map<string, { target:
 }
 
 export async function parsePptx(data: Uint8Array, ctx: Ctx): Promise<ParsedDocument> {
-  guardZip(data, 'PPTX', ctx.opts.maxUnzippedBytes);
+  await guardZip(data, 'PPTX', ctx.opts.maxUnzippedBytes);
   let zip: JSZip;
   try {
     zip = await JSZip.loadAsync(data);

@@ -28,7 +28,7 @@ function valueText(v: unknown): string {
 }
 
 export async function parseXlsx(data: Uint8Array, ctx: Ctx): Promise<ParsedDocument> {
-  guardZip(data, 'XLSX', ctx.opts.maxUnzippedBytes);
+  await guardZip(data, 'XLSX', ctx.opts.maxUnzippedBytes);
   const wb = new ExcelJS.Workbook();
   try {
     // exceljs' typings want a Node Buffer; a view over the same memory avoids a copy.

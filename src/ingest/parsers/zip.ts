@@ -1,13 +1,21 @@
 /**
  * Reads a ZIP central directory without inflating anything: entry names for sniffing
- * (docx / xlsx / pptx) and the total uncompressed size for the zip-bomb guard.
+ * (docx / xlsx / pptx) and the total uncompressed size for the zip-bomb guard; then inflates
+ * each entry into a counter (nothing kept) to check that it does not grow past what the
+ * directory announced, so a bomb that lies about its sizes is caught before any parser inflates
+ * it into memory.
  */
+import { createInflateRaw, inflateRawSync } from 'node:zlib';
 import { fail } from './common.js';
 
 export interface ZipEntry {
   name: string;
   compressed: number;
   uncompressed: number;
+  /** Compression method: 0 stored, 8 deflate. */
+  method: number;
+  /** Offset of the entry's local header. */
+  offset: number;
 }
 
 export const isZip = (b: Uint8Array): boolean => b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04;
@@ -39,18 +47,21 @@ export function listZip(b: Uint8Array): ZipEntry[] | undefined {
     const nameLen = dv.getUint16(p + 28, true);
     const extraLen = dv.getUint16(p + 30, true);
     const commentLen = dv.getUint16(p + 32, true);
+    const method = dv.getUint16(p + 10, true);
+    const offset = dv.getUint32(p + 42, true);
     const name = dec.decode(b.subarray(p + 46, p + 46 + nameLen));
-    out.push({ name, compressed, uncompressed });
+    out.push({ name, compressed, uncompressed, method, offset });
     p += 46 + nameLen + extraLen + commentLen;
   }
   return out;
 }
 
 /**
- * Rejects non-ZIP input and packages that would inflate beyond `limit` bytes. `what` names the
- * format in messages ("DOCX").
+ * Rejects non-ZIP input and packages that would inflate beyond `limit` bytes, by what the central
+ * directory announces and then by what each entry really inflates to (streamed into a counter,
+ * stopping one chunk past the announced size). `what` names the format in messages ("DOCX").
  */
-export function guardZip(b: Uint8Array, what: string, limit: number): ZipEntry[] {
+export async function guardZip(b: Uint8Array, what: string, limit: number): Promise<ZipEntry[]> {
   if (isOle(b)) fail(`${what} is encrypted (password required) or is a legacy binary Office file`);
   if (!isZip(b)) fail(`Invalid ${what}: not a ZIP package`);
   const entries = listZip(b);
@@ -63,5 +74,43 @@ export function guardZip(b: Uint8Array, what: string, limit: number): ZipEntry[]
   if (total > limit) {
     fail(`${what} expands to more than ${Math.round(limit / 1048576)} MiB when unzipped; refusing to parse it`);
   }
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (const e of entries) {
+    if (e.method !== 8 || e.offset + 30 > b.length || dv.getUint32(e.offset, true) !== 0x04034b50) continue; // the parser reports damage
+    const start = e.offset + 30 + dv.getUint16(e.offset + 26, true) + dv.getUint16(e.offset + 28, true);
+    const real = await inflatedSize(b.subarray(start, Math.min(b.length, start + e.compressed)), e.uncompressed);
+    if (real > e.uncompressed) {
+      fail(`${what} is a zip bomb: ${e.name} inflates to more than the ${e.uncompressed} bytes its header announces; refusing to parse it`);
+    }
+  }
   return entries;
+}
+
+/** Entries announcing at most this are inflated in one synchronous call (cheap per entry). */
+const SMALL_ENTRY = 4 * 1024 * 1024;
+
+/** Bytes `deflated` inflates to, counted without keeping them; stops once past `limit`. */
+function inflatedSize(deflated: Uint8Array, limit: number): Promise<number> {
+  if (limit <= SMALL_ENTRY) {
+    // At most limit + 1 bytes are ever allocated: zlib stops at maxOutputLength.
+    try {
+      return Promise.resolve(inflateRawSync(deflated, { maxOutputLength: limit + 1 }).length);
+    } catch (e) {
+      return Promise.resolve((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' ? limit + 1 : 0);
+    }
+  }
+  return new Promise((resolve) => {
+    const z = createInflateRaw({ chunkSize: 256 * 1024 });
+    let n = 0;
+    z.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > limit) {
+        z.destroy();
+        resolve(n);
+      }
+    });
+    z.on('end', () => resolve(n));
+    z.on('error', () => resolve(n)); // damaged data: the parser's own inflater reports it
+    z.end(deflated);
+  });
 }
