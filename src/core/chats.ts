@@ -4,6 +4,7 @@
  */
 import type { Engine, Ctx } from './engine.js';
 import { formatDateTime } from '../util/index.js';
+import { cachedStatement } from '../store/index.js';
 
 export interface ChatRow {
   id: string;
@@ -150,7 +151,8 @@ export function chatToWire(e: Engine, row: ChatRow): Record<string, unknown> {
 /** A live chat of the caller's tenant, or undefined (RAGFlow's `_ensure_owned_chat`). */
 export function ownedChat(e: Engine, ctx: Ctx, id: unknown): ChatRow | undefined {
   if (typeof id !== 'string' || !id) return undefined;
-  return e.db.prepare("SELECT * FROM chat WHERE id = ? AND tenant_id = ? AND status = '1'").get(id, ctx.tenantId) as ChatRow | undefined;
+  // Prepared once per connection: deleting 100,000 ids would otherwise prepare (and hold) 100,000 statements.
+  return cachedStatement(e.db, "SELECT * FROM chat WHERE id = ? AND tenant_id = ? AND status = '1'").get(id, ctx.tenantId) as ChatRow | undefined;
 }
 
 export function chatNameTaken(e: Engine, tenantId: string, name: string, exceptId = ''): boolean {
@@ -194,5 +196,5 @@ export function sessionToWire(e: Engine, row: SessionRow): Record<string, unknow
 
 export function getSession(e: Engine, id: unknown): SessionRow | undefined {
   if (typeof id !== 'string' || !id) return undefined;
-  return e.db.prepare('SELECT * FROM chat_session WHERE id = ?').get(id) as SessionRow | undefined;
+  return cachedStatement(e.db, 'SELECT * FROM chat_session WHERE id = ?').get(id) as SessionRow | undefined;
 }

@@ -1,4 +1,5 @@
 import type { Engine } from './engine.js';
+import { cachedStatement } from '../store/index.js';
 
 export interface DocumentRow {
   id: string;
@@ -66,7 +67,8 @@ export function documentToWire(r: DocumentRow): Record<string, unknown> {
 
 export function getDocument(e: Engine, datasetId: string, id: unknown): DocumentRow | undefined {
   if (typeof id !== 'string') return undefined;
-  return e.db.prepare('SELECT * FROM document WHERE id = ? AND dataset_id = ?').get(id, datasetId) as DocumentRow | undefined;
+  // Prepared once per connection: a request naming 100,000 ids would otherwise prepare (and hold) 100,000 statements.
+  return cachedStatement(e.db, 'SELECT * FROM document WHERE id = ? AND dataset_id = ?').get(id, datasetId) as DocumentRow | undefined;
 }
 
 // RAGFlow's filename_type() groups (api/utils/file_utils.py).
