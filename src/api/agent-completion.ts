@@ -9,7 +9,7 @@
  * is stored once the run has ended (finished, paused for a form, or cancelled).
  */
 import type { Engine, Ctx } from '../core/index.js';
-import { chatModel, visibleDataset } from '../core/index.js';
+import { chatModel } from '../core/index.js';
 import {
   accessibleAgent, agentDslForRun, getAgentSession, insertAgentSession, latestVersionTitle, saveAgentTurn, sessionDslFrom,
   type AgentTurnMessage,
@@ -44,7 +44,7 @@ export function runtimeDeps(e: Engine, ctx: Ctx, memoryTasks?: ExtractionQueue):
       return m;
     },
     async retrieve(req) {
-      for (const id of req.dataset_ids) if (!visibleDataset(e, ctx, id)) throw new Error(`You don't own the dataset ${id}.`);
+      // retrieve() checks every dataset is the caller's (RAGFlow's "You don't own the dataset …").
       const r = await retrieve(e, ctx, {
         dataset_ids: req.dataset_ids, question: req.question, similarity_threshold: req.similarity_threshold,
         vector_similarity_weight: req.vector_similarity_weight, top_k: req.top_k, page: 1, page_size: req.top_n,

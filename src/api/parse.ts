@@ -1,5 +1,5 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { ownedDataset, getDocument, RUN, resetForParse, refreshDatasetCounts, type ParseQueue } from '../core/index.js';
+import { ownedDataset, getDocument, RUN, resetForParse, restoreCounts, refreshDatasetCounts, type ParseQueue } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { pyListRepr, faultPoint } from '../util/index.js';
@@ -40,12 +40,8 @@ export function stopParsing(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: strin
     }
   }
   e.tx(() => {
-    // The previous chunks stay (the new ones never replaced them): the counts say so again.
-    const counts = e.db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(token_num), 0) AS t FROM chunk WHERE document_id = ?');
-    for (const d of docs) {
-      const c = counts.get(d.id) as { n: number; t: number };
-      e.db.prepare('UPDATE document SET run = ?, progress = 0, chunk_num = ?, token_num = ? WHERE id = ?').run(RUN.CANCEL, c.n, c.t, d.id);
-    }
+    for (const d of docs) e.db.prepare('UPDATE document SET run = ?, progress = 0 WHERE id = ?').run(RUN.CANCEL, d.id);
+    restoreCounts(e, docs.map((d) => d.id));
     refreshDatasetCounts(e, kb.id);
   });
   for (const d of docs) q.cancel(d.id);

@@ -98,17 +98,12 @@ export interface CreateDatasetParams {
   parser_config?: ParserConfig | null;
 }
 
-/** `dataset.update(...)`: the create fields plus `pagerank` and `language` (reference §3). */
-export interface UpdateDatasetParams {
-  name?: string;
-  avatar?: string | null;
-  description?: string | null;
-  /** Only while the dataset has no chunks; null keeps the current one. */
-  embedding_model?: string | null;
-  permission?: 'me' | 'team';
-  chunk_method?: DatasetChunkMethod;
-  /** Deep-merged into the stored config; `{}` or null leaves it. */
-  parser_config?: ParserConfig | null;
+/**
+ * `dataset.update(...)`: the create fields, all optional (`embedding_model` only while the dataset
+ * has no chunks; `parser_config` deep-merged into the stored one), plus `pagerank` and `language`
+ * (reference §3).
+ */
+export interface UpdateDatasetParams extends Partial<CreateDatasetParams> {
   /** 0–100, added to every chunk's similarity in ranking. */
   pagerank?: number;
   language?: string;

@@ -3,7 +3,7 @@ import type { Engine } from './engine.js';
 import { RUN, type DocumentRow } from './documents.js';
 import { refreshDatasetCounts } from './datasets.js';
 import { chunkVectors } from './embedding.js';
-import { getBlob, upsertChunks, removeDocumentChunks } from '../store/index.js';
+import { getBlob, upsertChunks, removeDocumentChunks, cachedStatement } from '../store/index.js';
 import { effectiveParserConfig, chunkTokenCount } from '../ingest/chunkers/index.js';
 import type { ChunkDraft } from '../ingest/types.js';
 import { IngestWorker, IngestError, type IngestLimits, INGEST_DEFAULTS } from '../ingest/worker/index.js';
@@ -230,22 +230,17 @@ export class ParseQueue {
     }
   }
 
-  /**
-   * A parse that failed or was cancelled leaves the previous chunks in place (the swap never
-   * happened): the counts zeroed when it started must say so again. Best effort (a full disk).
-   */
+  /** Best effort (a full disk): the counts are recomputed at the next successful parse anyway. */
   private recount(id: string, datasetId: string): void {
     try {
       this.e.tx(() => {
-        const r = this.e.db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(token_num), 0) AS t FROM chunk WHERE document_id = ?').get(id) as { n: number; t: number };
-        this.e.db.prepare('UPDATE document SET chunk_num = ?, token_num = ? WHERE id = ?').run(r.n, r.t, id);
+        restoreCounts(this.e, [id]);
         refreshDatasetCounts(this.e, datasetId);
       });
     } catch {
-      // the counts are recomputed at the next successful parse
+      // see above
     }
-  }
-}
+  }}
 
 const OWNER_BEAT_MS = 5_000;
 /** An owner whose heartbeat is older than this is gone (a frozen or killed process elsewhere). */
@@ -262,6 +257,19 @@ function ownerAlive(pid: number, host: string, heartbeat: number): boolean {
     }
   }
   return Date.now() - heartbeat < OWNER_STALE_MS;
+}
+
+/**
+ * A parse that failed or was cancelled leaves the previous chunks in place (the swap never
+ * happened): the documents' counts, zeroed when it started, say so again. Inside a transaction.
+ */
+export function restoreCounts(e: Engine, ids: string[]): void {
+  const sum = cachedStatement(e.db, 'SELECT COUNT(*) AS n, COALESCE(SUM(token_num), 0) AS t FROM chunk WHERE document_id = ?');
+  const set = cachedStatement(e.db, 'UPDATE document SET chunk_num = ?, token_num = ? WHERE id = ?');
+  for (const id of ids) {
+    const r = sum.get(id) as { n: number; t: number };
+    set.run(r.n, r.t, id);
+  }
 }
 
 /**

@@ -94,6 +94,16 @@ describe('the run loop', () => {
     expect(chunks[0]!.document_name).toBe('energy.txt');
   });
 
+  it('a Retrieval over a dataset the caller cannot read fails with RAGFlow\'s message', async () => {
+    const dsl = buildDsl({
+      begin: { type: 'Begin', down: ['Retrieval:Find'] },
+      'Retrieval:Find': { type: 'Retrieval', params: { query: 'sys.query', dataset_ids: ['f'.repeat(32)] } },
+    });
+    const { canvas, events } = run(dsl, { query: 'anything' });
+    await events;
+    expect(canvas.error).toMatch(/You don't own the dataset f{32}/);
+  });
+
   it('selects a Switch branch, and the else branch', async () => {
     const mk = () => buildDsl({
       begin: { type: 'Begin', down: ['Switch:Route'] },
