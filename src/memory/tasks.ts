@@ -23,11 +23,17 @@ export interface TaskDeps {
   isClosed(): boolean;
   /** Where failures are reported besides the task row. @default console.warn */
   log?: (msg: string) => void;
+  /** How long a claim lasts without renewal (tests shorten it). @default TASK_LEASE_MS */
+  leaseMs?: number;
 }
 
 export const TASK_ATTEMPTS = 3;
-/** How long a claimed task is left to its process before another may take it. */
-export const TASK_LEASE_MS = 120_000;
+/**
+ * How long a claimed task is left to its process before another may take it. The claimer renews
+ * the lease every third of it while it works (a model call may take minutes), so only a dead
+ * claimer's task comes due again: after at most this long.
+ */
+export const TASK_LEASE_MS = 30_000;
 const RETRY_MS = [200, 1_000, 5_000];
 
 interface TaskRow {
@@ -41,10 +47,13 @@ export class ExtractionQueue {
   private running: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly abort = new AbortController();
-  /** Tasks this process is running (claimed by a lease). */
-  private readonly claimed = new Set<number>();
+  /** Tasks this process is running → the lease (update_time) it holds on each. */
+  private readonly claimed = new Map<number, number>();
+  private readonly leaseMs: number;
 
-  constructor(private readonly d: TaskDeps) {}
+  constructor(private readonly d: TaskDeps) {
+    this.leaseMs = d.leaseMs ?? TASK_LEASE_MS;
+  }
 
   /** Starts working through pending tasks (no-op when already working). */
   kick(): void {
@@ -74,9 +83,11 @@ export class ExtractionQueue {
     if (this.timer) clearTimeout(this.timer);
     const held = [...this.claimed];
     await this.running?.catch(() => undefined);
-    // The engine is closing but its database is still open here (closers run before it closes).
+    // The engine is closing but its database is still open here (closers run before it closes):
+    // what it still holds is due again at once.
     if (held.length && this.d.db.open) {
-      this.d.db.prepare(`UPDATE memory_task SET update_time = ? WHERE status = 'pending' AND id IN (${held.map(() => '?').join(',')})`).run(Date.now(), ...held);
+      const release = this.d.db.prepare("UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?");
+      for (const [id, lease] of held) release.run(Date.now(), id, lease);
     }
   }
 
@@ -95,16 +106,41 @@ export class ExtractionQueue {
         return;
       }
       // Claim it: another process on the same file may be draining the same queue. The claim is
-      // a lease (the task's due time moves past it); a process that dies leaves the task due again.
-      if (cachedStatement(this.d.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time <= ?").run(now + TASK_LEASE_MS, t.id, now).changes === 0) continue;
-      this.claimed.add(t.id);
+      // a lease (the task's due time moves past it), renewed while this process works on it; a
+      // process that dies leaves the task due again when the lease runs out.
+      const lease = now + this.leaseMs;
+      if (cachedStatement(this.d.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time <= ?").run(lease, t.id, now).changes === 0) continue;
+      this.claimed.set(t.id, lease);
       faultPoint('memory.extract:claimed');
+      const renew = setInterval(() => this.renew(t.id), Math.max(10, Math.floor(this.leaseMs / 3)));
+      renew.unref();
       try {
         await this.run(t);
       } finally {
+        clearInterval(renew);
         this.claimed.delete(t.id);
       }
     }
+  }
+
+  /** Moves this process's lease on; a lease another process took (this one stalled past it) is given up. */
+  private renew(id: number): void {
+    const lease = this.claimed.get(id);
+    if (lease === undefined || this.d.isClosed() || !this.d.db.open) return;
+    const next = Date.now() + this.leaseMs;
+    try {
+      const ok = cachedStatement(this.d.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?").run(next, id, lease).changes === 1;
+      if (ok) this.claimed.set(id, next);
+      else this.claimed.delete(id);
+    } catch {
+      // busy: the lease has two more renewals before it runs out
+    }
+  }
+
+  /** Whether this process still holds `t` (inside the writing transaction: nobody can take it meanwhile). */
+  private holds(t: TaskRow): boolean {
+    const lease = this.claimed.get(t.id);
+    return lease !== undefined && cachedStatement(this.d.db, "SELECT update_time FROM memory_task WHERE id = ? AND status = 'pending'").pluck().get(t.id) === lease;
   }
 
   /** A task waiting for its retry time: wake up then. */
@@ -119,8 +155,11 @@ export class ExtractionQueue {
   }
 
   private finish(t: TaskRow, status: 'done' | 'failed', msg: string): void {
-    cachedStatement(this.d.db, 'UPDATE memory_task SET status = ?, progress_msg = ?, attempts = ?, update_time = ? WHERE id = ?').run(status, msg, t.attempts + 1, Date.now(), t.id);
-    if (status === 'failed') (this.d.log ?? console.warn)(`ragloom memory ${t.memory_id}: extraction of message ${t.message_id} failed: ${msg}`);
+    const lease = this.claimed.get(t.id) ?? -1;
+    // Only while holding the lease: a task another process took over is its to finish.
+    const n = cachedStatement(this.d.db, "UPDATE memory_task SET status = ?, progress_msg = ?, attempts = ?, update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?")
+      .run(status, msg, t.attempts + 1, Date.now(), t.id, lease).changes;
+    if (n && status === 'failed') (this.d.log ?? console.warn)(`ragloom memory ${t.memory_id}: extraction of message ${t.message_id} failed: ${msg}`);
   }
 
   private async run(t: TaskRow): Promise<void> {
@@ -155,7 +194,8 @@ export class ExtractionQueue {
       if (this.abort.signal.aborted) return; // closing: stays pending for the next open
       const msg = (e as Error).message;
       if (t.attempts + 1 >= TASK_ATTEMPTS) return this.finish(t, 'failed', `${msg} (after ${TASK_ATTEMPTS} attempts)`);
-      cachedStatement(db, 'UPDATE memory_task SET attempts = attempts + 1, progress_msg = ?, update_time = ? WHERE id = ?').run(msg, Date.now() + RETRY_MS[t.attempts]!, t.id);
+      cachedStatement(db, "UPDATE memory_task SET attempts = attempts + 1, progress_msg = ?, update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?")
+        .run(msg, Date.now() + RETRY_MS[t.attempts]!, t.id, this.claimed.get(t.id) ?? -1);
       return;
     }
     faultPoint('memory.extract:answered');
@@ -170,6 +210,8 @@ export class ExtractionQueue {
     if (this.d.isClosed()) return;
     faultPoint('memory.extract:embedded');
     db.transaction(() => {
+      // Stalled past the lease and another process took the task: its items are that one's to store.
+      if (!this.holds(t)) return;
       // The raw message may have been evicted while the model was answering.
       if (!cachedStatement(db, 'SELECT 1 FROM memory_message WHERE id = ?').get(raw.id)) return this.finish(t, 'failed', 'the message was evicted before its items were stored');
       try {

@@ -726,8 +726,10 @@ What the matrix found, and the fixes:
   document, for good. Now opening a file drops dead owners' rows of documents nobody is parsing
   (\`src/core/parse-queue.ts\`).
 
-Known and kept: a memory extraction task claimed by a process that is killed stays pending, and
-is retried once its lease (\`TASK_LEASE_MS\`, 2 minutes) runs out; nothing is lost, it is only late.
+A memory extraction task claimed by a process that is killed stays pending, and is retried once
+its lease runs out (\`TASK_LEASE_MS\`, 30 s; the working process renews it every 10 s, so a slow
+model call is never run twice, and a claimer that lost its lease stores nothing —
+\`test/memory/task-lease.test.ts\`); nothing is lost, it is only late.
 
 | Operation | Kill point | The process dies … | Reopened as | Result |
 |---|---|---|---|---|
