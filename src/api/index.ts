@@ -1,5 +1,5 @@
 import { Engine, AskError, type Ctx, type EngineOptions, ParseQueue } from '../core/index.js';
-import { ApiError, exceptionError, storageError } from './errors.js';
+import { ApiError, RetCode, exceptionError, storageError } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { notJson } from './validate.js';
 import * as datasets from './datasets.js';
@@ -105,7 +105,11 @@ export class Api {
       this.engine = new Engine(opts);
     } catch (e) {
       if (e instanceof AskError) throw new ApiError(e.code, e.message);
-      throw storageError(e, opts.path) ?? e;
+      const se = storageError(e, opts.path);
+      if (se) throw se;
+      // A read-only open's own refusals (no store there, an older schema) name the file too.
+      if (opts.readonly && e instanceof Error) throw new ApiError(RetCode.SERVER_ERROR, `Database ${opts.path}: ${e.message}`, { cause: e });
+      throw e;
     }
     const engine = this.engine;
     try {
@@ -118,8 +122,8 @@ export class Api {
         isClosed: () => engine.isClosed,
       });
       engine.onClose(() => this.memoryTasks.close());
-      // Extraction left pending by an earlier process goes on now.
-      this.memoryTasks.kick();
+      // Extraction left pending by an earlier process goes on now (not through a read-only open).
+      if (!engine.readonly) this.memoryTasks.kick();
     } catch (e) {
       // Damage found past the first pages: no half-open engine is left holding the file.
       void engine.close().catch(() => undefined);

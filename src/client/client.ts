@@ -43,12 +43,24 @@ export interface ClientOptions {
    * See docs/retrieval.md. @example new Client({ path, retrieval: { termFeedbackDocs: 0 } })
    */
   retrieval?: Partial<RetrievalOptions>;
+  /**
+   * Open an existing store without ever writing to it (an export's source, reports beside a
+   * running server): no schema upgrade, no recovery of interrupted parsing, no stored defaults
+   * changed. A missing file, or one of an older schema, is refused (ApiError 500 naming it);
+   * every write rejects with ApiError 500 "the file is read-only". Local mode only. @default false
+   */
+  readonly?: boolean;
+  /**
+   * Remote mode: abort a request (not a streamed answer once it has begun) after this many
+   * milliseconds, with ApiError 100 "The request timed out …". @default no limit
+   */
+  timeout_ms?: number;
 }
 
-const KNOWN = ['path', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval'];
+const KNOWN = ['path', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'timeout_ms'];
 
 /** Options a remote Client cannot take: they are the server's configuration. */
-const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval'] as const;
+const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly'] as const;
 
 /**
  * The RAGFlow SDK interface. `new Client({ path })` runs the engine in-process on one SQLite file;
@@ -79,13 +91,15 @@ export class Client {
           throw new TypeError(`"${k}" is the server's configuration in remote mode (startServer({ ${k} }) / ragloom serve); a remote Client cannot set it`);
         }
       }
-      this.t = new HttpTransport({ baseUrl: opts.baseUrl, apiKey: opts.apiKey as string });
+      this.t = new HttpTransport({ baseUrl: opts.baseUrl, apiKey: opts.apiKey as string, timeoutMs: opts.timeout_ms });
     } else {
       if (opts.apiKey !== undefined) throw new TypeError('"apiKey" goes with "baseUrl" (remote mode); the embedded engine ({ path }) needs no key');
+      if (opts.timeout_ms !== undefined) throw new TypeError('"timeout_ms" goes with "baseUrl" (remote mode): the embedded engine makes no requests');
+      if (opts.readonly !== undefined && typeof opts.readonly !== 'boolean') throw new TypeError('"readonly" must be true or false');
       if (typeof opts.path !== 'string' || !opts.path) throw new TypeError('new Client({ path }) needs a database path or ":memory:"');
       this.api = new Api({
         path: opts.path, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model, agents: opts.agents,
-        retrieval: opts.retrieval,
+        retrieval: opts.retrieval, readonly: opts.readonly,
       });
       this.t = new LocalTransport(this.api);
     }

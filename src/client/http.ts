@@ -29,6 +29,8 @@ export interface HttpTransportOptions {
   baseUrl: string;
   /** An API key of the server (`ragflow-…`), sent as `Authorization: Bearer <apiKey>`. */
   apiKey: string;
+  /** Aborts a request after this many ms (a stream only until its response begins). @default none */
+  timeoutMs?: number;
 }
 
 type Params = Record<string, unknown>;
@@ -36,6 +38,7 @@ type Params = Record<string, unknown>;
 /** Why a request was aborted by the transport itself (not by the caller's signal). */
 const CLOSED = Symbol('ragloom.closed');
 const DONE = Symbol('ragloom.done');
+const TIMEOUT = Symbol('ragloom.timeout');
 
 const present = (v: unknown) => v !== undefined && v !== null && v !== '';
 
@@ -76,6 +79,7 @@ export class HttpTransport implements Transport {
   /** `http://host:port` (no `/api/v1`). */
   readonly baseUrl: string;
   private readonly apiKey: string;
+  private readonly timeoutMs: number | undefined;
   private closed = false;
   /** Requests under way (streams included), aborted by `close()`. */
   private readonly inflight = new Set<AbortController>();
@@ -86,6 +90,10 @@ export class HttpTransport implements Transport {
       throw new TypeError('Remote mode needs "apiKey": an API key of the server (ragloom serve prints one on its first start)');
     }
     this.apiKey = opts.apiKey.trim();
+    if (opts.timeoutMs !== undefined && !(Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0)) {
+      throw new TypeError('"timeout_ms" must be a positive number of milliseconds');
+    }
+    this.timeoutMs = opts.timeoutMs;
   }
 
   /**
@@ -106,7 +114,9 @@ export class HttpTransport implements Transport {
     if (outer?.aborted) onAbort();
     else outer?.addEventListener('abort', onAbort, { once: true });
     this.inflight.add(ctl);
+    const timer = this.timeoutMs === undefined ? undefined : setTimeout(() => ctl.abort(TIMEOUT), this.timeoutMs);
     const release = () => {
+      clearTimeout(timer);
       outer?.removeEventListener('abort', onAbort);
       this.inflight.delete(ctl);
     };
@@ -122,6 +132,7 @@ export class HttpTransport implements Transport {
       const type = (res.headers.get('content-type') ?? '').toLowerCase();
       if (type.startsWith('text/event-stream') && res.body) {
         streaming = true;
+        clearTimeout(timer); // a streamed answer may run for as long as it produces
         const kind = route.stream === 'openai' ? this.openaiStream : route.stream === 'events' ? this.eventStream : this.nativeStream;
         return kind.call(this, res, ctl, release, what) as T;
       }
@@ -203,6 +214,7 @@ export class HttpTransport implements Transport {
     if (e instanceof ApiError) return e;
     if (ctl.signal.aborted) {
       if (ctl.signal.reason === CLOSED) return new ApiError(RetCode.OPERATING_ERROR, 'The client is closed.', { cause: e });
+      if (ctl.signal.reason === TIMEOUT) return new ApiError(RetCode.EXCEPTION_ERROR, `The request timed out after ${this.timeoutMs} ms: ${what}`, { cause: e });
       return new ApiError(RetCode.EXCEPTION_ERROR, `The request was aborted: ${what}`, { cause: ctl.signal.reason ?? e });
     }
     const cause = (e as { cause?: { code?: string; message?: string } })?.cause;

@@ -12,3 +12,4 @@ export type { MemoryMessage } from './memory.js';
 export { Agent } from './agent.js';
 export { AgentSession, AgentMessage } from './agent-session.js';
 export type { AgentAskOptions, AgentEvent, TraceEntry } from './agent-session.js';
+export { ApiError } from '../api/errors.js';

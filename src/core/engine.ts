@@ -25,6 +25,12 @@ export interface EngineOptions {
   agents?: AgentOptions;
   /** This engine's ranking settings (unknown keys or bad values: TypeError). @default DEFAULT_RETRIEVAL_OPTIONS */
   retrieval?: Partial<RetrievalOptions>;
+  /**
+   * Open an existing store without ever writing to it (an export's source, a report): no schema
+   * upgrade, no recovery of interrupted work, no stored defaults updated; every write fails with
+   * the file's SQLITE_READONLY error. @default false
+   */
+  readonly?: boolean;
 }
 
 /** Agent runtime settings: nothing outside the process is reachable unless listed here. */
@@ -49,12 +55,15 @@ export class Engine {
   readonly agentOptions: AgentOptions;
   /** The ranking settings every retrieval of this engine uses (frozen; `EngineOptions.retrieval` over the defaults). */
   readonly retrievalOptions: Readonly<RetrievalOptions>;
+  /** Opened with `readonly`: background work that writes (recovery, queues) stays off. */
+  readonly readonly: boolean;
   private closed = false;
   private readonly closers: Array<() => Promise<void> | void> = [];
 
   constructor(opts: EngineOptions) {
     this.retrievalOptions = resolveRetrievalOptions(opts.retrieval); // before the file is opened
-    this.db = openDatabase(opts.path);
+    this.readonly = opts.readonly === true;
+    this.db = openDatabase(opts.path, { readonly: this.readonly });
     try {
       this.models = new ModelRegistry(opts.models ?? []);
       this.agentOptions = { ...(opts.agents ?? {}) };
@@ -101,6 +110,10 @@ export class Engine {
   private ensureLocalAccount(opts: EngineOptions): Ctx {
     const row = this.db.prepare(`SELECT u.user_id AS userId, u.tenant_id AS tenantId FROM user_tenant u
       WHERE u.role = 'owner' ORDER BY rowid LIMIT 1`).get() as Ctx | undefined;
+    if (this.readonly) {
+      if (!row) throw new Error(`${opts.path} holds no ragloom store yet (no account): nothing to read`);
+      return row;
+    }
     const embd = opts.default_embedding_model ?? DEFAULT_EMBEDDING_MODEL;
     const llm = opts.default_chat_model ?? '';
     if (row) {

@@ -31,6 +31,7 @@ export class ParseQueue {
   constructor(private readonly e: Engine, limits: IngestLimits = INGEST_DEFAULTS, lanes = Math.min(2, availableParallelism())) {
     this.workers = Array.from({ length: Math.max(1, lanes) }, () => new IngestWorker(limits));
     e.onClose(() => this.stop());
+    if (e.readonly) return; // recovery writes; a read-only open leaves it to the next writer
     // A process killed mid-parse left these RUNNING with their old chunks intact: parse again —
     // unless another live process (a server, a script on the same file) is parsing them now.
     const stuck = e.db.prepare(`SELECT d.id, o.pid, o.host, o.heartbeat FROM document d LEFT JOIN parse_owner o ON o.document_id = d.id

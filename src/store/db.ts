@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { migrate } from './migrations.js';
+import { migrate, SCHEMA_VERSION } from './migrations.js';
 
 export type Db = Database.Database;
 
@@ -36,16 +36,28 @@ function writable(path: string): boolean {
   }
 }
 
+/** A read-only open cannot upgrade the schema, and the code expects the current one. */
+function requireCurrentSchema(db: Db, path: string): void {
+  const v = db.pragma('user_version', { simple: true }) as number;
+  if (v === SCHEMA_VERSION) return;
+  throw new Error(v > SCHEMA_VERSION
+    ? `Database schema version ${v} is newer than this ragloom (${SCHEMA_VERSION}); upgrade ragloom.`
+    : v === 0
+      ? `${path} is not a ragloom store (schema version 0): a read-only open cannot create one`
+      : `${path} has schema version ${v}, older than this ragloom's ${SCHEMA_VERSION}: open it once without readonly to upgrade it`);
+}
+
 /** Opens (creating if needed) a ragloom database file: WAL, foreign keys, sqlite-vec, migrated. */
 export function openDatabase(path: string, opts: OpenOptions = {}): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:' && !opts.readonly) mkdirSync(dirname(path), { recursive: true });
   // A file this process may not write is refused before SQLite opens it: opened, a WAL database
   // gets -wal and -shm files created with the file's read-only mode, and those would keep it
   // unopenable after the mode is fixed.
   if (path !== ':memory:' && !opts.readonly && existsSync(path) && !writable(path)) {
     throw new Database.SqliteError('attempt to write a readonly database', 'SQLITE_READONLY');
   }
-  const db = new Database(path, { readonly: opts.readonly ?? false });
+  // fileMustExist: a read-only open of a missing file is SQLITE_CANTOPEN, not a new empty store.
+  const db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
   try {
     sqliteVec.load(db);
     // 16 KiB pages for a new file (an existing file keeps its own: SQLite ignores this then). A
@@ -54,7 +66,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     // quarter of the WAL frames. Measured at 100k chunks (bench/speed.ts): ingest about 25%
     // faster, query p50 unchanged. Set before WAL mode, which writes the file's first page.
     if (!opts.readonly) db.pragma(`page_size = ${PAGE_SIZE}`);
-    if (path !== ':memory:') db.pragma('journal_mode = WAL');
+    if (path !== ':memory:' && !opts.readonly) db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
@@ -64,6 +76,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     // memory add goes from ~300 to ~140 µs (bench/memory.ts).
     db.pragma('temp_store = MEMORY');
     if (!opts.readonly) migrate(db, opts.targetVersion);
+    else requireCurrentSchema(db, path);
     return db;
   } catch (e) {
     db.close();
