@@ -75,6 +75,14 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
   };
 }
 
+/** The sort keys of a chunk's positions `[[page, x0, x1, top, bottom], …]`: its first one's page and top. */
+function positionKeys(positions: unknown[]): { page_num: number; top: number } {
+  const p = positions[0];
+  const page = Array.isArray(p) ? Number(p[0]) : NaN;
+  const top = Array.isArray(p) ? Number(p[3]) : NaN;
+  return Number.isFinite(page) ? { page_num: page, top: Number.isFinite(top) ? top : 0 } : { page_num: 0, top: 0 };
+}
+
 const pyType = (v: unknown): string => (typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : v === null || v === undefined ? 'NoneType' : Array.isArray(v) ? 'list' : typeof v === 'object' ? 'dict' : typeof v === 'boolean' ? 'bool' : 'str');
 
 export function listChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: string, q: Record<string, unknown>): { total: number; chunks: Record<string, unknown>[]; doc: Record<string, unknown> } {
@@ -108,8 +116,10 @@ export function listChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: s
     };
   }
   const total = (e.db.prepare('SELECT COUNT(*) AS n FROM chunk WHERE document_id = ?').get(doc.id) as { n: number }).n;
-  const rows = e.db.prepare(`SELECT * FROM chunk WHERE document_id = ? ORDER BY chunk_order, page_num, top, create_timestamp DESC
-    LIMIT ? OFFSET ?`).all(doc.id, limit, offset) as ChunkRow[];
+  // By position, as RAGFlow sorts page_num_int and top_int (chunks without positions last, as a
+  // missing sort value is); rowid breaks the last ties so pages never overlap.
+  const rows = e.db.prepare(`SELECT * FROM chunk WHERE document_id = ?
+    ORDER BY page_num = 0, page_num, top, chunk_order, create_timestamp DESC, rowid LIMIT ? OFFSET ?`).all(doc.id, limit, offset) as ChunkRow[];
   return { total, chunks: rows.map((r) => chunkToWire(r, doc.name)), doc: docWire };
 }
 
@@ -152,7 +162,7 @@ export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, docume
     if (!now || now.rowid !== row.rowid) fail('CANT_FIND_CHUNK', chunkIdArg);
     rewriteChunk(e.db, row.rowid, {
       id: row.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw as string[], questions, tag_kwd: tags as string[],
-      positions: positions as number[][], available, token_num: countTokens(content), vector: vector!,
+      positions: positions as number[][], available, token_num: countTokens(content), vector: vector!, ...positionKeys(positions),
     });
     recount(e, doc);
     faultPoint('chunks.update:counted');

@@ -181,10 +181,11 @@ export function rewriteChunk(db: Db, rowid: number, c: Omit<NewChunk, 'document_
   const old = db.prepare('SELECT vec_dim FROM chunk WHERE rowid = ?').get(rowid) as { vec_dim: number };
   const rid = BigInt(rowid);
   const indexText = c.index_text !== undefined && c.index_text !== c.content ? c.index_text : null;
+  // The position sort keys follow the positions (RAGFlow rewrites page_num_int / top_int with them).
   db.prepare(`UPDATE chunk SET id = ?, content = ?, important_keywords = ?, questions = ?, tag_kwd = ?, positions = ?,
-      available = ?, token_num = ?, vec_dim = ?, index_text = ? WHERE rowid = ?`).run(
+      available = ?, token_num = ?, vec_dim = ?, index_text = ?, page_num = COALESCE(?, page_num), top = COALESCE(?, top) WHERE rowid = ?`).run(
     c.id, c.content, JSON.stringify(c.important_keywords), JSON.stringify(c.questions), JSON.stringify(c.tag_kwd),
-    JSON.stringify(c.positions), c.available ? 1 : 0, c.token_num, c.vector.length, indexText, rid);
+    JSON.stringify(c.positions), c.available ? 1 : 0, c.token_num, c.vector.length, indexText, c.page_num ?? null, c.top ?? null, rid);
   faultPoint('chunks.rewrite:row-updated');
   db.prepare('DELETE FROM chunk_fts WHERE rowid = ?').run(rid);
   indexChunk(db, rid, c);

@@ -42,13 +42,18 @@ function excelLines(tables: Block[]): string[] {
   return lines;
 }
 
-/** html4excel: each sheet as HTML tables of 12 data rows under the repeated header row. */
-function excelHtml(tables: Block[], per: number): string[] {
+/** html4excel: each sheet as HTML tables of 12 data rows under the repeated header row; a section label joins the caption. */
+function excelHtml(blocks: Block[], per: number): string[] {
   const out: string[] = [];
-  for (const t of tables) {
+  let label: string | undefined;
+  for (const t of blocks) {
+    if (t.kind === 'heading') label = t.text;
+    if (t.kind !== 'table') continue;
     const rows = t.rows ?? [];
+    const caption = label ? (t.sheet ? `${t.sheet}: ${label}` : label) : t.sheet;
+    label = undefined;
     if (rows.length < 2) continue;
-    for (let i = 1; i < rows.length; i += per) out.push(tableHtml([rows[0]!, ...rows.slice(i, i + per)], true, t.sheet));
+    for (let i = 1; i < rows.length; i += per) out.push(tableHtml([rows[0]!, ...rows.slice(i, i + per)], true, caption));
   }
   return out;
 }
@@ -81,13 +86,12 @@ export function naiveTextChunks(doc: ParsedDocument, ctx: ChunkContext, opts: Na
   const blocks = doc.blocks.filter((b) => !isRunning(b));
 
   if (doc.format === 'xlsx' || doc.format === 'csv') {
-    const tables = blocks.filter((b) => b.kind === 'table');
     if (pc.html4excel === true) {
       // RAGFlow sets chunk_token_num to 0 here: every HTML table is its own chunk.
-      return naiveMerge(excelHtml(tables, NAIVE_DEFAULTS.html4excel_rows).map((text) => ({ text })), 0, delimiter, 0);
+      return naiveMerge(excelHtml(blocks, NAIVE_DEFAULTS.html4excel_rows).map((text) => ({ text })), 0, delimiter, 0);
     }
-    const rest = blocks.filter((b) => b.kind !== 'table' && b.kind !== 'image' && b.text.trim());
-    const lines = [...excelLines(tables), ...rest.map((b) => b.text)];
+    // Section labels (headings) stay in place, above their rows.
+    const lines = blocks.flatMap((b) => (b.kind === 'table' ? excelLines([b]) : b.kind !== 'image' && b.text.trim() ? [b.text] : []));
     return naiveMerge(lines.map((text) => ({ text })), limit, delimiter, overlap);
   }
 
@@ -120,10 +124,34 @@ export function layoutNotes(doc: ParsedDocument, pc: Record<string, unknown>): s
 /**
  * The naive method. Text chunks come first, then the document's tables (RAGFlow tokenize_table,
  * `doc_type` "table") and captioned/OCR'd images (`doc_type` "image"); PDF chunks are ordered by
- * page and position instead.
+ * page and position instead, and HTML chunks follow the page.
  */
 export function naive(doc: ParsedDocument, ctx: ChunkContext, opts: NaiveOptions = {}): ChunkResult {
+  if (doc.format === 'html') return finalize(inReadingOrder(doc, ctx, opts), doc);
   const drafts = toDrafts(naiveTextChunks(doc, ctx, opts), ctx.parserConfig);
   if (doc.format !== 'xlsx' && doc.format !== 'csv') drafts.push(...tableAndImageChunks(doc, ctx.language));
   return finalize(drafts, doc, layoutNotes(doc, ctx.parserConfig));
+}
+
+/**
+ * A web page's tables and pictures stay where they stand: the text between two of them is merged
+ * on its own, so a chunk never spans a table and the chunks list in the page's order.
+ */
+function inReadingOrder(doc: ParsedDocument, ctx: ChunkContext, opts: NaiveOptions): ChunkDraft[] {
+  const drafts: ChunkDraft[] = [];
+  let run: Block[] = [];
+  const flush = () => {
+    if (run.length) drafts.push(...toDrafts(naiveTextChunks({ ...doc, blocks: run }, ctx, opts), ctx.parserConfig));
+    run = [];
+  };
+  for (const b of doc.blocks) {
+    if (b.kind !== 'table' && b.kind !== 'image') {
+      run.push(b);
+      continue;
+    }
+    flush();
+    drafts.push(...tableAndImageChunks({ ...doc, blocks: [b] }, ctx.language));
+  }
+  flush();
+  return drafts;
 }

@@ -11,10 +11,10 @@ import { decodeText } from './decode.js';
 
 export const ROWS_PER_BLOCK = 1000;
 
-/** Splits a sheet's rows into table blocks of at most ROWS_PER_BLOCK data rows. */
+/** Splits a sheet's rows into table blocks of at most ROWS_PER_BLOCK data rows; `extra.header` overrides detection. */
 export function sheetBlocks(rows: string[][], extra: Partial<Block> = {}): Block[] {
   if (rows.length === 0) return [];
-  const header = detectHeader(rows);
+  const header = extra.header ?? detectHeader(rows);
   const head = header ? [rows[0]!] : [];
   const body = header ? rows.slice(1) : rows;
   const out: Block[] = [];

@@ -93,15 +93,22 @@ function containsTag(n: DomNode, name: string): boolean {
 export interface TableData {
   rows: string[][];
   header: boolean;
+  /** The table as RAGFlow stores it, merged cells kept as `colspan` / `rowspan`. */
+  html: string;
 }
 
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
 /**
- * Reads a table into a grid; colspan/rowspan cells repeat their text in the cells they cover so
- * every row has the same width (the way spreadsheets' merged headers are usually read).
+ * Reads a table into a grid of equal-width rows. A merged (colspan / rowspan) cell's text stands
+ * once, in its top-left cell; the cells it covers are empty, and the HTML copy keeps the spans.
  */
 export function readTable(table: DomNode): TableData {
   const trs = tableRows(table);
   const grid: string[][] = [];
+  // Top-left cell of each merged cell: its spans and tag.
+  const origin = new Map<string, { cs: number; rs: number; th: boolean }>();
+  const covered = new Set<string>();
   const thRows: boolean[] = [];
   trs.forEach((tr, r) => {
     grid[r] ??= [];
@@ -112,21 +119,44 @@ export function readTable(table: DomNode): TableData {
       while (grid[r]![col] !== undefined) col++;
       const text = cellText(nodeText(cell));
       const cs = Math.min(Math.max(1, Number(attr(cell, 'colspan')) || 1), 100);
-      const rs = Math.min(Math.max(1, Number(attr(cell, 'rowspan')) || 1), 1000);
-      for (let dr = 0; dr < rs && r + dr < trs.length; dr++) {
+      const rs = Math.min(Math.max(1, Number(attr(cell, 'rowspan')) || 1), 1000, trs.length - r);
+      for (let dr = 0; dr < rs; dr++) {
         grid[r + dr] ??= [];
-        for (let dc = 0; dc < cs; dc++) grid[r + dr]![col + dc] = text;
+        for (let dc = 0; dc < cs; dc++) {
+          grid[r + dr]![col + dc] = dr === 0 && dc === 0 ? text : '';
+          if (dr || dc) covered.add(`${r + dr},${col + dc}`);
+        }
       }
+      origin.set(`${r},${col}`, { cs, rs, th: cell.name?.toLowerCase() === 'th' });
       col += cs;
     }
   });
   const width = Math.max(0, ...grid.map((r) => r.length));
-  const rows = grid
-    .map((r) => Array.from({ length: width }, (_, i) => r[i] ?? ''))
-    .filter((r) => r.some((c) => c !== ''));
+  const full = grid.map((r) => Array.from({ length: width }, (_, i) => r[i] ?? ''));
+  const kept = full.map((r, i) => i).filter((i) => full[i]!.some((c) => c !== ''));
+  const rows = kept.map((i) => full[i]!);
   const inThead = childTags(table, 'thead').length > 0;
-  const header = rows.length > 1 && (inThead || thRows[0] === true || detectHeader(rows));
-  return { rows, header };
+  const firstTh = thRows[kept[0] ?? 0] === true;
+  const header = rows.length > 1 && (inThead || firstTh || detectHeader(rows));
+  // HTML over the kept rows: a span counts only the rows that are kept.
+  const keptSet = new Set(kept);
+  const html = kept
+    .map((r, k) => {
+      let tds = '';
+      for (let c = 0; c < width; c++) {
+        if (covered.has(`${r},${c}`)) continue;
+        const o = origin.get(`${r},${c}`);
+        const cs = o?.cs ?? 1;
+        let rs = 0;
+        for (let dr = 0; dr < (o?.rs ?? 1); dr++) if (keptSet.has(r + dr)) rs++;
+        const tag = (header && k === 0) || o?.th ? 'th' : 'td';
+        tds += `<${tag}${cs > 1 ? ` colspan="${cs}"` : ''}${rs > 1 ? ` rowspan="${rs}"` : ''}>${esc(full[r]![c]!)}</${tag}>`;
+        c += cs - 1;
+      }
+      return `<tr>${tds}</tr>`;
+    })
+    .join('');
+  return { rows, header, html: `<table>${html}</table>` };
 }
 
 /** A table used for page layout (email templates, SEC filings) rather than data. */
@@ -230,7 +260,7 @@ export function domToBlocks(root: DomNode, opts: WalkOptions = {}): Block[] {
         for (const cap of childTags(n, 'caption')) walk(cap);
         if (data.rows.length === 0) return;
         const b: Block = { kind: 'table', text: tableText(data.rows), rows: data.rows, header: data.header };
-        if (opts.tableHtml) b.html = tableHtml(data);
+        if (opts.tableHtml) b.html = data.html;
         push(b);
         return;
       }
@@ -245,13 +275,6 @@ export function domToBlocks(root: DomNode, opts: WalkOptions = {}): Block[] {
   walk(root);
   flush();
   return blocks;
-}
-
-function tableHtml(d: TableData): string {
-  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  return `<table>${d.rows
-    .map((r, i) => `<tr>${r.map((c) => (d.header && i === 0 ? `<th>${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`)
-    .join('')}</table>`;
 }
 
 /** Parses an HTML string (fragment or document) and returns its root node. */

@@ -33,8 +33,17 @@ const EXTENSIONS: Record<string, DocFormat> = {
   cs: 'text', go: 'text', rs: 'text', rb: 'text', php: 'text', sh: 'text', css: 'text',
   eml: 'eml',
   json: 'json', jsonl: 'json', ldjson: 'json',
-  png: 'image', jpg: 'image', jpeg: 'image', gif: 'image', webp: 'image', tif: 'image', tiff: 'image',
+  png: 'image', apng: 'image', jpg: 'image', jpeg: 'image', jpe: 'image', jfif: 'image', gif: 'image', webp: 'image',
+  tif: 'image', tiff: 'image', avif: 'image', svg: 'image',
 };
+
+/**
+ * RAGFlow's visual and aural types that ragloom cannot decode. Some are text inside (EPS, XML
+ * playlists): they are refused, never indexed as their markup.
+ */
+const OTHER_IMAGES = new Set('bmp ico icon heic heif psd eps ai cdr pcx tga exif fpx pcd dxf ufo raw wmf emf xcf jp2 jxl dng svgz'.split(' '));
+const VIDEO_OR_SOUND = new Set(('mpg mpeg avi rm rmvb mov wmv asf dat asx wvx mpe mpa mp4 mkv '
+  + 'da wave wav mp3 aac flac ogg aiff au midi wma realaudio vqf oggvorbis ape m4a').split(' '));
 
 const extOf = (filename: string): string => {
   const base = filename.split(/[\\/]/).pop() ?? '';
@@ -94,9 +103,16 @@ function chooseFormat(data: Uint8Array, filename: string): DocFormat {
     const sniffed = looksBinary(data) ? sniffFormat(data) : undefined;
     return sniffed && BINARY.has(sniffed) ? sniffed : byExt;
   }
+  const ext = extOf(filename);
+  if (OTHER_IMAGES.has(ext) || VIDEO_OR_SOUND.has(ext)) {
+    // A picture under another image's name still reads; anything else is refused, not read as text.
+    if (sniffImage(data)) return 'image';
+    fail(OTHER_IMAGES.has(ext)
+      ? `Unsupported image format: .${ext} (images are read as PNG, JPEG, GIF, WebP, TIFF, AVIF or SVG)`
+      : `Unsupported file type: .${ext} (video and sound are not parsed)`);
+  }
   const sniffed = sniffFormat(data);
   if (!sniffed) {
-    const ext = extOf(filename);
     fail(ext ? `Unsupported file type: .${ext}` : 'Unsupported file type: the content is not a recognised document format');
   }
   return sniffed;

@@ -1,10 +1,12 @@
 /**
- * Geometry shared by PDF text and OCR output: lines → paragraphs, text-aligned table detection,
- * heading sizes, and running header/footer detection. Coordinates are top-left based, in points
- * for PDFs (RAGFlow's pdfplumber units) and pixels for images.
+ * Geometry shared by PDF text and OCR output: lines → paragraphs and text-aligned tables
+ * (`text-table.ts`), heading sizes, and running header/footer detection. Coordinates are top-left
+ * based, in points for PDFs (RAGFlow's pdfplumber units) and pixels for images.
  */
 import type { Block, Position } from '../types.js';
-import { detectHeader, isNumeric, tableText } from './common.js';
+import { tableText } from './common.js';
+import { findTextTables } from './text-table.js';
+import type { TextTable } from './text-table.js';
 
 /** A run of text on one line separated from its neighbours by a wide gap (a table cell). */
 export interface Seg {
@@ -26,6 +28,8 @@ export interface Line {
   segs: Seg[];
   /** Rotated text (margin stamps); never merged with other lines. */
   rotated?: boolean;
+  /** Baseline y (PDF text); OCR lines leave it unset. */
+  baseline?: number;
 }
 
 const bbox = (lines: Line[]): [number, number, number, number] => [
@@ -92,71 +96,6 @@ export function paragraphText(lines: Line[]): string {
   return s;
 }
 
-const isTabular = (l: Line): boolean => l.segs.length >= 3 && !l.rotated;
-
-/**
- * Finds runs of ≥ 3 lines with ≥ 3 wide-gap cells of short, often numeric text, and turns each
- * into a grid: columns are the merged x-extents of the cells of the fullest rows, every other
- * cell goes to the column it overlaps most.
- */
-export function detectTextTable(run: Line[]): string[][] | undefined {
-  if (run.length < 3) return undefined;
-  const segs = run.flatMap((l) => l.segs);
-  const meanLen = segs.reduce((a, s) => a + s.text.length, 0) / segs.length;
-  const numeric = segs.filter((s) => isNumeric(s.text)).length / segs.length;
-  const maxSegs = Math.max(...run.map((l) => l.segs.length));
-  if (meanLen > 40 || (numeric < 0.2 && maxSegs < 4)) return undefined;
-  // Columns are x-ranges covered by cells in more than a tenth of the rows; the gutters between
-  // them are crossed only by a few spanning header cells. 1 pt bins.
-  const minX = Math.floor(Math.min(...segs.map((q) => q.x0)));
-  const maxX = Math.ceil(Math.max(...segs.map((q) => q.x1)));
-  if (maxX - minX > 20000) return undefined;
-  const cov = new Uint16Array(maxX - minX + 1);
-  for (const l of run) {
-    for (const q of l.segs) for (let x = Math.floor(q.x0); x < Math.ceil(q.x1); x++) cov[x - minX]!++;
-  }
-  const threshold = Math.max(1, Math.floor(run.length * 0.1));
-  const cols: [number, number][] = [];
-  let startX = -1;
-  for (let x = 0; x < cov.length; x++) {
-    if (cov[x]! > threshold) {
-      if (startX < 0) startX = x;
-    } else if (startX >= 0) {
-      cols.push([startX + minX, x + minX]);
-      startX = -1;
-    }
-  }
-  if (startX >= 0) cols.push([startX + minX, cov.length + minX]);
-  if (cols.length < 3) return undefined;
-  const best = (q: Seg): number => {
-    let at = 0;
-    let score = Number.NEGATIVE_INFINITY;
-    cols.forEach(([a, b], i) => {
-      // Negative overlap = distance; the nearest column wins when nothing overlaps.
-      const overlap = Math.min(b, q.x1) - Math.max(a, q.x0);
-      if (overlap > score) {
-        score = overlap;
-        at = i;
-      }
-    });
-    return at;
-  };
-  const rows = run.map((l) => {
-    const row = cols.map(() => '');
-    for (const s of l.segs) {
-      const spans = cols.filter(([a, b]) => Math.min(b, s.x1) - Math.max(a, s.x0) > 0).length;
-      // A cell straddling columns (tightly set headers) is split back into its text items.
-      const pieces = spans > 1 && s.parts && s.parts.length > 1 ? s.parts : [s];
-      for (const q of pieces) {
-        const i = best(q);
-        row[i] = row[i] ? `${row[i]} ${q.text.trim()}` : q.text.trim();
-      }
-    }
-    return row;
-  });
-  return rows;
-}
-
 export interface LayoutOptions {
   page: number;
   /** Sizes at or above this are headings; computed per document. */
@@ -165,25 +104,13 @@ export interface LayoutOptions {
 
 /** Lines of one page (in stream order) → text and table blocks with positions. */
 export function linesToBlocks(lines: Line[], o: LayoutOptions): Block[] {
+  const owner = new Map<Line, TextTable>();
+  for (const t of findTextTables(lines)) for (const l of t.lines) owner.set(l, t);
   const blocks: Block[] = [];
-  let i = 0;
-  while (i < lines.length) {
-    if (isTabular(lines[i]!)) {
-      let j = i;
-      // Allow single non-tabular lines inside a table (wrapped labels, sub-headers).
-      while (j < lines.length && (isTabular(lines[j]!) || (j + 1 < lines.length && isTabular(lines[j + 1]!) && lines[j]!.segs.length >= 1 && !lines[j]!.rotated))) j++;
-      const run = lines.slice(i, j);
-      const rows = detectTextTable(run);
-      if (rows) {
-        const header = detectHeader(rows);
-        blocks.push({ kind: 'table', text: tableText(rows), rows, header, page: o.page, positions: [position(o.page, run)] });
-        i = j;
-        continue;
-      }
-    }
-    let j = i + 1;
-    while (j < lines.length && !isTabular(lines[j]!)) j++;
-    for (const para of groupParagraphs(lines.slice(i, j))) {
+  const done = new Set<TextTable>();
+  let run: Line[] = [];
+  const flush = () => {
+    for (const para of groupParagraphs(run)) {
       const text = paragraphText(para);
       if (!text) continue;
       const size = para[0]!.size;
@@ -197,9 +124,40 @@ export function linesToBlocks(lines: Line[], o: LayoutOptions): Block[] {
         positions: [position(o.page, para)],
       });
     }
-    i = j;
+    run = [];
+  };
+  for (const l of lines) {
+    const t = owner.get(l);
+    if (!t) {
+      run.push(l);
+      continue;
+    }
+    // A table goes where its first line is in the stream; its other lines may come later.
+    if (done.has(t)) continue;
+    done.add(t);
+    flush();
+    blocks.push({ kind: 'table', text: tableText(t.rows), rows: t.rows, header: t.header, page: o.page, positions: [position(o.page, t.lines)] });
   }
+  flush();
   return blocks;
+}
+
+/** The body font size: the size (0.5 pt buckets) carrying most characters. */
+export function bodySize(lines: Line[]): number {
+  const chars = new Map<number, number>();
+  for (const l of lines) {
+    const k = Math.round(l.size * 2) / 2;
+    chars.set(k, (chars.get(k) ?? 0) + l.text.length);
+  }
+  let body = 0;
+  let most = -1;
+  for (const [k, n] of chars) {
+    if (n > most) {
+      most = n;
+      body = k;
+    }
+  }
+  return body;
 }
 
 /**

@@ -164,8 +164,9 @@ describe('parseFile() XLSX and CSV', () => {
       ['North', '10', '20'],
       ['South', '5.5', '7'],
     ]);
-    expect(notes).toMatchObject({ sheet: 'Notes', page: 2 });
-    expect(notes!.rows![0]).toEqual(['Merged title', 'Merged title', 'Merged title']);
+    // A merged title line above the table is its label, not its header row.
+    expect(notes).toMatchObject({ kind: 'heading', text: 'Merged title', sheet: 'Notes', page: 2 });
+    expect(doc.blocks[2]).toMatchObject({ kind: 'table', sheet: 'Notes', page: 2, rows: [['x', 'y', 'z']] });
   });
 
   it('reads quoted commas, newlines in quotes and non-ASCII in CSV', async () => {
