@@ -5,7 +5,7 @@ import { Issues, checkStr, checkInt, checkFloat, toNumber, sqlCount } from './va
 import { pyStr } from './pyfmt.js';
 import { DOCUMENT_CHUNK_METHODS, validateParserConfig, storedParserConfig } from './parser-config.js';
 import { newId, nowMs, duplicateName, fileSuffix, utf8Length, deepMerge, isPlainObject, pyListRepr, faultPoint } from '../util/index.js';
-import { putBlob, getBlob, pruneBlobs, removeDocumentChunks } from '../store/index.js';
+import { putBlob, getBlob, pruneBlobs, removeDocumentChunks, cachedStatement } from '../store/index.js';
 
 /**
  * Largest file the store can hold: SQLite's blob limit (SQLITE_MAX_LENGTH in better-sqlite3's
@@ -44,10 +44,18 @@ export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: u
   const t = nowMs();
   const ids: string[] = [];
   e.tx(() => {
-    // Names compare as RAGFlow's MySQL collation does: case-insensitively.
-    const taken = e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ? COLLATE NOCASE');
+    // Names compare as RAGFlow's MySQL collation does: case-insensitively. One lookup in the
+    // (dataset_id, name COLLATE NOCASE) index per candidate name: 10,000 files into a dataset of
+    // 10,000 cost 20,000 index probes, not 10,000 scans of the dataset's documents.
+    const taken = cachedStatement(e.db, 'SELECT 1 FROM document WHERE dataset_id = ? AND name = ? COLLATE NOCASE');
+    const insert = cachedStatement(e.db, `INSERT INTO document (id, dataset_id, name, suffix, type, size, blob_sha256, location, parser_id, parser_config,
+          created_by, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    // Where each name's search for a free one stopped in this call: 10,000 files all named
+    // `notes.txt` probe about 10,000 names, not 1 + 2 + … + 10,000 (the names before it are taken).
+    const last = new Map<string, string>();
     for (const f of list) {
-      const name = duplicateName(f.display_name as string, (n) => !!taken.get(kb.id, n), true);
+      const name = duplicateName(last.get(f.display_name as string) ?? (f.display_name as string), (n) => !!taken.get(kb.id, n), true);
+      last.set(f.display_name as string, name);
       const blob = f.blob as Uint8Array;
       const sha = putBlob(e.db, blob);
       faultPoint('upload:blob-written');
@@ -55,13 +63,11 @@ export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: u
       const method = documentChunkMethod(suffix, kb.parser_id);
       const id = newId();
       ids.push(id);
-      e.db.prepare(`INSERT INTO document (id, dataset_id, name, suffix, type, size, blob_sha256, location, parser_id, parser_config,
-          created_by, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-        id, kb.id, name, suffix, fileType(suffix), blob.length, sha, name, method, kb.parser_config, ctx.userId, t, t);
+      insert.run(id, kb.id, name, suffix, fileType(suffix), blob.length, sha, name, method, kb.parser_config, ctx.userId, t, t);
       faultPoint('upload:row-written');
     }
-    refreshDatasetCounts(e, kb.id);
-    e.db.prepare('UPDATE dataset SET update_time = ? WHERE id = ?').run(t, kb.id);
+    // New documents have no chunks: the counters move by the number of files, no count over the dataset.
+    cachedStatement(e.db, 'UPDATE dataset SET doc_num = doc_num + ?, update_time = ? WHERE id = ?').run(list.length, t, kb.id);
     faultPoint('upload:counted');
   });
   faultPoint('upload:committed');
@@ -95,6 +101,8 @@ export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<
     // Lists go in as one JSON parameter: one placeholder each would stop at SQLite's 32,766 variables.
     where.push('id IN (SELECT value FROM json_each(@ids))');
     p.ids = JSON.stringify(Array.from(q.ids, (v) => pyStr(v)));
+    // Looked up by id, not by scanning the dataset's index (10,000 documents: ~20 ms a page).
+    where[0] = '+dataset_id = @ds';
   }
   if (typeof q.keywords === 'string' && q.keywords) {
     // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").

@@ -85,6 +85,7 @@ export const CATALOGUE = {
   // parsing
   DOCUMENT_IDS_REQUIRED: [D, '`document_ids` is required'],
   PARSE_RUNNING: [D, "Can't parse document that is currently being processed"],
+  REPLACE_RUNNING: [D, "Can't replace the file of a document that is currently being processed"],
   DOCUMENTS_NOT_FOUND: [D, 'Documents not found: %s'],
   STOP_INVALID_STATE: [D, "Can't stop parsing document that has not started or already completed"],
   // chunks

@@ -4,6 +4,7 @@ import { pyStr } from './pyfmt.js';
 import { notJson } from './validate.js';
 import * as datasets from './datasets.js';
 import * as documents from './documents.js';
+import { replaceDocumentContent } from './document-content.js';
 import * as chunks from './chunks.js';
 import * as parse from './parse.js';
 import { retrieve, type RetrieveParams } from './retrieval.js';
@@ -35,6 +36,8 @@ const OPS = {
   'documents.update': (a: Api, c: Ctx, p: P) => documents.updateDocument(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
   'documents.delete': (a: Api, c: Ctx, p: P) => documents.deleteDocuments(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
   'documents.download': (a: Api, c: Ctx, p: P) => documents.downloadDocument(a.engine, c, str(p.dataset_id), str(p.document_id)),
+  // ragloom: new bytes under an existing document (same id); no REST route (the embedded engine only).
+  'documents.replaceContent': (a: Api, c: Ctx, p: P) => replaceDocumentContent(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
   'documents.parse': (a: Api, c: Ctx, p: P) => parse.parseDocuments(a.engine, a.queue, c, str(p.dataset_id), body(p, 'dataset_id')),
   'documents.stopParse': (a: Api, c: Ctx, p: P) => parse.stopParsing(a.engine, a.queue, c, str(p.dataset_id), body(p, 'dataset_id')),
   'chunks.add': (a: Api, c: Ctx, p: P) => chunks.addChunk(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),

@@ -1,5 +1,5 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { ownedDataset, getDocument, RUN, resetForParse, restoreCounts, refreshDatasetCounts, type ParseQueue } from '../core/index.js';
+import { ownedDataset, getDocument, RUN, resetForParse, restoreCounts, type ParseQueue } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { pyListRepr, faultPoint } from '../util/index.js';
@@ -17,7 +17,8 @@ export function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: st
   const { kb, ids } = target(e, ctx, datasetId, req);
   const found = ids.map((id) => getDocument(e, kb.id, id)).filter((d) => !!d);
   if (found.some((d) => d.run === RUN.RUNNING)) fail('PARSE_RUNNING');
-  const missing = ids.filter((id) => !found.some((d) => d.id === id));
+  const have = new Set(found.map((d) => d.id));
+  const missing = ids.filter((id) => !have.has(id));
   resetForParse(e, found.map((d) => d.id));
   faultPoint('parse:reset');
   q.enqueue(found.map((d) => d.id));
@@ -41,8 +42,7 @@ export function stopParsing(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: strin
   }
   e.tx(() => {
     for (const d of docs) e.db.prepare('UPDATE document SET run = ?, progress = 0 WHERE id = ?').run(RUN.CANCEL, d.id);
-    restoreCounts(e, docs.map((d) => d.id));
-    refreshDatasetCounts(e, kb.id);
+    restoreCounts(e, docs.map((d) => d.id)); // and the dataset's counters
   });
   for (const d of docs) q.cancel(d.id);
 }

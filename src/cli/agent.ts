@@ -5,7 +5,6 @@
  * conversation on stdin. A form (`UserFillUp`) is answered from `--input k=v`, or asked on the
  * terminal.
  */
-import { parseArgs } from 'node:util';
 import { readFile, readdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
@@ -14,12 +13,14 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '../client/index.js';
 import type { AgentMessage } from '../client/agent-session.js';
 import { formatTable } from './table.js';
+import { type Command, type RunContext, UsageError, runCommand, writeJson, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** Templates shipped with the package (templates/ at the package root). */
 export const TEMPLATE_DIR = resolve(HERE, '../../templates');
 
-export class AgentUsageError extends Error {}
+/** A bad `agent` command line (a UsageError: printed with the usage, exit status 1). */
+export class AgentUsageError extends UsageError {}
 
 type Json = Record<string, unknown>;
 
@@ -81,7 +82,7 @@ function parseInputs(pairs: string[]): Record<string, { value: string }> {
   return out;
 }
 
-function printReply(m: AgentMessage, out = process.stdout): void {
+function printReply(m: AgentMessage, out: NodeJS.WritableStream = process.stdout): void {
   if (m.content) out.write(`${m.content}\n`);
   const refs = m.reference ?? [];
   const cited = new Set([...m.content.matchAll(/\[ID:(\d+)\]/g)].map((x) => Number(x[1])));
@@ -98,57 +99,65 @@ function printReply(m: AgentMessage, out = process.stdout): void {
   }
 }
 
-export async function runAgentCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub === 'templates') {
-    const rows = (await listTemplates()).map((t) => [t.name, t.title, t.description.slice(0, 70)]);
-    process.stdout.write(formatTable(['TEMPLATE', 'TITLE', 'DESCRIPTION'], rows));
-    return 0;
-  }
-  if (sub !== 'run') throw new AgentUsageError('ragloom agent templates | ragloom agent run <template|file.json> --dataset NAME [--question TEXT] [--input k=v] [--db FILE]');
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: {
-    dataset: { type: 'string', multiple: true }, db: { type: 'string' }, question: { type: 'string' }, input: { type: 'string', multiple: true },
-    model: { type: 'string' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' }, 'sql-dir': { type: 'string', multiple: true },
-    'allow-url': { type: 'string', multiple: true }, trace: { type: 'boolean' },
-  } });
-  if (positionals.length !== 1) throw new AgentUsageError('ragloom agent run <template|file.json> --dataset NAME [--question TEXT] [--input k=v] [--db FILE]');
+/** A reply as `--json` prints it. */
+const replyJson = (m: AgentMessage) => ({
+  content: m.content,
+  sources: (m.reference ?? []).map((c, i) => ({ id: i, document_id: c.document_id, document_name: c.document_name, similarity: c.similarity ?? 0 })),
+  ...(m.trace ? { trace: m.trace } : {}),
+});
+
+async function runAgent(c: RunContext): Promise<number> {
+  const { values, positionals, json, out } = c;
+  const models = chatModelFlags(c);
+  const datasets = listFlag(values, 'dataset');
+  const question = values.question as string | undefined;
+  const trace = values.trace === true;
   const tpl = await loadTemplate(positionals[0]!);
-  const models = values.model && values['base-url']
-    ? [{ type: 'chat' as const, name: values.model.slice(0, values.model.lastIndexOf('@')), factory: values.model.slice(values.model.lastIndexOf('@') + 1), base_url: values['base-url'], api_key: values['api-key'] }]
-    : [];
+  const db = stringFlag(values, 'db') ?? DEFAULT_DB;
+  // Named datasets can only be in a database that exists: do not create an empty one to say so.
+  if (datasets.length) existingDatabase(db);
   const client = new Client({
-    path: values.db ?? 'ragloom.db', models,
-    agents: { sql_dirs: (values['sql-dir'] ?? []).map((d) => resolve(d)), invoke_allow: values['allow-url'] ?? [] },
+    path: db, models,
+    agents: { sql_dirs: listFlag(values, 'sql-dir').map((d) => resolve(d)), invoke_allow: listFlag(values, 'allow-url') },
   });
   try {
     const ids: string[] = [];
-    for (const n of values.dataset ?? []) ids.push((await client.getDataset(n)).id);
-    const dsl = configureDsl(tpl.dsl, { datasetIds: ids, llmId: values.model });
+    for (const n of datasets) {
+      try {
+        ids.push((await client.getDataset(n)).id);
+      } catch {
+        throw new AgentUsageError(`--dataset ${n}: no such dataset in ${db} (\`ragloom list --db ${db}\` lists them)`);
+      }
+    }
+    const llmId = stringFlag(values, 'model');
+    const dsl = configureDsl(tpl.dsl, { datasetIds: ids, llmId });
     const existing = (await client.listAgents({ keywords: tpl.title, page_size: 100 })).find((a) => a.title === tpl.title);
     const agent = existing ?? (await client.createAgent({ title: tpl.title, description: tpl.description, dsl }));
     if (existing) await client.updateAgent(existing.id, { dsl });
     const session = await agent.createSession();
     const prologue = session.message?.[0]?.content;
     const tty = process.stdin.isTTY && process.stdout.isTTY;
-    if (prologue && (tty || !values.question)) process.stdout.write(`${prologue}\n\n`);
-    let inputs = parseInputs(values.input ?? []);
-    const rl = !values.question ? createInterface({ input: process.stdin, output: process.stdout, terminal: !!tty }) : undefined;
+    if (!json && prologue && (tty || question === undefined)) out.write(`${prologue}\n\n`);
+    let inputs = parseInputs(listFlag(values, 'input'));
+    const rl = question === undefined ? createInterface({ input: process.stdin, output: process.stdout, terminal: !!tty }) : undefined;
     try {
-      let question = values.question;
+      let q = question;
       for (;;) {
-        if (question === undefined) {
-          const line = await rl!.question(tty ? '> ' : '').catch(() => null);
+        if (q === undefined) {
+          const line = await rl!.question(tty && !json ? '> ' : '').catch(() => null);
           if (line === null) break;
-          question = line;
-          if (!question.trim()) continue;
+          q = line;
+          if (!q.trim()) continue;
         }
-        let reply = await session.ask(question, { inputs, return_trace: !!values.trace });
+        let reply = await session.ask(q, { inputs, return_trace: trace });
         while (reply.event === 'user_inputs') {
           const form = (reply.inputs ?? {}) as Record<string, { name?: string }>;
           const missing = Object.keys(form).filter((k) => !(k in inputs));
-          if (reply.tips) process.stdout.write(`${reply.tips}\n`);
-          if (missing.length && !tty) {
-            process.stderr.write(`The agent asks for: ${missing.join(', ')}. Give them with --input name=value.\n`);
+          if (reply.tips && !json) out.write(`${reply.tips}\n`);
+          if (missing.length && (!tty || json)) {
+            const msg = `The agent asks for: ${missing.join(', ')}. Give them with --input name=value.`;
+            if (json) writeJson({ error: { code: 'input', message: msg, inputs: missing } }, out);
+            else process.stderr.write(`${msg}\n`);
             return 2;
           }
           for (const k of missing) {
@@ -156,11 +165,13 @@ export async function runAgentCommand(args: string[]): Promise<number> {
             inputs[k] = { value: await rl2.question(`${form[k]?.name ?? k}: `) };
             if (!rl) rl2.close();
           }
-          reply = await session.ask('', { inputs, return_trace: !!values.trace });
+          reply = await session.ask('', { inputs, return_trace: trace });
         }
-        printReply(reply);
-        if (values.question !== undefined) break;
-        question = undefined;
+        // --json: one JSON value per reply (one line each in a conversation on stdin).
+        if (json) out.write(`${JSON.stringify(replyJson(reply), null, question !== undefined ? 2 : undefined)}\n`);
+        else printReply(reply, out);
+        if (question !== undefined) break;
+        q = undefined;
         inputs = {};
       }
     } finally {
@@ -170,4 +181,46 @@ export async function runAgentCommand(args: string[]): Promise<number> {
   } finally {
     await client.close();
   }
+}
+
+/** `ragloom agent templates | run`. */
+export const agentCommand: Command = {
+  spec: { name: 'agent', synopsis: 'templates | run <template|file.json> ...', summary: 'agents (RAGFlow canvas DSL) on your datasets (docs/agents.md)', options: {} },
+  subcommands: {
+    templates: {
+      spec: { name: 'agent templates', synopsis: '', summary: 'the agent templates shipped with ragloom (RAGFlow canvas DSL; see docs/agents.md)', options: {} },
+      async run({ json, out }) {
+        const list = await listTemplates();
+        if (json) writeJson({ templates: list }, out);
+        else out.write(formatTable(['TEMPLATE', 'TITLE', 'DESCRIPTION'], list.map((t) => [t.name, t.title, t.description.slice(0, 70)])));
+        return 0;
+      },
+    },
+    run: {
+      spec: {
+        name: 'agent run', synopsis: '<template|file.json> [--dataset NAME]... [--question TEXT] [--input k=v]... [--db FILE] [--trace]',
+        summary: 'run an agent (a shipped template or a RAGFlow DSL file) on your datasets: one question, or a conversation on stdin; forms are answered from --input or on the terminal',
+        positionals: { min: 1, max: 1 },
+        options: {
+          dataset: { type: 'string', multiple: true, arg: 'NAME', help: "a dataset the agent's Retrieval components search" },
+          db: { type: 'string', arg: 'FILE', help: 'the SQLite database file', default: DEFAULT_DB },
+          question: { type: 'string', arg: 'TEXT', help: 'one question (without it: a conversation, one question per line of stdin)' },
+          input: { type: 'string', multiple: true, arg: 'k=v', help: "an answer to the agent's form (UserFillUp)" },
+          model: { type: 'string', arg: 'NAME@FACTORY', help: 'the chat model of LLM / Agent / Categorize components (with --base-url)', default: 'the built-in extractive model' },
+          'base-url': { type: 'string', arg: 'URL', help: 'the OpenAI-compatible server of --model' },
+          'api-key': { type: 'string', arg: 'KEY', help: "that server's API key" },
+          'sql-dir': { type: 'string', multiple: true, arg: 'DIR', help: 'a folder whose SQLite files ExeSQL components may read' },
+          'allow-url': { type: 'string', multiple: true, arg: 'ORIGIN', help: 'an origin Invoke components may call (* for any)' },
+          trace: { type: 'boolean', help: 'print each component run (node, type, time, error)' },
+        },
+        details: 'With --json: one JSON value per reply ({"content", "sources", "trace"?}); a conversation on stdin prints one line per reply.',
+      },
+      run: runAgent,
+    },
+  },
+};
+
+/** `ragloom agent …` (the words after `agent`). */
+export function runAgentCommand(args: string[]): Promise<number> {
+  return runCommand(agentCommand, args);
 }

@@ -1,53 +1,74 @@
-import { parseArgs } from 'node:util';
+/**
+ * The `ragloom` command. Each subcommand is a {@link Command} in `COMMANDS` (its options, which
+ * also write its `--help`, and its `run`); `./args.ts` holds what they share: `--help`, `--json`,
+ * flag checks that name the flag, JSON errors, `--version`. docs/cli.md documents every command.
+ */
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
-import { Client } from '../client/index.js';
-import { ApiError } from '../api/errors.js';
-import { ingestFolder, summaryTable } from './ingest.js';
-import { runWorkspaceCommand } from './workspace.js';
-import { formatTable } from './table.js';
-import type { Chunk, Message } from '../client/index.js';
+import { Client, ApiError } from '../client/index.js';
+import type { Chunk, DataSet, Message } from '../client/index.js';
 import { BUILTIN_EMBEDDINGS, pullModel, modelCacheDir } from '../embed/index.js';
 import { startServer } from '../server/index.js';
-import { runAgentCommand, AgentUsageError } from './agent.js';
+import { ingestPath, summaryTable, summaryJson, CHUNK_METHODS } from './ingest.js';
+import { runWorkspaceCommand } from './workspace.js';
+import { formatTable } from './table.js';
+import { agentCommand } from './agent.js';
+import { runMigrateCommand, MigrateUsageError, MigrationError } from './migrate.js';
+import {
+  type Command, type OptionSpec, type RunContext, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText,
+  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB,
+} from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The package's own docs/ folder: real documents that ship with ragloom, used by quickstart. */
 const BUNDLED_DOCS = resolve(HERE, '../../docs');
 
-const USAGE = `ragloom — an embeddable retrieval engine with RAGFlow's interface
+const DB: OptionSpec = { type: 'string', arg: 'FILE', help: 'the SQLite database file', default: DEFAULT_DB };
+const DATASETS: OptionSpec = { type: 'string', multiple: true, arg: 'NAME', help: 'a dataset to search', default: 'every dataset of the database' };
+const MODEL: Record<string, OptionSpec> = {
+  model: { type: 'string', arg: 'NAME@FACTORY', help: 'a chat model of an OpenAI-compatible server (with --base-url), e.g. llama3@Ollama', default: 'the built-in extractive model' },
+  'base-url': { type: 'string', arg: 'URL', help: 'the OpenAI-compatible server of --model, e.g. http://127.0.0.1:11434/v1' },
+  'api-key': { type: 'string', arg: 'KEY', help: "that server's API key" },
+};
 
-Usage:
-  ragloom quickstart [--folder DIR] [--question TEXT] [--db FILE]
-      ingest a folder (default: ragloom's own docs) into a fresh database, ask, print ranked chunks and a cited answer
-  ragloom ingest <folder> --dataset NAME [--db FILE] [--chunk-method M]
-      upload and parse every supported file of a folder, with a progress bar and a summary
-  ragloom retrieve <question> --dataset NAME [--db FILE] [--top N] [--weight W]
-      print the ranked chunks for a question
-  ragloom ask <question> --dataset NAME [--db FILE] [--model NAME@FACTORY --base-url URL [--api-key K]]
-      answer with cited sources: the built-in extractive model, or an OpenAI-compatible server
-  ragloom models ls
-      the built-in embedding models (offline, shipped in the package)
-  ragloom models pull <hub id> [--dir DIR]
-      download a Hugging Face ONNX model once (online machines only); then register it with
-      { type: 'embedding', name: '<hub id>', factory: 'HuggingFace' } and it runs offline
-  ragloom serve [--db FILE] [--port N] [--host H] [--new-key]
-      serve the database over RAGFlow's REST API (/api/v1) and the OpenAI-compatible endpoint;
-      prints the admin API key on the first start (or with --new-key); SIGINT/SIGTERM stop it gracefully
-  ragloom agent templates
-      the agent templates shipped with ragloom (RAGFlow canvas DSL; see docs/agents.md)
-  ragloom agent run <template|file.json> --dataset NAME [--question TEXT] [--input k=v] [--trace]
-      run an agent (a shipped template or a RAGFlow DSL file) on your datasets: one question, or a
-      conversation on stdin; forms are answered from --input or on the terminal
-  ragloom workspace show|ls|add|rm|bind <dir> ...
-      inspect and edit a PaddleX workspace folder (see docs/workspace.md)
+const dbOf = (c: RunContext): string => stringFlag(c.values, 'db') ?? DEFAULT_DB;
 
-Options:
-  --db FILE   the SQLite database (default ./ragloom.db; quickstart: ./ragloom-quickstart.db)
-`;
+/** Every dataset of the database, page by page. */
+async function allDatasets(client: Client): Promise<DataSet[]> {
+  const out: DataSet[] = [];
+  for (let page = 1; ; page++) {
+    const part = await client.listDatasets({ page, page_size: 100, orderby: 'create_time', desc: false });
+    out.push(...part);
+    if (part.length < 100) return out;
+  }
+}
 
-function printChunks(chunks: Chunk[], out = process.stdout): void {
+/** The datasets named by `--dataset` (every one of the database when none is named). */
+async function chosenDatasets(client: Client, names: string[], db: string): Promise<DataSet[]> {
+  if (!names.length) {
+    const all = await allDatasets(client);
+    if (!all.length) throw new CliError(`${db} has no datasets yet: \`ragloom ingest <folder> --db ${db}\` makes one`);
+    return all;
+  }
+  const out: DataSet[] = [];
+  for (const n of names) {
+    try {
+      out.push(await client.getDataset(n));
+    } catch (e) {
+      if (e instanceof ApiError) throw new CliError(`--dataset ${n}: no such dataset in ${db} (\`ragloom list --db ${db}\` lists them)`);
+      throw e;
+    }
+  }
+  return out;
+}
+
+const chunkJson = (c: Chunk, i: number) => ({
+  rank: i + 1, id: c.id, similarity: c.similarity ?? 0, vector_similarity: c.vector_similarity ?? 0, term_similarity: c.term_similarity ?? 0,
+  document_id: c.document_id, document_name: c.document_name ?? c.document_keyword ?? '', dataset_id: c.dataset_id, content: c.content,
+});
+
+function printChunks(chunks: Chunk[], out: NodeJS.WritableStream = process.stdout): void {
   const rows = chunks.map((c, i) => [
     String(i + 1),
     (c.similarity ?? 0).toFixed(3),
@@ -59,172 +80,358 @@ function printChunks(chunks: Chunk[], out = process.stdout): void {
   out.write(formatTable(['#', 'SCORE', 'VECTOR', 'TERM', 'DOCUMENT', 'CHUNK'], rows));
 }
 
-/** An answer with its sources: each `[ID:n]` is the n-th reference chunk. */
-function printAnswer(answer: Message, model: string, out = process.stdout): void {
-  out.write(`\nAnswer (${model}):\n\n${answer.content}\n\nSources:\n`);
+/** The `[ID:n]` an answer cites, with their documents. */
+const citedSources = (answer: Message) => {
   const cited = new Set([...answer.content.matchAll(/\[ID:(\d+)\]/g)].map((m) => Number(m[1])));
-  (answer.reference ?? []).forEach((c, i) => {
-    if (cited.has(i)) out.write(`  [ID:${i}] ${c.document_name} (similarity ${(c.similarity ?? 0).toFixed(3)})\n`);
-  });
+  return (answer.reference ?? []).map((c, i) => ({ id: i, c })).filter((x) => cited.has(x.id))
+    .map(({ id, c }) => ({ id, document_id: c.document_id, document_name: c.document_name, similarity: c.similarity ?? 0, content: c.content }));
+};
+
+/** An answer with its sources: each `[ID:n]` is the n-th reference chunk. */
+function printAnswer(answer: Message, model: string, out: NodeJS.WritableStream = process.stdout): void {
+  out.write(`\nAnswer (${model}):\n\n${answer.content}\n\nSources:\n`);
+  for (const s of citedSources(answer)) out.write(`  [ID:${s.id}] ${s.document_name} (similarity ${s.similarity.toFixed(3)})\n`);
 }
 
-async function askCmd(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: {
-    dataset: { type: 'string', multiple: true }, db: { type: 'string' }, model: { type: 'string' }, 'base-url': { type: 'string' }, 'api-key': { type: 'string' },
-  } });
-  if (positionals.length !== 1 || !values.dataset?.length) throw new UsageError('ragloom ask <question> --dataset NAME [--db FILE] [--model NAME@FACTORY --base-url URL]');
-  const models = values.model && values['base-url']
-    ? [{ type: 'chat' as const, name: values.model.slice(0, values.model.lastIndexOf('@')), factory: values.model.slice(values.model.lastIndexOf('@') + 1), base_url: values['base-url'], api_key: values['api-key'] }]
-    : [];
-  const client = new Client({ path: values.db ?? 'ragloom.db', models });
-  try {
-    const ids = [];
-    for (const n of values.dataset) ids.push((await client.getDataset(n)).id);
-    const chat = await client.createChat({ name: `ask-${Date.now()}`, dataset_ids: ids, ...(values.model ? { llm_id: values.model } : {}) });
+// ------------------------------------------------------------------------------------------ commands
+
+const quickstart: Command = {
+  spec: {
+    name: 'quickstart', synopsis: '[--folder DIR] [--question TEXT] [--db FILE]',
+    summary: "ingest a folder (default: ragloom's own docs) into a fresh database, ask, print ranked chunks and a cited answer",
+    options: {
+      folder: { type: 'string', arg: 'DIR', help: 'the folder to ingest', default: "ragloom's own docs/" },
+      question: { type: 'string', arg: 'TEXT', help: 'the question', default: 'How is the hybrid similarity score of a chunk computed?' },
+      db: { type: 'string', arg: 'FILE', help: 'the database file, deleted first', default: 'ragloom-quickstart.db' },
+    },
+  },
+  async run(c) {
+    const db = stringFlag(c.values, 'db') ?? 'ragloom-quickstart.db';
+    const folder = stringFlag(c.values, 'folder') ?? BUNDLED_DOCS;
+    const question = stringFlag(c.values, 'question') ?? 'How is the hybrid similarity score of a chunk computed?';
+    for (const s of ['', '-wal', '-shm']) await rm(`${db}${s}`, { force: true });
+    const client = new Client({ path: db });
     try {
-      let last: Message | undefined;
-      for await (const m of (await chat.createSession()).ask(positionals[0]!, { stream: true })) last = m;
-      if (last) printAnswer(last, chat.llm_id);
+      if (!c.json) c.out.write(`Ingesting ${folder} into ${db} …\n`);
+      const s = await ingestPath(client, folder, { dataset: 'quickstart' });
+      if (!c.json) c.out.write(summaryTable(s));
+      const chunks = await client.retrieve({ question, dataset_ids: [s.dataset.id], page_size: 5, similarity_threshold: 0 });
+      const chat = await client.createChat({ name: 'quickstart', dataset_ids: [s.dataset.id] });
+      const answer = await (await chat.createSession()).ask(question);
+      if (c.json) {
+        writeJson({ ingest: summaryJson(s, db), question, chunks: chunks.map(chunkJson), answer: { model: chat.llm_id, content: answer.content, sources: citedSources(answer) } }, c.out);
+      } else {
+        c.out.write(`\nQuestion: ${question}\n\n`);
+        printChunks(chunks, c.out);
+        printAnswer(answer, chat.llm_id, c.out);
+      }
+      return chunks.length ? 0 : 1;
     } finally {
-      await client.deleteChats({ ids: [chat.id] });
+      await client.close();
     }
-    return 0;
-  } finally {
-    await client.close();
-  }
-}
+  },
+};
 
-async function quickstart(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { folder: { type: 'string' }, question: { type: 'string' }, db: { type: 'string' } } });
-  const db = values.db ?? 'ragloom-quickstart.db';
-  for (const s of ['', '-wal', '-shm']) await rm(`${db}${s}`, { force: true });
-  const folder = values.folder ?? BUNDLED_DOCS;
-  const question = values.question ?? 'How is the hybrid similarity score of a chunk computed?';
-  const client = new Client({ path: db });
-  try {
-    process.stdout.write(`Ingesting ${folder} into ${db} …\n`);
-    const s = await ingestFolder(client, folder, 'quickstart');
-    process.stdout.write(summaryTable(s));
-    process.stdout.write(`\nQuestion: ${question}\n\n`);
-    const chunks = await client.retrieve({ question, dataset_ids: [s.dataset.id], page_size: 5, similarity_threshold: 0 });
-    printChunks(chunks);
-    const chat = await client.createChat({ name: 'quickstart', dataset_ids: [s.dataset.id] });
-    const answer = await (await chat.createSession()).ask(question);
-    printAnswer(answer, chat.llm_id);
-    return chunks.length ? 0 : 1;
-  } finally {
-    await client.close();
-  }
-}
+const ingest: Command = {
+  spec: {
+    name: 'ingest', synopsis: '<folder|file> [--dataset NAME] [--db FILE] [--chunk-method M] [--sync]',
+    summary: 'add a folder (or one file) to a dataset: new files uploaded and parsed, changed ones re-parsed in place, unchanged ones skipped',
+    positionals: { min: 1, max: 1 },
+    options: {
+      dataset: { type: 'string', arg: 'NAME', help: 'the dataset (created when missing)', default: "the folder's name" },
+      db: DB,
+      'chunk-method': { type: 'string', arg: 'M', help: `chunk method of a dataset ingest creates: ${CHUNK_METHODS.join(', ')}`, default: 'naive' },
+      sync: { type: 'boolean', help: "also delete the dataset's documents whose files are gone (folders only)" },
+      quiet: { type: 'boolean', help: 'no progress bar' },
+      progress: { type: 'boolean', help: 'progress even when stderr is not a terminal (a line a second)' },
+    },
+    details: `A file becomes the document named by its path below the folder (sub/a.md -> sub__a.md).
+Re-running compares each file with its document by name and content (sha256): unchanged files are
+skipped, changed ones get their new bytes under the same document id and are parsed again (their
+old chunks stay searchable until the new ones replace them in one transaction), new ones are
+uploaded. The summary prints "added, updated, unchanged, removed". Exit status: 0 when every
+parsed file is DONE, 2 when some failed, 1 on an error.`,
+  },
+  async run(c) {
+    const method = choiceFlag(c.values, 'chunk-method', CHUNK_METHODS);
+    const dataset = stringFlag(c.values, 'dataset');
+    const db = dbOf(c);
+    const bar = !c.json && c.values.quiet !== true && (process.stderr.isTTY || c.values.progress === true) ? process.stderr : undefined;
+    const client = new Client({ path: db });
+    try {
+      const s = await ingestPath(client, c.positionals[0]!, { dataset, chunk_method: method, sync: c.values.sync === true, progress: bar });
+      if (c.json) writeJson(summaryJson(s, db), c.out);
+      else c.out.write(summaryTable(s));
+      return s.rows.every((r) => r.status === 'DONE') ? 0 : 2;
+    } finally {
+      await client.close();
+    }
+  },
+};
 
-async function ingest(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: {
-    dataset: { type: 'string' }, db: { type: 'string' }, 'chunk-method': { type: 'string' }, quiet: { type: 'boolean' },
-  } });
-  if (positionals.length !== 1 || !values.dataset) throw new UsageError('ragloom ingest <folder> --dataset NAME [--db FILE]');
-  const client = new Client({ path: values.db ?? 'ragloom.db' });
-  try {
-    const s = await ingestFolder(client, positionals[0]!, values.dataset, { chunk_method: values['chunk-method'], quiet: values.quiet });
-    process.stdout.write(summaryTable(s));
-    return s.rows.every((r) => r.status === 'DONE') ? 0 : 2;
-  } finally {
-    await client.close();
-  }
-}
+const list: Command = {
+  spec: {
+    name: 'list', synopsis: '[--dataset NAME] [--db FILE]',
+    summary: "the database's datasets; with --dataset, that dataset's documents",
+    options: { dataset: { type: 'string', arg: 'NAME', help: 'list the documents of this dataset' }, db: DB },
+  },
+  async run(c) {
+    const db = existingDatabase(dbOf(c));
+    const name = stringFlag(c.values, 'dataset');
+    const client = new Client({ path: db });
+    try {
+      if (name) {
+        const [ds] = await chosenDatasets(client, [name], db);
+        const docs = await ds!.listDocuments({ page_size: 0, orderby: 'name', desc: false });
+        if (c.json) {
+          writeJson({ dataset: { id: ds!.id, name: ds!.name }, documents: docs.map((d) => ({
+            id: d.id, name: d.name, run: d.run, chunk_count: d.chunk_count, token_count: d.token_count, size: d.size, chunk_method: d.chunk_method,
+          })) }, c.out);
+        } else {
+          c.out.write(formatTable(['NAME', 'STATUS', 'CHUNKS', 'TOKENS', 'BYTES', 'ID'],
+            docs.map((d) => [d.name, d.run, String(d.chunk_count), String(d.token_count), String(d.size), d.id])));
+          c.out.write(`${docs.length} documents in ${ds!.name}\n`);
+        }
+        return 0;
+      }
+      const all = await allDatasets(client);
+      if (c.json) {
+        writeJson({ datasets: all.map((d) => ({
+          id: d.id, name: d.name, document_count: d.document_count, chunk_count: d.chunk_count, chunk_method: d.chunk_method, embedding_model: d.embedding_model,
+        })) }, c.out);
+      } else {
+        c.out.write(formatTable(['NAME', 'DOCUMENTS', 'CHUNKS', 'CHUNK METHOD', 'EMBEDDING MODEL', 'ID'],
+          all.map((d) => [d.name, String(d.document_count), String(d.chunk_count), d.chunk_method, d.embedding_model, d.id])));
+      }
+      return 0;
+    } finally {
+      await client.close();
+    }
+  },
+};
 
-async function retrieveCmd(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: {
-    dataset: { type: 'string', multiple: true }, db: { type: 'string' }, top: { type: 'string' }, weight: { type: 'string' }, threshold: { type: 'string' },
-  } });
-  if (positionals.length !== 1 || !values.dataset?.length) throw new UsageError('ragloom retrieve <question> --dataset NAME [--db FILE]');
-  const client = new Client({ path: values.db ?? 'ragloom.db' });
-  try {
-    const ids = [];
-    for (const n of values.dataset) ids.push((await client.getDataset(n)).id);
-    const chunks = await client.retrieve({
-      question: positionals[0], dataset_ids: ids, page_size: Number(values.top ?? 10),
-      ...(values.weight ? { vector_similarity_weight: Number(values.weight) } : {}),
-      ...(values.threshold ? { similarity_threshold: Number(values.threshold) } : {}),
-    });
-    printChunks(chunks);
-    return 0;
-  } finally {
-    await client.close();
-  }
-}
+const retrieve: Command = {
+  spec: {
+    name: 'retrieve', aliases: ['search'], synopsis: '<question> [--dataset NAME]... [--db FILE] [--top N] [--weight W] [--threshold T]',
+    summary: 'the ranked chunks for a question, with their documents and scores',
+    positionals: { min: 1, max: 1 },
+    options: {
+      dataset: DATASETS, db: DB,
+      top: { type: 'string', arg: 'N', help: 'how many chunks (1-1024)', default: '10' },
+      weight: { type: 'string', arg: 'W', help: 'weight of vector similarity against term similarity (0-1)', default: '0.3' },
+      threshold: { type: 'string', arg: 'T', help: 'leave out chunks scoring below this (0-1)', default: '0.2' },
+    },
+  },
+  async run(c) {
+    const top = intFlag(c.values, 'top', { min: 1, max: 1024, default: 10 });
+    const weight = numberFlag(c.values, 'weight', { min: 0, max: 1 });
+    const threshold = numberFlag(c.values, 'threshold', { min: 0, max: 1 });
+    const question = c.positionals[0]!;
+    if (!question.trim()) throw new UsageError('<question> is empty');
+    const db = existingDatabase(dbOf(c));
+    const client = new Client({ path: db });
+    try {
+      const ds = await chosenDatasets(client, listFlag(c.values, 'dataset'), db);
+      const chunks = await client.retrieve({
+        question, dataset_ids: ds.map((d) => d.id), page_size: top,
+        ...(weight !== undefined ? { vector_similarity_weight: weight } : {}),
+        ...(threshold !== undefined ? { similarity_threshold: threshold } : {}),
+      });
+      if (c.json) writeJson({ question, datasets: ds.map((d) => d.name), chunks: chunks.map(chunkJson) }, c.out);
+      else printChunks(chunks, c.out);
+      return 0;
+    } finally {
+      await client.close();
+    }
+  },
+};
 
-async function models(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { dir: { type: 'string' } } });
-  const [sub, id] = positionals;
-  if (sub === 'ls') {
-    process.stdout.write(formatTable(['ID', 'DIM'], BUILTIN_EMBEDDINGS.map((m) => [`${m.name}@Builtin`, String(m.dim)])));
-    process.stdout.write(`hub models are cached in ${values.dir ?? modelCacheDir()}\n`);
-    return 0;
-  }
-  if (sub !== 'pull' || !id) throw new UsageError('ragloom models ls | ragloom models pull <hub id> [--dir DIR]');
-  const dir = values.dir ?? modelCacheDir();
-  const r = await pullModel(id, dir, {
-    onProgress: (p) => { if (p.status === 'done' && p.file) process.stdout.write(`  ${p.file}\n`); },
-  });
-  process.stdout.write(`${r.hubId} is in ${r.cacheDir}${r.dim ? ` (${r.dim}-d)` : ''}; register it as { type: 'embedding', name: '${r.hubId}', factory: 'HuggingFace' }\n`);
-  return 0;
-}
+const ask: Command = {
+  spec: {
+    name: 'ask', synopsis: '<question> [--dataset NAME]... [--db FILE] [--model NAME@FACTORY --base-url URL [--api-key K]]',
+    summary: 'an answer with cited sources: the built-in extractive model, or an OpenAI-compatible server',
+    positionals: { min: 1, max: 1 },
+    options: { dataset: DATASETS, db: DB, ...MODEL },
+  },
+  async run(c) {
+    const models = chatModelFlags(c);
+    const question = c.positionals[0]!;
+    if (!question.trim()) throw new UsageError('<question> is empty');
+    const db = existingDatabase(dbOf(c));
+    const client = new Client({ path: db, models });
+    try {
+      const ds = await chosenDatasets(client, listFlag(c.values, 'dataset'), db);
+      const model = stringFlag(c.values, 'model');
+      const chat = await client.createChat({ name: `ask-${Date.now()}`, dataset_ids: ds.map((d) => d.id), ...(model ? { llm_id: model } : {}) });
+      try {
+        let last: Message | undefined;
+        for await (const m of (await chat.createSession()).ask(question, { stream: true })) last = m;
+        if (c.json) writeJson({ question, model: chat.llm_id, answer: last?.content ?? '', sources: last ? citedSources(last) : [] }, c.out);
+        else if (last) printAnswer(last, chat.llm_id, c.out);
+      } finally {
+        await client.deleteChats({ ids: [chat.id] });
+      }
+      return 0;
+    } finally {
+      await client.close();
+    }
+  },
+};
+
+const models: Command = {
+  spec: { name: 'models', synopsis: 'ls | pull <hub id>', summary: 'embedding models: the built-in ones, and Hugging Face models pulled once', options: {} },
+  subcommands: {
+    ls: {
+      spec: {
+        name: 'models ls', synopsis: '[--dir DIR]', summary: 'the built-in embedding models (offline, shipped in the package) and where hub models are cached',
+        options: { dir: { type: 'string', arg: 'DIR', help: 'the hub model cache', default: '$RAGLOOM_MODELS_DIR, else ~/.cache/ragloom/models' } },
+      },
+      async run(c) {
+        const dir = stringFlag(c.values, 'dir') ?? modelCacheDir();
+        if (c.json) {
+          writeJson({ models: BUILTIN_EMBEDDINGS.map((m) => ({ id: `${m.name}@Builtin`, dim: m.dim })), cache_dir: dir }, c.out);
+          return 0;
+        }
+        c.out.write(formatTable(['ID', 'DIM'], BUILTIN_EMBEDDINGS.map((m) => [`${m.name}@Builtin`, String(m.dim)])));
+        c.out.write(`hub models are cached in ${dir}\n`);
+        return 0;
+      },
+    },
+    pull: {
+      spec: {
+        name: 'models pull', synopsis: '<hub id> [--dir DIR]', positionals: { min: 1, max: 1 },
+        summary: "download a Hugging Face ONNX model once (online machines only); then register it with { type: 'embedding', name: '<hub id>', factory: 'HuggingFace' } and it runs offline",
+        options: { dir: { type: 'string', arg: 'DIR', help: 'where to keep it', default: '$RAGLOOM_MODELS_DIR, else ~/.cache/ragloom/models' } },
+      },
+      async run(c) {
+        const dir = stringFlag(c.values, 'dir') ?? modelCacheDir();
+        const r = await pullModel(c.positionals[0]!, dir, {
+          onProgress: (p) => { if (!c.json && p.status === 'done' && p.file) c.out.write(`  ${p.file}\n`); },
+        });
+        if (c.json) writeJson({ hub_id: r.hubId, cache_dir: r.cacheDir, dim: r.dim ?? null, register: { type: 'embedding', name: r.hubId, factory: 'HuggingFace' } }, c.out);
+        else c.out.write(`${r.hubId} is in ${r.cacheDir}${r.dim ? ` (${r.dim}-d)` : ''}; register it as { type: 'embedding', name: '${r.hubId}', factory: 'HuggingFace' }\n`);
+        return 0;
+      },
+    },
+  },
+};
 
 /** `ragloom serve`: runs until SIGINT or SIGTERM, then closes gracefully (in-flight requests finish). */
-async function serve(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: {
-    db: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'new-key': { type: 'boolean' },
-  } });
-  const port = values.port === undefined ? 9380 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('ragloom serve [--db FILE] [--port N] [--host H] [--new-key]');
-  const db = values.db ?? 'ragloom.db';
-  const srv = await startServer({ path: db, port, host: values.host ?? '127.0.0.1', newAdminKey: values['new-key'] ?? false });
-  process.stdout.write(`ragloom serving ${db} at ${srv.url}/api/v1 (OpenAI-compatible: ${srv.url}/api/v1/openai/<chat_id>)\n`);
-  if (srv.firstStart || values['new-key']) {
-    process.stdout.write(`Admin API key (shown once; keep it): ${srv.apiKey}\n`);
-  } else {
-    process.stdout.write('Admin API key: printed when this database was first served (`ragloom serve --new-key` issues another).\n');
-  }
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  process.stdout.write('ragloom: shutting down (finishing in-flight requests)…\n');
-  await srv.close();
-  return 0;
-}
+const serve: Command = {
+  spec: {
+    name: 'serve', synopsis: '[--db FILE] [--port N] [--host H] [--new-key]',
+    summary: "serve the database over RAGFlow's REST API (/api/v1) and the OpenAI-compatible endpoint; SIGINT/SIGTERM stop it gracefully",
+    options: {
+      db: DB,
+      port: { type: 'string', arg: 'N', help: 'the TCP port (0-65535; 0: any free port)', default: '9380' },
+      host: { type: 'string', arg: 'H', help: 'the address to listen on', default: '127.0.0.1' },
+      'new-key': { type: 'boolean', help: 'issue a new admin API key (printed once)' },
+    },
+    details: `The admin API key is printed on the first start of a database (or with --new-key) and never
+again. With --json, one JSON line when it listens: {"url", "openai_url", "db", "api_key"}
+(api_key null when not shown).`,
+  },
+  async run(c) {
+    const port = intFlag(c.values, 'port', { min: 0, max: 65535, default: 9380 });
+    const db = dbOf(c);
+    const newKey = c.values['new-key'] === true;
+    const srv = await startServer({ path: db, port, host: stringFlag(c.values, 'host') ?? '127.0.0.1', newAdminKey: newKey });
+    const shown = srv.firstStart || newKey;
+    if (c.json) {
+      c.out.write(`${JSON.stringify({ url: `${srv.url}/api/v1`, openai_url: `${srv.url}/api/v1/openai/<chat_id>`, db, api_key: shown ? srv.apiKey : null })}\n`);
+    } else {
+      c.out.write(`ragloom serving ${db} at ${srv.url}/api/v1 (OpenAI-compatible: ${srv.url}/api/v1/openai/<chat_id>)\n`);
+      c.out.write(shown
+        ? `Admin API key (shown once; keep it): ${srv.apiKey}\n`
+        : 'Admin API key: printed when this database was first served (`ragloom serve --new-key` issues another).\n');
+    }
+    await new Promise<void>((done) => {
+      const stop = () => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        done();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+    if (!c.json) c.out.write('ragloom: shutting down (finishing in-flight requests)…\n');
+    await srv.close();
+    return 0;
+  },
+};
 
-class UsageError extends Error {}
+const workspace: Command = {
+  spec: { name: 'workspace', synopsis: 'show|ls|add|rm|bind <dir> ...', summary: 'inspect and edit a PaddleX workspace folder (docs/workspace.md)', options: {} },
+  raw: runWorkspaceCommand,
+};
+
+const migrate: Command = {
+  spec: {
+    name: 'migrate', synopsis: 'export|import|verify|rollback ...',
+    summary: 'move knowledge bases between RAGFlow servers, ragloom servers and database files, with a manifest, verification and rollback (docs/migration.md)',
+    options: {},
+  },
+  raw: runMigrateCommand,
+};
+
+/** Every subcommand, in the order `ragloom --help` lists them. A new one is one more entry. */
+export const COMMANDS: Readonly<Record<string, Command>> = {
+  quickstart, ingest, list, retrieve, ask, models, serve, agent: agentCommand, migrate, workspace,
+};
+
+/** Aliases (`search` → `retrieve`). */
+const ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(COMMANDS).flatMap(([name, c]) => (c.spec.aliases ?? []).map((a) => [a, name])),
+);
+
+export function usage(): string {
+  let text = "ragloom — an embeddable retrieval engine with RAGFlow's interface\n\nUsage:\n";
+  for (const c of Object.values(COMMANDS)) {
+    if (c.subcommands) for (const s of Object.values(c.subcommands)) text += `  ${usageLine(s.spec)}\n      ${s.spec.summary}\n`;
+    else text += `  ${usageLine(c.spec)}\n      ${c.spec.summary}\n`;
+  }
+  return `${text}
+  ragloom <command> --help     every option of a command
+  ragloom --version            the version
+
+Every command takes --json (one JSON value on stdout; errors as {"error": {"code", "message"}})
+and --db FILE where it opens a database (default ./${DEFAULT_DB}; quickstart: ./ragloom-quickstart.db).
+Docs: docs/cli.md
+`;
+}
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  const json = rest.includes('--json') || cmd === '--json';
   try {
     switch (cmd) {
-      case 'quickstart': return await quickstart(rest);
-      case 'ingest': return await ingest(rest);
-      case 'retrieve': return await retrieveCmd(rest);
-      case 'ask': return await askCmd(rest);
-      case 'workspace': return await runWorkspaceCommand(rest);
-      case 'models': return await models(rest);
-      case 'serve': return await serve(rest);
-      case 'agent': return await runAgentCommand(rest);
-      case undefined: case '-h': case '--help': case 'help':
-        process.stdout.write(USAGE);
+      case '--version': case '-V': case 'version':
+        if (json) writeJson({ version: VERSION });
+        else process.stdout.write(`${VERSION}\n`);
+        return 0;
+      case undefined: case '-h': case '--help': case 'help': {
+        const topic = cmd === 'help' ? rest[0] : undefined;
+        if (topic) return await main([topic, '--help']);
+        process.stdout.write(usage());
         return cmd === undefined ? 1 : 0;
-      default:
-        process.stderr.write(`Unknown command "${cmd}"\n\n${USAGE}`);
-        return 1;
+      }
     }
+    const command = COMMANDS[cmd] ?? COMMANDS[ALIASES[cmd] ?? ''];
+    if (!command) {
+      if (json && cmd === '--json') {
+        process.stdout.write(usage());
+        return 1;
+      }
+      process.stderr.write(`Unknown command "${cmd}"\n\n${usage()}`);
+      return 1;
+    }
+    return await runCommand(command, rest);
   } catch (e) {
-    if (e instanceof UsageError || e instanceof AgentUsageError) process.stderr.write(`Usage: ${e.message}\n`);
-    else if (e instanceof ApiError) process.stderr.write(`Error ${e.code}: ${e.message}\n`);
-    else process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    // Commands that read their own arguments (workspace, migrate) end up here.
+    if (json) writeJson(errorJson(e));
+    else if (e instanceof MigrateUsageError) process.stderr.write(`Usage: ${e.message}\n`);
+    else if (e instanceof MigrationError) process.stderr.write(`Error: ${e.message}\n`);
+    else process.stderr.write(errorText(e));
     return 1;
   }
 }
-

@@ -11,7 +11,7 @@ import {
 } from '../workspace/index.js';
 import { formatTable } from './table.js';
 
-const USAGE = `Usage: ragloom workspace <command> <dir> ...
+const USAGE = `Usage: ragloom workspace <command> <dir> ... [--json]
 
   show <dir>                       version, path, counters, record counts, problems
   ls   <dir> [kind]                table of records (all kinds when kind is left out)
@@ -29,6 +29,8 @@ add options:
   --pid <id>   (task, models)      --parent <id>  (task: prune parent)
   --tid <id>   (models)            --model <s>    (models)
   --exported-type <0|1>            (exported: 0 inference, 1 lite)
+
+--json prints one JSON value on stdout instead of tables (errors: {"error": {"code", "message"}}).
 `;
 
 const KIND_ALIASES: Readonly<Record<string, RecordKind>> = {
@@ -140,8 +142,9 @@ function recordTable<K extends RecordKind>(kind: K, records: readonly RecordOf[K
 }
 
 const out = (s: string): void => void process.stdout.write(s);
+const json = (v: unknown): void => out(`${JSON.stringify(v, null, 2)}\n`);
 
-async function show(dir: string): Promise<void> {
+async function show(dir: string, asJson: boolean): Promise<void> {
   const ws = await Workspace.open(dir);
   const c = ws.counters;
   const counter: Record<RecordKind, number> = {
@@ -152,6 +155,14 @@ async function show(dir: string): Promise<void> {
     exported_model: c.max_exported_model_id,
   };
   const loaded = ws.loadedFrom === 'new' ? 'new (no workspace file yet)' : `workspace.${ws.loadedFrom}.pb`;
+  if (asJson) {
+    json({
+      path: ws.dir, version: ws.version, loaded_from: ws.loadedFrom, recovered: ws.recovered, last_saved: ws.currentTime || null,
+      kinds: KINDS.map((k) => ({ kind: k, count: collection(ws, k).size, counter: counter[k], next_id: formatId(k, counter[k] + 1) })),
+      issues: ws.check(),
+    });
+    return;
+  }
   out(
     formatTable(
       ['FIELD', 'VALUE'],
@@ -176,9 +187,13 @@ async function show(dir: string): Promise<void> {
   else out(formatTable(['KIND', 'ID', 'ISSUE'], issues.map((i) => [i.kind, i.id || '-', i.message])));
 }
 
-async function ls(dir: string, kindWord: string | undefined): Promise<void> {
+async function ls(dir: string, kindWord: string | undefined, asJson: boolean): Promise<void> {
   const ws = await Workspace.open(dir);
   const kinds = kindWord ? [parseKind(kindWord)] : KINDS;
+  if (asJson) {
+    json(Object.fromEntries(kinds.map((k) => [k, collection(ws, k).list()])));
+    return;
+  }
   kinds.forEach((k, i) => {
     if (kinds.length > 1) out(`${i ? '\n' : ''}${KIND_TITLE[k]}:\n`);
     out(recordTable(k, collection(ws, k).list() as RecordOf[typeof k][]));
@@ -207,13 +222,14 @@ function addFields(kind: RecordKind, v: AddValues): Record<string, unknown> {
   return fields;
 }
 
-async function add(dir: string, kind: RecordKind, values: AddValues): Promise<void> {
+async function add(dir: string, kind: RecordKind, values: AddValues, asJson: boolean): Promise<void> {
   const fields = addFields(kind, values);
   const ws = await Workspace.open(dir);
   // The collection's input type depends on kind; the workspace checks every field itself.
   const target = collection(ws, kind) as unknown as { create(f: Record<string, unknown>): RecordOf[RecordKind] };
   const rec = target.create(fields);
   await ws.save();
+  if (asJson) return json({ created: rec.id, kind, record: rec });
   out(`created ${rec.id}\n`);
   out(recordTable(kind, [rec] as RecordOf[typeof kind][]));
 }
@@ -225,17 +241,19 @@ function printDeleted(r: DeleteResult): void {
   }
 }
 
-async function remove(dir: string, kind: RecordKind, id: string, cascade: boolean): Promise<void> {
+async function remove(dir: string, kind: RecordKind, id: string, cascade: boolean, asJson: boolean): Promise<void> {
   const ws = await Workspace.open(dir);
   const r = collection(ws, kind).delete(id, { cascade });
   await ws.save();
+  if (asJson) return json({ deleted: r.deleted, orphaned_models: r.orphanedModels });
   printDeleted(r);
 }
 
-async function bind(dir: string, pid: string, did: string): Promise<void> {
+async function bind(dir: string, pid: string, did: string, asJson: boolean): Promise<void> {
   const ws = await Workspace.open(dir);
   const pj = ws.bindDataset(pid, did);
   await ws.save();
+  if (asJson) return json({ bound: pj.id, dataset: pj.did, project: pj });
   out(`bound ${pj.id} to ${pj.did}\n`);
 }
 
@@ -246,6 +264,7 @@ async function bind(dir: string, pid: string, did: string): Promise<void> {
 
 
 export async function runWorkspaceCommand(argv: string[]): Promise<number> {
+  const asJson = argv.includes('--json');
   try {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -264,6 +283,7 @@ export async function runWorkspaceCommand(argv: string[]): Promise<number> {
         'exported-type': { type: 'string' },
         cascade: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        json: { type: 'boolean' },
       },
     });
     const [command, dir, ...rest] = positionals;
@@ -274,7 +294,7 @@ export async function runWorkspaceCommand(argv: string[]): Promise<number> {
     if (!command) throw new UsageError('missing <command>');
     if (!['show', 'ls', 'add', 'rm', 'bind'].includes(command)) throw new UsageError(`unknown command "${command}"`);
     if (!dir) throw new UsageError('missing <dir>');
-    const { cascade, help: _help, ...addValues } = values;
+    const { cascade, help: _help, json: _json, ...addValues } = values;
     const extra = (max: number): void => {
       if (rest.length > max) throw new UsageError(`unexpected argument "${rest[max]}"`);
     };
@@ -287,41 +307,45 @@ export async function runWorkspaceCommand(argv: string[]): Promise<number> {
       case 'show':
         extra(0);
         noOptions(false);
-        await show(dir);
+        await show(dir, asJson);
         break;
       case 'ls':
         extra(1);
         noOptions(false);
-        await ls(dir, rest[0]);
+        await ls(dir, rest[0], asJson);
         break;
       case 'add':
         extra(1);
         if (cascade) throw new UsageError('--cascade does not apply to "add"');
-        await add(dir, parseKind(rest[0]), addValues);
+        await add(dir, parseKind(rest[0]), addValues, asJson);
         break;
       case 'rm': {
         extra(2);
         noOptions(true);
         const kind = parseKind(rest[0]);
         if (!rest[1]) throw new UsageError('missing <id>');
-        await remove(dir, kind, rest[1], cascade === true);
+        await remove(dir, kind, rest[1], cascade === true, asJson);
         break;
       }
       case 'bind':
         extra(2);
         noOptions(false);
         if (!rest[0] || !rest[1]) throw new UsageError('bind needs <project-id> <dataset-id>');
-        await bind(dir, rest[0], rest[1]);
+        await bind(dir, rest[0], rest[1], asJson);
         break;
     }
     return 0;
   } catch (e) {
+    const parseError = e instanceof TypeError && String((e as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
+    if (asJson && (e instanceof WorkspaceError || e instanceof UsageError || parseError)) {
+      json({ error: { code: e instanceof WorkspaceError ? e.code : 'usage', message: (e as Error).message } });
+      return 1;
+    }
     if (e instanceof WorkspaceError) {
       process.stderr.write(`error [${e.code}]: ${e.message}\n`);
       return 1;
     }
-    // parseArgs throws TypeError with code ERR_PARSE_ARGS_* for unknown or malformed options.
-    const parseError = e instanceof TypeError && String((e as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
+    // parseArgs throws TypeError with code ERR_PARSE_ARGS_* for unknown or malformed options (parseError above).
     if (e instanceof UsageError || parseError) {
       process.stderr.write(`error: ${(e as Error).message}\n\n${USAGE}`);
       return 1;

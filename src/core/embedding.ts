@@ -38,9 +38,12 @@ export async function embedCached(e: Engine, modelId: string, texts: string[], s
 /** RAGFlow's chunk vector: `w·emb(title) + (1−w)·emb(text)`, renormalised. */
 export async function chunkVectors(e: Engine, modelId: string, title: string, texts: string[], titleWeight = 0.1, signal?: AbortSignal, embed?: EmbedFn): Promise<Float32Array[]> {
   const [tv, ...vs] = await embedCached(e, modelId, [title, ...texts], signal, embed);
-  return vs.map((v) => {
-    const o = new Float32Array(v.length);
-    for (let i = 0; i < v.length; i++) o[i] = titleWeight * tv![i]! + (1 - titleWeight) * v[i]!;
-    return normalize(o);
-  });
+  return vs.map((v) => titleMix(tv!, v, titleWeight));
+}
+
+/** One chunk's vector from its title's and its text's: `w·title + (1−w)·text`, renormalised. */
+export function titleMix(title: Float32Array, text: Float32Array, titleWeight: number): Float32Array {
+  const o = new Float32Array(text.length);
+  for (let i = 0; i < text.length; i++) o[i] = titleWeight * title[i]! + (1 - titleWeight) * text[i]!;
+  return normalize(o);
 }

@@ -1,15 +1,15 @@
-import type { Db } from './db.js';
+import { cachedStatement, type Db } from './db.js';
 import { sha256Hex } from '../util/index.js';
 
 /** Stores bytes once per sha256; returns the hash. */
 export function putBlob(db: Db, data: Uint8Array): string {
   const sha = sha256Hex(data);
-  db.prepare('INSERT OR IGNORE INTO blob (sha256, size, data) VALUES (?, ?, ?)').run(sha, data.length, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  cachedStatement(db, 'INSERT OR IGNORE INTO blob (sha256, size, data) VALUES (?, ?, ?)').run(sha, data.length, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
   return sha;
 }
 
 export function getBlob(db: Db, sha: string): Uint8Array | undefined {
-  const row = db.prepare('SELECT data FROM blob WHERE sha256 = ?').get(sha) as { data: Buffer } | undefined;
+  const row = cachedStatement(db, 'SELECT data FROM blob WHERE sha256 = ?').get(sha) as { data: Buffer } | undefined;
   return row ? new Uint8Array(row.data.buffer, row.data.byteOffset, row.data.byteLength) : undefined;
 }
 

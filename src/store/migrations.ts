@@ -353,6 +353,11 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
       PRIMARY KEY (session_id, seq)
     ) WITHOUT ROWID;
   `),
+  // 12: a document's name within its dataset, as uploads compare it (case-insensitively): the
+  // duplicate-name check of each uploaded file is one index probe, not a scan of the dataset.
+  (db) => db.exec(`
+    CREATE INDEX IF NOT EXISTS document_dataset_name ON document(dataset_id, name COLLATE NOCASE);
+  `),
 ];
 
 /**

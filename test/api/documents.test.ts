@@ -23,6 +23,24 @@ describe('DataSet#uploadDocuments()', () => {
     expect((await client.listDatasets())[0]!.document_count).toBe(7);
   });
 
+  test('thousands of files of one name in one call: the same names as one at a time, counted once', async ({ client }) => {
+    const ds = await client.createDataset({ name: 'kb' });
+    await ds.uploadDocuments([{ display_name: 'note.txt', blob: enc('first') }, { display_name: 'note(3).txt', blob: enc('taken') }]);
+    const many = Array.from({ length: 3000 }, (_, i) => ({ display_name: i % 2 ? 'note.txt' : 'NOTE.txt', blob: enc(`note ${i}`) }));
+    const docs = await ds.uploadDocuments(many);
+    // One at a time: NOTE.txt → NOTE(1).txt, note.txt → note(2).txt, NOTE.txt → NOTE(4).txt (note(3) taken), …
+    const expected: string[] = [];
+    const taken = new Set(['note.txt', 'note(3).txt']);
+    for (const f of many) {
+      let name = f.display_name;
+      for (let k = 1; taken.has(name.toLowerCase()); k++) name = f.display_name.replace('.txt', `(${k}).txt`);
+      taken.add(name.toLowerCase());
+      expected.push(name);
+    }
+    expect(docs.map((d) => d.name)).toEqual(expected);
+    expect((await client.listDatasets())[0]!.document_count).toBe(3002);
+  });
+
   test('rejects unsupported types with 500, naming each file, writing nothing', async ({ client }) => {
     const ds = await client.createDataset({ name: 'kb' });
     const e = await apiError(ds.uploadDocuments([

@@ -36,8 +36,9 @@ describe('ragloom CLI', () => {
     const db = join(dir, 'kb.db');
     const r = await run(['ingest', folder, '--dataset', 'notes', '--db', db]);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/nozzles\.md\s+DONE\s+1/);
-    expect(r.out).toMatch(/sub__heat\.txt\s+DONE\s+1/);
+    expect(r.out).toMatch(/nozzles\.md\s+added\s+DONE\s+1/);
+    expect(r.out).toMatch(/sub__heat\.txt\s+added\s+DONE\s+1/);
+    expect(r.out).toContain('notes: 2 added, 0 updated, 0 unchanged, 0 removed');
     expect(r.out).toContain('2 files, 2 chunks');
     expect(r.out).toContain('skipped (unsupported type): program.exe');
     const q = await run(['retrieve', 'supersonic nozzle', '--dataset', 'notes', '--db', db]);
@@ -70,9 +71,14 @@ describe('ragloom CLI', () => {
   });
 
   test('bad usage and errors exit non-zero with a message', async ({ dir }) => {
-    expect((await run(['ingest', dir])).err).toContain('Usage: ragloom ingest');
-    const r = await run(['retrieve', 'x', '--dataset', 'ghost', '--db', join(dir, 'e.db')]);
+    const bad = await run(['ingest']);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('missing <folder|file>');
+    expect(bad.err).toContain('Usage: ragloom ingest');
+    const db = join(dir, 'e.db');
+    await run(['ingest', notes(dir), '--db', db]);
+    const r = await run(['retrieve', 'x', '--dataset', 'ghost', '--db', db]);
     expect(r.code).toBe(1);
-    expect(r.err).toContain('Dataset ghost not found');
+    expect(r.err).toContain('--dataset ghost: no such dataset');
   });
 });

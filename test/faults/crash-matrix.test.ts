@@ -61,6 +61,11 @@ const ALL_OPS: Op[] = [
     ['upload:row-written', 'in the transaction: one document row written, the second file not'],
     ['upload:committed', 'after the commit'],
   ] },
+  { id: 'replace', label: 'replace a document\'s file (ingest re-run of a changed file)', base: 'common', points: [
+    ['replace:blob-written', 'in the transaction: the new blob row written, the document still on the old one'],
+    ['replace:row-written', 'in the transaction: the document on the new blob, the old blob not yet pruned'],
+    ['replace:committed', 'after the commit'],
+  ] },
   { id: 'parse', label: 'parse (re-parse: swap of the chunks)', base: 'common', points: [
     ['parse:reset', 'document marked RUNNING (committed), not yet queued'],
     ['parse:owned', 'parse_owner row of this pid committed, parse not started'],
@@ -68,7 +73,15 @@ const ALL_OPS: Op[] = [
     ['parse:old-removed', 'swap transaction: old chunks, FTS and vector rows deleted, new ones not written'],
     ['chunks.upsert:rows-written', 'swap transaction: new chunk rows written, their FTS and vector rows not'],
     ['parse:done-set', 'swap transaction: everything written and DONE set, not committed'],
-    ['parse:swapped', 'after the commit, its parse_owner row still there'],
+    ['parse:swapped', 'after the commit (its parse_owner row released in it)'],
+  ] },
+  { id: 'parse.batch', label: 'parse of 3 small documents (one batch: one worker job, one swap transaction)', base: 'common', points: [
+    ['parse:owned', 'parse_owner rows committed, parse not started'],
+    ['parse:embedded', 'all three parsed and embedded, before the swap transaction'],
+    ['parse:old-removed', "swap transaction: the three documents' old chunks deleted, new ones not written"],
+    ['chunks.upsert:fts-written', 'swap transaction: new chunk and FTS rows written, vectors not'],
+    ['parse:done-set', 'swap transaction: all three DONE, counters moved, not committed'],
+    ['parse:swapped', 'after the commit'],
   ] },
   { id: 'chunk.add', label: 'chunk add', base: 'common', points: [
     ['chunks.upsert:rows-written', 'chunk row written, no FTS or vector row'],
@@ -616,7 +629,18 @@ const DID: Record<string, (b: S, a: S) => void> = {
     expect(docs(a, 'A').map((d) => d.name)).toEqual([...docs(b, 'A').map((d) => d.name), 'd1(1).txt', 'new.txt'].sort());
     expect(a.blobs.length).toBe(b.blobs.length + 1); // the duplicate's bytes stored once
   },
+  replace: (b, a) => {
+    expect(doc(a, 'A', 'd4.txt').blob_sha256).not.toBe(doc(b, 'A', 'd4.txt').blob_sha256);
+    expect(doc(a, 'A', 'd4.txt').chunks).toEqual(doc(b, 'A', 'd4.txt').chunks); // kept until the next parse
+    expect(a.blobs.length).toBe(b.blobs.length); // d4's old bytes pruned, the new stored
+  },
   parse: (b, a) => expect(doc(a, 'A', 'harbour.txt')).toMatchObject({ run: '3', chunk_num: doc(b, 'A', 'harbour.txt').chunk_num }),
+  'parse.batch': (b, a) => {
+    for (const name of ['d1.txt', 'd2.txt', 'd4.txt']) {
+      expect(doc(a, 'A', name)).toMatchObject({ run: '3', chunk_num: 1 }); // the added chunks replaced by the parsed one
+      expect(doc(b, 'A', name).chunks.length).toBeGreaterThan(0);
+    }
+  },
   'chunk.add': (b, a) => expect(doc(a, 'A', 'd1.txt').chunks.length).toBe(doc(b, 'A', 'd1.txt').chunks.length + 1),
   'chunk.update': (_b, a) => expect(doc(a, 'A', 'd1.txt').chunks.map((c: S) => c.content)).toContain('The first chunk, rewritten: storms close the harbour in winter.'),
   'chunk.delete': (b, a) => expect(doc(a, 'A', 'd1.txt').chunks.length).toBe(doc(b, 'A', 'd1.txt').chunks.length - 2),
@@ -724,7 +748,7 @@ What the matrix found, and the fixes:
 - *Parse*: killed after the swap committed but before the parse released its ownership
   (\`parse:swapped\`), a \`parse_owner\` row of the dead process stayed behind for a finished
   document, for good. Now opening a file drops dead owners' rows of documents nobody is parsing
-  (\`src/core/parse-queue.ts\`).
+  (\`src/core/parse-queue.ts\`), and the swap releases the ownership in its own transaction.
 
 A memory extraction task claimed by a process that is killed stays pending, and is retried once
 its lease runs out (\`TASK_LEASE_MS\`, 30 s; the working process renews it every 10 s, so a slow

@@ -164,6 +164,7 @@ const VALID: { readonly [K in OpName]: (f: Fixture) => Json } = {
   'documents.update': (f) => ({ dataset_id: f.ds, document_id: f.doc, name: 'tides2.md', meta_fields: { author: 'x', year: 2024 }, enabled: 1 }),
   'documents.delete': (f) => ({ dataset_id: f.ds, ids: [f.doc2] }),
   'documents.download': (f) => ({ dataset_id: f.ds, document_id: f.doc }),
+  'documents.replaceContent': (f) => ({ dataset_id: f.ds, document_id: f.doc2, blob: enc('Knead the dough for twelve minutes, then let it rest.') }),
   'documents.parse': (f) => ({ dataset_id: f.ds, document_ids: [f.doc2] }),
   'documents.stopParse': (f) => ({ dataset_id: f.ds, document_ids: [f.doc] }),
   'chunks.add': (f) => ({ dataset_id: f.ds, document_id: f.doc, content: 'Neap tides come at the quarter moons.', important_keywords: ['neap'], questions: ['When are neap tides?'], tag_kwd: ['sea'] }),
@@ -231,6 +232,7 @@ const NESTED: Partial<Record<OpName, string[]>> = {
   'documents.list': ['id', 'ids', 'name', 'create_time_from', 'create_time_to', 'types', 'run.0', 'suffix.0'],
   'documents.update': ['meta_fields.author', 'meta_fields.__proto__', 'chunk_method', 'parser_config', 'parser_config.ext', 'progress', 'chunk_count', 'token_count', 'display_name'],
   'documents.delete': ['ids.0', 'ids.1', 'delete_all'],
+  'documents.replaceContent': ['blob'],
   'documents.parse': ['document_ids.0', 'document_ids.1'],
   'documents.stopParse': ['document_ids.0', 'document_ids.1'],
   'chunks.add': ['important_keywords.0', 'questions.0', 'tag_kwd.0', 'image_base64'],
@@ -487,6 +489,7 @@ const ASK = 'When are spring tides?';
 const FOLLOW_UP: Partial<Record<OpName, (f: Fixture, out: any) => [OpName, Json] | undefined>> = { // eslint-disable-line @typescript-eslint/no-explicit-any
   'datasets.create': (_f, out) => ['retrieval', { dataset_ids: [out?.id], question: ASK }],
   'datasets.update': (f) => ['retrieval', { dataset_ids: [f.ds], question: ASK, highlight: true }],
+  'documents.replaceContent': (f) => ['documents.download', { dataset_id: f.ds, document_id: f.doc2 }],
   'documents.update': (f) => ['retrieval', { dataset_ids: [f.ds], question: ASK, metadata_condition: { conditions: [{ name: 'author', comparison_operator: 'contains', value: 'x' }] } }],
   'chunks.add': (f) => ['retrieval', { dataset_ids: [f.ds], question: ASK, highlight: true }],
   'chunks.update': (f) => ['retrieval', { dataset_ids: [f.ds], question: ASK, highlight: true }],
@@ -673,7 +676,7 @@ describe('fuzzed inputs: every Api operation', () => {
     expect(OPS.slice().sort()).toEqual([...new Set(inSource)].sort());
     for (const r of ROUTES) expect(OPS).toContain(r.op);
     const routed = new Set(ROUTES.map((r) => r.op));
-    expect(OPS.filter((op) => !routed.has(op)).sort()).toEqual(['auth.bootstrap', 'auth.verify']);
+    expect(OPS.filter((op) => !routed.has(op)).sort()).toEqual(['auth.bootstrap', 'auth.verify', 'documents.replaceContent']);
   });
 
   it('starts from valid requests: each one succeeds on the fixture', async () => {

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { ChunkDraft } from '../types.js';
-import type { AnalyzeItem, FromWorker, ToWorker } from './protocol.js';
+import type { AnalyzeItem, FromWorker, ParseItem, ToWorker } from './protocol.js';
 import type { FtsTerms } from '../../text/index.js';
 
 export interface IngestLimits {
@@ -16,6 +16,10 @@ export interface ParseOutcome {
   chunks: ChunkDraft[];
   /** Each chunk's full-text row, with the file name as title (the store's `NewChunk.terms`). */
   terms: FtsTerms[];
+  /** Each chunk's token count. */
+  tokens: number[];
+  /** sha256 of the texts to embed: the file name first, then each chunk's embed text. */
+  shas: string[];
   notes: string[];
   blocks: number;
   pages?: number;
@@ -25,6 +29,14 @@ export interface ParseOutcome {
 /** A job failure whose message is fit for `progress_msg`. */
 export class IngestError extends Error {
   override name = 'IngestError';
+  /**
+   * Why the job's thread was stopped, when it was: `timeout` (this job took too long), `thread`
+   * (it ran out of memory or died running this job), `queued` (it stopped for another job, before
+   * this one ran: run it again).
+   */
+  constructor(message: string, readonly kind?: 'timeout' | 'thread' | 'queued') {
+    super(message);
+  }
 }
 
 // From dist/ the worker is plain JS. From src/ (tests, tsx) it is TypeScript: a tiny bootstrap
@@ -44,12 +56,18 @@ interface Pending {
   resolve: (m: FromWorker) => void;
   reject: (e: Error) => void;
   onProgress?: (p: number, msg: string) => void;
+  /** The worker started the job (its parsers loaded): its time bound starts. */
+  onStart: () => void;
+  /** First in line: it may be running, so stopping it stops the thread. */
+  started: boolean;
 }
 
 /**
- * One worker thread that runs jobs one at a time. A job that hangs, runs out of memory or is
- * cancelled terminates the thread; the next job gets a fresh one, so one bad file never hurts
- * the others.
+ * One worker thread that runs jobs one at a time, in the order they were posted; a caller may
+ * post the next job before the last one ends, so the thread never waits for the caller. A job
+ * that hangs, runs out of memory or is cancelled terminates the thread (jobs queued behind it
+ * fail as `queued`, to be posted again); the next job gets a fresh thread, so one bad file never
+ * hurts the others.
  */
 export class IngestWorker {
   private worker: Worker | null = null;
@@ -57,8 +75,11 @@ export class IngestWorker {
   /** The thread is up (ready resolved): jobs are posted at once, without waiting a microtask. */
   private up = false;
   private jobs = 0;
+  /** Jobs posted and not answered, in order: the first is running. */
   private readonly pending = new Map<number, Pending>();
   private closed = false;
+  /** Time this worker spent parsing and embedding (ms), for benchmarks. */
+  readonly busy = { parseMs: 0, embedMs: 0 };
 
   constructor(private readonly limits: IngestLimits = INGEST_DEFAULTS) {}
 
@@ -83,24 +104,42 @@ export class IngestWorker {
       const p = this.pending.get(m.job);
       if (!p) return;
       if (m.type === 'progress') return p.onProgress?.(m.progress, m.message);
+      if (m.type === 'started') return p.onStart();
       this.pending.delete(m.job);
       if (m.type === 'error') p.reject(new IngestError(m.message));
       else p.resolve(m);
+      this.startNext();
     });
     w.on('error', (e: Error & { code?: string }) => this.fail(w, e.code === 'ERR_WORKER_OUT_OF_MEMORY'
-      ? new IngestError(`Out of memory: the file needs more than ${this.limits.maxHeapMb} MiB to parse`)
-      : new IngestError(e.message)));
-    w.on('exit', () => this.fail(w, new IngestError('The ingest worker stopped')));
+      ? `Out of memory: the file needs more than ${this.limits.maxHeapMb} MiB to parse`
+      : e.message));
+    w.on('exit', () => this.fail(w, 'The ingest worker stopped'));
     return this.ready;
   }
 
-  private fail(w: Worker, e: Error): void {
+  /** The thread died: the running job fails with why, the jobs queued behind it as `queued`. */
+  private fail(w: Worker, message: string, kind: 'thread' | 'queued' = 'thread'): void {
     if (this.worker !== w) return;
     this.worker = null;
     this.ready = null;
     this.up = false;
-    for (const p of this.pending.values()) p.reject(e);
+    const jobs = [...this.pending.values()];
     this.pending.clear();
+    jobs.forEach((p, i) => p.reject(i === 0 ? new IngestError(message, kind) : new IngestError(`${message} (for another job)`, 'queued')));
+  }
+
+  /** Threads being terminated: close() waits for them, so nothing of a stopped thread outlives it. */
+  private readonly ending = new Set<Promise<unknown>>();
+
+  private end(w: Worker): void {
+    const p = w.terminate().catch(() => undefined).finally(() => this.ending.delete(p));
+    this.ending.add(p);
+  }
+
+  /** The first job in line is running, or about to. */
+  private startNext(): void {
+    const first = this.pending.values().next().value as Pending | undefined;
+    if (first) first.started = true;
   }
 
   private async run<T extends FromWorker>(msg: DistributiveOmit<ToWorker, 'job'>, opts: { signal?: AbortSignal; timeoutMs?: number; onProgress?: Pending['onProgress']; transfer?: ArrayBuffer[] }): Promise<T> {
@@ -120,41 +159,71 @@ export class IngestWorker {
         clearTimeout(timer);
         opts.signal?.removeEventListener('abort', onAbort);
       };
-      // Stopping a job mid-flight means stopping its thread: parsers cannot be interrupted.
-      const kill = (e: Error) => {
+      // Stopping a running job means stopping its thread: parsers cannot be interrupted. A job
+      // still waiting in line is only dropped.
+      const stop = (e: Error) => {
+        const entry = this.pending.get(job);
+        if (!entry) return;
         this.pending.delete(job);
         done();
-        this.fail(w, e);
-        void w.terminate();
         reject(e);
+        if (entry.started && this.worker === w) {
+          this.fail(w, 'The ingest worker was stopped', 'queued');
+          this.end(w);
+        } else if (this.worker === w) {
+          w.postMessage({ type: 'drop', job });
+        }
       };
-      const onAbort = () => kill(Object.assign(new Error('Cancelled'), { name: 'AbortError' }));
+      const onAbort = () => stop(Object.assign(new Error('Cancelled'), { name: 'AbortError' }));
       opts.signal?.addEventListener('abort', onAbort, { once: true });
-      if (opts.timeoutMs) timer = setTimeout(() => kill(new IngestError(`Parsing took longer than ${Math.round(opts.timeoutMs! / 1000)} s and was stopped`)), opts.timeoutMs);
       this.pending.set(job, {
         resolve: (m) => { done(); resolve(m as T); },
         reject: (e) => { done(); reject(e); },
         onProgress: opts.onProgress,
+        onStart: () => {
+          const ms = opts.timeoutMs;
+          if (ms) timer = setTimeout(() => stop(new IngestError(`Parsing took longer than ${Math.round(ms / 1000)} s and was stopped`, 'timeout')), ms);
+        },
+        started: false,
       });
       w.postMessage({ ...msg, job }, opts.transfer ?? []);
+      this.startNext();
     });
   }
 
-  /** Parses and chunks one file in the worker. */
+  /** Parses and chunks one file in the worker; a parser's refusal rejects with its message. */
   async parse(data: Uint8Array, filename: string, method: string, parserConfig: Record<string, unknown>,
     opts: { signal?: AbortSignal; onProgress?: (p: number, msg: string) => void } = {}): Promise<ParseOutcome> {
-    const copy = new Uint8Array(data); // the store's buffer stays ours; the copy moves to the worker
+    const [r] = await this.parseMany([{ data, filename, method, parserConfig }], opts);
+    if (r instanceof IngestError) throw r;
+    return r!;
+  }
+
+  /**
+   * Parses and chunks several files in one job, one after the other: a file the parser refuses
+   * is an `IngestError` in its place, the others go on. The time and memory bounds hold for the
+   * whole job: a stopped thread rejects it (`kind` says why); run each file alone to find which.
+   * Progress messages are sent for a job of one file only.
+   */
+  async parseMany(items: ParseItem[], opts: { signal?: AbortSignal; onProgress?: (p: number, msg: string) => void } = {}): Promise<Array<ParseOutcome | IngestError>> {
+    // The store's buffers stay ours; the copies move to the worker.
+    const copies = items.map((i) => ({ ...i, data: new Uint8Array(i.data) }));
     const m = await this.run<Extract<FromWorker, { type: 'parsed' }>>(
-      { type: 'parse', data: copy, filename, method, parserConfig },
-      { signal: opts.signal, timeoutMs: this.limits.parseTimeoutMs, onProgress: opts.onProgress, transfer: [copy.buffer as ArrayBuffer] },
+      { type: 'parse', items: copies },
+      { signal: opts.signal, timeoutMs: this.limits.parseTimeoutMs, onProgress: opts.onProgress, transfer: copies.map((c) => c.data.buffer as ArrayBuffer) },
     );
-    return { chunks: m.chunks, terms: m.terms, notes: m.notes, blocks: m.blocks, pages: m.pages, warnings: m.warnings };
+    return m.results.map((r) => {
+      if ('error' in r) return new IngestError(r.error);
+      this.busy.parseMs += r.ms;
+      return { chunks: r.chunks, terms: r.terms, tokens: r.tokens, shas: r.shas, notes: r.notes, blocks: r.blocks, pages: r.pages, warnings: r.warnings };
+    });
   }
 
   /** Embeds with a built-in (CPU-bound) model in the worker. */
   async embed(modelId: string, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const m = await this.run<Extract<FromWorker, { type: 'embedded' }>>({ type: 'embed', modelId, texts }, { signal });
-    return m.vectors;
+    this.busy.embedMs += m.ms;
+    return Array.from({ length: texts.length }, (_, i) => m.flat.subarray(i * m.dim, (i + 1) * m.dim));
   }
 
   /** The full-text rows of chunks (`ftsTerms` per item), analysed in the worker. */
@@ -171,6 +240,7 @@ export class IngestWorker {
     this.up = false;
     for (const p of this.pending.values()) p.reject(new IngestError('The ingest worker is closed'));
     this.pending.clear();
-    if (w) await w.terminate();
+    if (w) this.end(w);
+    await Promise.all(this.ending);
   }
 }

@@ -1,0 +1,88 @@
+/** `ragloom migrate export|import|verify|rollback`: the pinned interface, exit statuses, keys kept out of every output. */
+import { describe, expect, vi, afterEach } from 'vitest';
+import { run } from '../cli/run.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '../../src/index.js';
+import { test, enc } from './fixtures.js';
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('ragloom migrate', () => {
+  test('export from a file, import into a server (key from the environment), verify, rollback', async ({ dir, serve }) => {
+    const file = join(dir, 'src.db');
+    const c = new Client({ path: file });
+    const ds = await c.createDataset({ name: 'handbook', description: 'HR handbook' });
+    await ds.uploadDocuments(['leave', 'travel', 'security'].map((t) => ({ display_name: `${t}.md`, blob: enc(`# ${t}\n\nThe ${t} policy applies to every employee.\n`) })));
+    await c.close();
+    const out = join(dir, 'export');
+
+    const ex = await run(['migrate', 'export', '--from', file, '--out', out]);
+    expect(ex.code).toBe(0);
+    expect(ex.out).toMatch(/^Exported 1 dataset\(s\), 3 file\(s\)/);
+    const manifest = join(out, 'manifest.json');
+    expect(existsSync(manifest)).toBe(true);
+
+    const dst = await serve('dst');
+    const saved = process.env.RAGLOOM_API_KEY;
+    process.env.RAGLOOM_API_KEY = dst.apiKey;
+    try {
+      const dry = await run(['migrate', 'import', '--manifest', manifest, '--to', dst.url, '--dry-run']);
+      expect(dry.out).toMatch(/handbook\s+create\s+\(new\)\s+3\s+0/);
+      expect(dry.out).toContain('Dry run: nothing was changed.');
+      const im = await run(['migrate', 'import', '--manifest', manifest, '--to', dst.url]);
+      expect(im.code).toBe(0);
+      expect(im.out).toMatch(/Created 1, reused 0 dataset\(s\); uploaded 3, already present 0, failed 0; parsing started for 3/);
+      const v = await run(['migrate', 'verify', '--manifest', manifest, '--to', dst.url, '--wait', '60', '--json']);
+      expect(v.code).toBe(0);
+      const report = JSON.parse(v.out);
+      expect(report).toMatchObject({ ok: true, datasets: { expected: 1, found: 1 }, documents: { expected: 3, found: 3 }, runs: { DONE: 3, FAIL: 0, pending: 0 } });
+      const table = await run(['migrate', 'verify', '--manifest', manifest, '--to', dst.url]);
+      expect(table.out).toMatch(/handbook\s+3\s+3\s+3\s+0\s+0\s+0\.0%/);
+      expect(table.out).toContain('Verification passed.');
+      for (const r of [ex, dry, im, v, table]) expect(r.out + r.err).not.toContain(dst.apiKey);
+      expect(readFileSync(manifest, 'utf8')).not.toContain(dst.apiKey);
+
+      const rb = await run(['migrate', 'rollback', '--manifest', manifest, '--to', dst.url]);
+      expect(rb.code).toBe(0);
+      expect(rb.out).toMatch(/Deleted 1 dataset\(s\) and 0 document\(s\).*removed the export/);
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      if (saved === undefined) delete process.env.RAGLOOM_API_KEY;
+      else process.env.RAGLOOM_API_KEY = saved;
+    }
+  });
+
+  test('verify exits 1 when the import is missing; usage errors name the flag; every command answers --help', async ({ dir }) => {
+    const file = join(dir, 'src.db');
+    const c = new Client({ path: file });
+    const ds = await c.createDataset({ name: 'notes' });
+    await ds.uploadDocuments([{ display_name: 'n.txt', blob: enc('a note about turbines') }]);
+    await c.close();
+    const out = join(dir, 'x');
+    expect((await run(['migrate', 'export', '--from', file, '--out', out])).code).toBe(0);
+    const empty = join(dir, 'empty.db');
+    await new Client({ path: empty }).close();
+    const v = await run(['migrate', 'verify', '--manifest', join(out, 'manifest.json'), '--to', empty]);
+    expect(v.code).toBe(1);
+    expect(v.out).toContain('problem: notes: no such dataset in the target');
+    expect(v.out).toContain('Verification FAILED.');
+
+    const noFrom = await run(['migrate', 'export', '--out', out]);
+    expect(noFrom.code).toBe(1);
+    expect(noFrom.err).toMatch(/^Usage: --from is required/);
+    const batch = await run(['migrate', 'import', '--manifest', join(out, 'manifest.json'), '--to', empty, '--batch-size', '0']);
+    expect(batch.err).toContain('--batch-size must be a whole number ≥ 1, got "0"');
+    const rate = await run(['migrate', 'verify', '--manifest', join(out, 'manifest.json'), '--to', empty, '--max-failure-rate', '1.5']);
+    expect(rate.err).toContain('--max-failure-rate must be a number from 0 to 1, got "1.5"');
+    const missing = await run(['migrate', 'import', '--manifest', join(dir, 'none.json'), '--to', empty]);
+    expect(missing.err).toMatch(/^Error: Cannot read the manifest .*none\.json: ENOENT/);
+    expect((await run(['migrate', 'frobnicate'])).err).toMatch(/unknown migrate command "frobnicate"/);
+    for (const sub of ['export', 'import', 'verify', 'rollback']) {
+      const h = await run(['migrate', sub, '--help']);
+      expect(h.code).toBe(0);
+      expect(h.out).toContain(`ragloom migrate ${sub}`);
+    }
+    expect((await run(['migrate', '--help'])).out).toContain('Usage: ragloom migrate export|import|verify|rollback');
+  });
+});
