@@ -142,8 +142,8 @@ export function linesToBlocks(lines: Line[], o: LayoutOptions): Block[] {
   return blocks;
 }
 
-/** The body font size: the size (0.5 pt buckets) carrying most characters. */
-export function bodySize(lines: Line[]): number {
+/** Characters per font size (0.5 pt buckets), and the body size: the one carrying most. */
+function sizeHistogram(lines: Line[]): { chars: Map<number, number>; body: number; most: number } {
   const chars = new Map<number, number>();
   for (const l of lines) {
     const k = Math.round(l.size * 2) / 2;
@@ -157,7 +157,12 @@ export function bodySize(lines: Line[]): number {
       body = k;
     }
   }
-  return body;
+  return { chars, body, most };
+}
+
+/** The body font size: the size (0.5 pt buckets) carrying most characters. */
+export function bodySize(lines: Line[]): number {
+  return sizeHistogram(lines).body;
 }
 
 /**
@@ -165,19 +170,7 @@ export function bodySize(lines: Line[]): number {
  * body size (the size carrying most characters), largest first, at most 4.
  */
 export function headingSizes(lines: Line[]): number[] {
-  const chars = new Map<number, number>();
-  for (const l of lines) {
-    const k = Math.round(l.size * 2) / 2;
-    chars.set(k, (chars.get(k) ?? 0) + l.text.length);
-  }
-  let body = 0;
-  let most = -1;
-  for (const [k, n] of chars) {
-    if (n > most) {
-      most = n;
-      body = k;
-    }
-  }
+  const { chars, body, most } = sizeHistogram(lines);
   return [...chars.entries()]
     // A larger size carrying as much text as half the body is body text of another kind.
     .filter(([k, n]) => k >= body * 1.2 && n < most * 0.5)

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import type { ChunkDraft } from '../types.js';
-import type { AnalyzeItem, FromWorker, ParseItem, ToWorker } from './protocol.js';
+import type { AnalyzeItem, FromWorker, ParseItem, ParseOutcome, ToWorker } from './protocol.js';
+export type { ParseOutcome } from './protocol.js';
 import type { FtsTerms } from '../../text/index.js';
 
 export interface IngestLimits {
@@ -11,20 +11,6 @@ export interface IngestLimits {
 }
 
 export const INGEST_DEFAULTS: Readonly<IngestLimits> = Object.freeze({ parseTimeoutMs: 180_000, maxHeapMb: 3072 });
-
-export interface ParseOutcome {
-  chunks: ChunkDraft[];
-  /** Each chunk's full-text row, with the file name as title (the store's `NewChunk.terms`). */
-  terms: FtsTerms[];
-  /** Each chunk's token count. */
-  tokens: number[];
-  /** sha256 of the texts to embed: the file name first, then each chunk's embed text. */
-  shas: string[];
-  notes: string[];
-  blocks: number;
-  pages?: number;
-  warnings: string[];
-}
 
 /** A job failure whose message is fit for `progress_msg`. */
 export class IngestError extends Error {

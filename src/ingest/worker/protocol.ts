@@ -8,8 +8,9 @@ export interface AnalyzeItem { title: string; text: string; keywords?: string[];
 export interface ParseItem { data: Uint8Array; filename: string; method: string; parserConfig: Record<string, unknown> }
 
 /** One file's outcome: its chunks with everything the writer needs, so the writing thread only writes. */
-export interface ParsedItem {
+export interface ParseOutcome {
   chunks: ChunkDraft[];
+  /** Each chunk's full-text row, with the file name as title (the store's `NewChunk.terms`). */
   terms: FtsTerms[];
   /** Each chunk's token count (`chunkTokenCount`). */
   tokens: number[];
@@ -19,7 +20,10 @@ export interface ParsedItem {
   blocks: number;
   pages?: number;
   warnings: string[];
-  /** Time spent parsing and chunking this file (ms). */
+}
+
+/** What the worker sends for a parsed file: its outcome and the time spent parsing and chunking it (ms). */
+export interface ParsedItem extends ParseOutcome {
   ms: number;
 }
 
