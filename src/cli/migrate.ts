@@ -65,7 +65,7 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
     return v[flag]!;
   };
   const json = !!v.json;
-  const hooks = progressHooks(sub, json);
+  const hooks = progressHooks(json);
   const apiKey = v['api-key'];
   try {
     switch (sub) {
@@ -150,7 +150,7 @@ function printReport(r: VerifyReport): void {
 }
 
 /** A progress bar on a terminal (stderr); warnings on stderr always; nothing else, so --json output stays clean. */
-function progressHooks(step: string, json: boolean): MigrationHooks & { stop(): void } {
+function progressHooks(json: boolean): MigrationHooks & { stop(): void } {
   let bar: SingleBar | undefined;
   let barStep = '';
   const tty = process.stderr.isTTY && !json;
@@ -173,7 +173,6 @@ function progressHooks(step: string, json: boolean): MigrationHooks & { stop(): 
     stop: () => {
       bar?.stop();
       bar = undefined;
-      void step;
     },
   };
 }
