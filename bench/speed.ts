@@ -167,7 +167,7 @@ export interface EngineResult {
 async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   const { Client } = await import('../src/index.js');
   const { upsertChunks } = await import('../src/store/chunks.js');
-  const { vectorIndex, textQuery, textTop } = await import('../src/search/index.js');
+  const { vectorIndex, textQuery, textTop, textSide, termIndex, termIndexOptions } = await import('../src/search/index.js');
   const dir = join(tmpdir(), `ragloom-speed-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   const path = join(dir, 'kb.db');
@@ -241,6 +241,11 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   t0 = performance.now();
   const ix = vectorIndex(engine.db, DIM)!;
   const loadS = (performance.now() - t0) / 1000;
+  // The in-memory term index (src/search/term-index.ts), built on the first search as the vector
+  // index is; `RAGLOOM_TERM_INDEX=0` runs every search through FTS5 instead (the earlier path).
+  t0 = performance.now();
+  const tix = termIndex(engine.db);
+  const termS = (performance.now() - t0) / 1000;
   const filter = { datasets: [ds.id] };
   const truth = queries.map((q) => ix.search(q.vector, 10, filter, { exact: true }).map((h) => h.rowid));
   const approx = queries.map((q) => ix.search(q.vector, 10, filter).map((h) => h.rowid));
@@ -252,6 +257,9 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   const src = (i: number) => `c${queries[i]!.source}`;
   let hits = 0;
   out['full text'] = await measure(nq, (i) => textTop(engine.db, textQuery(engine.db, queries[i]!.text), 10, (rid) => ix.datasetOf(rid) === ds.id));
+  if (tix) {
+    out['full text, term index'] = await measure(nq, (i) => textSide(engine.db, textQuery(engine.db, queries[i]!.text, { index: termIndex(engine.db) }), 10, (rid) => ix.datasetOf(rid) === ds.id).top);
+  }
   const hyb = async (extra: Omit<import('../src/index.js').RetrieveParams, 'dataset_ids' | 'question'>) => {
     hits = 0;
     const lat = await measure(nq, async (i) => {
@@ -273,9 +281,10 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   await client.close();
   rmSync(dir, { recursive: true, force: true });
   return {
-    engine: 'ragloom', size: n, ingestS: ingest / 1000, rowsPerS: n / (ingest / 1000), buildS: { 'vector index load (first query)': loadS },
+    engine: 'ragloom', size: n, ingestS: ingest / 1000, rowsPerS: n / (ingest / 1000),
+    buildS: { 'vector index load (first query)': loadS, ...(tix ? { 'term index build (first query)': termS } : {}) },
     fileMb, peakRssMb: rssMb(), queries: out,
-    notes: [`ingest through upsertChunks (store path, 5,000 per call and transaction) with synthetic vectors, the full-text rows analysed in an ingest worker thread started beforehand (batch k+1 while batch k is written; waiting for it counted), the final WAL checkpoint counted; vector prefilter ${n >= 20000 ? 'binary codes + exact re-scoring' : 'exact scan'}`],
+    notes: [`term index ${termIndexOptions.enabled ? `on (${((tix?.bytes ?? 0) / 2 ** 20).toFixed(0)} MB)` : 'off (RAGLOOM_TERM_INDEX=0: full text through FTS5)'}`, `ingest through upsertChunks (store path, 5,000 per call and transaction) with synthetic vectors, the full-text rows analysed in an ingest worker thread started beforehand (batch k+1 while batch k is written; waiting for it counted), the final WAL checkpoint counted; vector prefilter ${n >= 20000 ? 'binary codes + exact re-scoring' : 'exact scan'}`],
   };
 }
 

@@ -180,3 +180,5 @@ async function* mapStreamErrors<T>(it: AsyncIterable<T>): AsyncGenerator<T> {
 export { ApiError, RetCode, RagloomError, CATALOGUE } from './errors.js';
 export { RESULT_MESSAGE } from './chats.js';
 export { contentText } from './completions.js';
+// The server runs retrievals on threads of its own (src/search/search-pool.ts).
+export { SearchPool, attachSearchPool, detachSearchPool } from '../search/index.js';

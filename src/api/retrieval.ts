@@ -11,6 +11,7 @@ import {
   hybridSearch, createReranker, operatorOf, RerankError,
   type Reranker, type RetrieveResult, type MetadataFilter, type MetaCondition,
 } from '../search/index.js';
+import { cachedStatement } from '../store/index.js';
 import { apiError, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 
@@ -51,7 +52,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const docIds = p.document_ids === undefined || p.document_ids === null ? [] : p.document_ids;
   if (!Array.isArray(docIds)) fail('DOCUMENTS_LIST');
   const kbIds = kbs.map((k) => k.id);
-  const docSel = e.db.prepare(`SELECT 1 FROM document WHERE id = ? AND dataset_id IN (${kbIds.map(() => '?').join(',')})`);
+  const docSel = cachedStatement(e.db, `SELECT 1 FROM document WHERE id = ? AND dataset_id IN (${kbIds.map(() => '?').join(',')})`);
   for (const d of docIds as unknown[]) if (!docSel.get(pyStr(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', pyStr(d));
   const metadata = parseMetadataCondition(p.metadata_condition);
   const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');

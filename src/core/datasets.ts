@@ -1,4 +1,5 @@
 import type { Engine, Ctx } from './engine.js';
+import { cachedStatement } from '../store/index.js';
 
 export interface DatasetRow {
   id: string;
@@ -73,7 +74,8 @@ export function ownedDataset(e: Engine, ctx: Ctx, id: unknown): DatasetRow | und
 /** A dataset the caller can read (own or team-shared), or undefined. */
 export function visibleDataset(e: Engine, ctx: Ctx, id: unknown): DatasetRow | undefined {
   if (typeof id !== 'string') return undefined;
-  return e.db.prepare(`SELECT * FROM dataset d WHERE d.id = @id AND ${VISIBLE_SQL}`).get({ id, tenant: ctx.tenantId, user: ctx.userId }) as DatasetRow | undefined;
+  // Cached: every retrieval and chat turn checks its datasets (a prepare costs ~0.1 ms).
+  return cachedStatement(e.db, `SELECT * FROM dataset d WHERE d.id = @id AND ${VISIBLE_SQL}`).get({ id, tenant: ctx.tenantId, user: ctx.userId }) as DatasetRow | undefined;
 }
 
 export function nameTaken(e: Engine, tenantId: string, name: string, exceptId?: string): boolean {

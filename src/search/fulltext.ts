@@ -18,11 +18,10 @@ import { cachedStatement as stmt, type Db } from '../store/index.js';
 import { analyze, ftsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { TopK } from './vector-index.js';
+import { K1, B, COLUMN_WEIGHTS } from './bm25.js';
+import type { TermIndex } from './term-index.js';
 
-/** FTS5's fixed BM25 k1. */
-export const K1 = 1.2;
-/** bm25() column weights: title, content, keywords, questions. */
-export const COLUMN_WEIGHTS = [5, 1, 15, 10] as const;
+export { K1, B, COLUMN_WEIGHTS };
 
 /** The FTS5 tables searched by this module. */
 export type FtsTable = 'chunk_fts' | 'memory_fts';
@@ -107,10 +106,16 @@ export interface TextQuery {
   avgdl: number;
   /** Per-term query weights (expanded queries); absent = 1 each. */
   weights?: Map<string, number>;
+  /**
+   * The in-memory copy of the table (chunk_fts only) that answers for FTS5, with the token of
+   * each present term in order (`phrases`); absent when FTS5 must answer (a term it reads as a
+   * phrase of several tokens).
+   */
+  index?: TermIndex;
+  phrases?: Int32Array;
+  /** FTS5's row count when the query was made (its idf's N). */
+  rows?: number;
 }
-
-/** B of FTS5's bm25(). */
-export const B = 0.75;
 
 /**
  * Below this many (estimated) matches, one FTS5 pass reads every match's score; above it, a
@@ -191,27 +196,37 @@ function varints(b: Buffer): number[] {
  * The analysed question with its terms' statistics over `opts.table` (default `chunk_fts`); every
  * function below that takes the query reads that table.
  */
-export function textQuery(db: Db, question: string, opts: { table?: FtsTable } = {}): TextQuery {
+export function textQuery(db: Db, question: string, opts: { table?: FtsTable; index?: TermIndex } = {}): TextQuery {
   const src = sourceOf(opts.table);
   const terms = [...new Set(analyze(question))];
   const idf = new Map<string, number>();
   if (!terms.length) return { table: src.table, terms, match: '', upper: 0, dfSum: 0, idf, avgdl: 1 };
   const st = ftsStats(db, src);
   const { n, tokens } = st;
+  const index = src.table === 'chunk_fts' ? opts.index : undefined;
   let upper = 0;
   let dfSum = 0;
   const present: string[] = [];
+  const phrases: number[] = [];
+  let indexed = !!index;
   for (const t of terms) {
-    const d = termDf(db, st, t);
+    // The index's document frequency is FTS5's (it holds the same rows), without walking a doclist.
+    const tok = index ? index.queryToken(t) : -2;
+    if (tok === -2) indexed = false;
+    const d = tok === -2 ? termDf(db, st, t) : index!.docFreq(tok);
     if (d === 0) continue;
     present.push(t);
+    phrases.push(tok);
     dfSum += d;
     const f = Math.max(1e-6, Math.log((n - d + 0.5) / (d + 0.5)));
     idf.set(t, f);
     upper += f * (K1 + 1);
   }
   const match = present.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
-  return { table: src.table, terms, match, upper, dfSum, idf, avgdl: n > 0 ? tokens / n : 1 };
+  const q: TextQuery = { table: src.table, terms, match, upper, dfSum, idf, avgdl: n > 0 ? tokens / n : 1, rows: n };
+  if (index) q.index = index;
+  if (indexed) q.phrases = Int32Array.from(phrases);
+  return q;
 }
 
 /**
@@ -301,15 +316,28 @@ export function expandQuery(db: Db, q: TextQuery, feedback: Array<[cols: string[
     const wgt = score / mass / len;
     for (const col of cols) for (const t of col) model.set(t, (model.get(t) ?? 0) + wgt);
   }
-  // The `terms` best, ties by term so the expansion does not depend on Map order.
+  return expandWith(db, q, bestTerms(model, opts.terms), opts);
+}
+
+/** The `terms` most probable terms of a relevance model, in the model's order of first sight; ties by term. */
+export function bestTerms(model: Iterable<[string, number]>, terms: number): Array<[string, number]> {
+  // Ties by term, so the expansion does not depend on Map order.
   const best: Array<[string, number]> = [];
   for (const e of model) {
-    if (best.length === opts.terms && e[1] <= best[best.length - 1]![1]) continue;
+    if (best.length === terms && e[1] <= best[best.length - 1]![1]) continue;
     let i = best.length;
     while (i > 0 && (best[i - 1]![1] < e[1] || (best[i - 1]![1] === e[1] && best[i - 1]![0] > e[0]))) i--;
     best.splice(i, 0, e);
-    if (best.length > opts.terms) best.pop();
+    if (best.length > terms) best.pop();
   }
+  return best;
+}
+
+/**
+ * expandQuery's second half: the question's terms with the relevance model's `best` terms, weighted
+ * and given their idf (`best` from bestTerms, or from TermIndex.relevanceModel).
+ */
+export function expandWith(db: Db, q: TextQuery, best: Array<[string, number]>, opts: { terms: number; origWeight: number; dfCap?: number }): TextQuery {
   const z = best.reduce((a, [, p]) => a + p, 0);
   const orig = [...q.idf.keys()];
   const weights = new Map<string, number>();
@@ -318,16 +346,19 @@ export function expandQuery(db: Db, q: TextQuery, feedback: Array<[cols: string[
   const st = ftsStats(db, sourceOf(q.table));
   const { n } = st;
   const idf = new Map(q.idf);
+  const cap = opts.dfCap ?? EXPANSION_DF_CAP;
   for (const t of weights.keys()) {
     if (idf.has(t)) continue;
-    const d = termDf(db, st, t, opts.dfCap ?? EXPANSION_DF_CAP);
+    const known = q.index?.dfOf(t);
+    const d = known === undefined ? termDf(db, st, t, cap) : known > cap ? Infinity : known;
     if (d === 0 || d === Infinity) weights.delete(t);
     else idf.set(t, Math.max(1e-6, Math.log((n - d + 0.5) / (d + 0.5))));
   }
   let upper = 0;
   for (const [t, wt] of weights) upper += wt * idf.get(t)! * (K1 + 1);
   const terms = [...weights.keys()];
-  return { ...q, terms, idf, weights, upper, match: terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ') };
+  // Scored by scoreRows only (bm25() has no term weights): no FTS5 phrases.
+  return { ...q, terms, idf, weights, upper, phrases: undefined, match: terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ') };
 }
 
 /**
@@ -409,9 +440,13 @@ export interface TextSide {
  * whole FTS5 query again (bm25() costs ~0.2 µs per match, returning a row ~0.2 µs).
  */
 export function textSide(db: Db, q: TextQuery, k: number, accept: (rowid: number) => boolean, opts: { selective?: boolean } = {}): TextSide {
-  const all = opts.selective || q.dfSum <= ALL_MATCHES_BELOW ? textAll(db, q) : undefined;
-  if (!all) return { top: textTop(db, q, k, accept), scoresOf: (rids) => textScoresJs(db, q, rids) };
-  const { rowids, scores } = all;
+  const few = opts.selective || q.dfSum <= ALL_MATCHES_BELOW;
+  const ix = q.index && q.phrases && !opts.selective ? indexed(db, q, q.index, q.phrases) : undefined;
+  if (!few) {
+    if (ix) return { top: ix.top(k, accept), scoresOf: (rids) => ix.index.scoreRows(q, rids) };
+    return { top: textTop(db, q, k, accept), scoresOf: (rids) => textScoresJs(db, q, rids) };
+  }
+  const { rowids, scores } = ix ? ix.all() : textAll(db, q);
   const best = new TopK(Math.max(1, k));
   if (k > 0) {
     for (let i = 0; i < rowids.length; i++) {
@@ -428,6 +463,30 @@ export function textSide(db: Db, q: TextQuery, k: number, accept: (rowid: number
       const want = new Set(rids);
       for (let i = 0; i < rowids.length; i++) if (want.has(rowids[i]!)) out.set(rowids[i]!, scores[i]!);
       return out;
+    },
+  };
+}
+
+/**
+ * The in-memory index standing in for FTS5's two queries, number for number: `all` is textAll
+ * (every match in rowid order, bm25 × −1/upper), `top` is textTop (the k best accepted rows by
+ * bm25, ties to the lower rowid, divided by upper).
+ */
+function indexed(db: Db, q: TextQuery, index: TermIndex, phrases: Int32Array) {
+  const n = q.rows ?? ftsStats(db, sourceOf(q.table)).n;
+  const idf = Float64Array.from(phrases, (t) => index.ftsIdf(n, index.docFreq(t)));
+  return {
+    index,
+    all: (): { rowids: Float64Array; scores: Float64Array } => {
+      if (!q.match || q.upper <= 0) return { rowids: new Float64Array(0), scores: new Float64Array(0) };
+      const { rowids, scores } = index.all(phrases, idf, q.avgdl);
+      const inv = -1 / q.upper;
+      for (let i = 0; i < scores.length; i++) scores[i] = Math.min(1, -scores[i]! * inv);
+      return { rowids, scores };
+    },
+    top: (k: number, accept: (rowid: number) => boolean): Array<[number, number]> => {
+      if (!q.match || q.upper <= 0 || k <= 0) return [];
+      return index.top(phrases, idf, q.avgdl, k, accept).map((h): [number, number] => [h.rowid, Math.min(1, h.score / q.upper)]);
     },
   };
 }

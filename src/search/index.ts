@@ -1,5 +1,9 @@
 export { hybridSearch, resolveRetrievalOptions, DEFAULT_RETRIEVAL_OPTIONS } from './retrieve.js';
-export type { SearchRequest, RetrieveResult, DocAgg, RetrievalOptions } from './retrieve.js';
+export type { SearchRequest, WireSearchRequest, RetrieveResult, DocAgg, RetrievalOptions } from './retrieve.js';
+export { termIndex, termIndexOptions, forgetTermIndex } from './term-index.js';
+export type { TermIndex, TermHit } from './term-index.js';
+export { SearchPool, SearchPoolClosed, attachSearchPool, detachSearchPool, searchPoolOf } from './search-pool.js';
+export type { SearchPoolOptions } from './search-pool.js';
 export { highlight } from './highlight.js';
 export { vectorIndex, memoryVectorIndex, vectorSearchOptions, forgetVectorIndexes, CHUNK_VECTORS, MEMORY_VECTORS } from './vector-index.js';
 export type { VectorHit, VectorFilter, VectorSearchOptions, VectorSource, DimIndex } from './vector-index.js';
@@ -10,5 +14,5 @@ export { createReranker, HttpReranker, CrossEncoderReranker, RerankError } from 
 export type { Reranker } from './rerank.js';
 export { filterDocuments, operatorOf } from './metadata.js';
 export type { MetadataFilter, MetaCondition, Op as MetadataOperator } from './metadata.js';
-export { textQuery, textTop, textScores, textScoresJs, textAll, textSide, expandQuery, rowTerms, scoreRows, COLUMN_WEIGHTS, ALL_MATCHES_BELOW, EXPANSION_DF_CAP } from './fulltext.js';
+export { textQuery, textTop, textScores, textScoresJs, textAll, textSide, expandQuery, expandWith, bestTerms, rowTerms, scoreRows, COLUMN_WEIGHTS, ALL_MATCHES_BELOW, EXPANSION_DF_CAP } from './fulltext.js';
 export type { TextQuery, TextSide, FtsTable } from './fulltext.js';

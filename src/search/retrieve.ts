@@ -13,7 +13,9 @@ import { cachedStatement, chunkRowidsOfDocuments, type ChunkRow, type Db } from 
 import { analyzeForIndex } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, type DimIndex } from './vector-index.js';
-import { textQuery, textSide, expandQuery, rowTerms, scoreRows } from './fulltext.js';
+import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows } from './fulltext.js';
+import { termIndex } from './term-index.js';
+import { searchPoolOf, SearchPoolClosed } from './search-pool.js';
 import { filterDocuments, type MetadataFilter } from './metadata.js';
 import type { Reranker } from './rerank.js';
 
@@ -81,8 +83,9 @@ export interface RetrievalOptions {
   termFeedbackQueryWeight: number;
   /**
    * RM3: how many of the window's best chunks are re-scored (0 = the whole window). 30 is
-   * RAGFlow's smallest result window; each re-scored chunk is re-analysed (≈ 20 µs per 120 words),
-   * and Cranfield gains little from deeper re-scoring (docs/benchmarks.md). @default 30
+   * RAGFlow's smallest result window; each re-scored chunk costs ~5 µs from the term index (≈ 20 µs
+   * per 120 words re-analysed without it), and Cranfield gains little from deeper re-scoring
+   * (docs/benchmarks.md). @default 30
    */
   termFeedbackDepth: number;
   /** Force the exact vector scan even on large indexes. @default false */
@@ -150,7 +153,68 @@ interface Cand {
   rank: number;
 }
 
+/** A SearchRequest as a search thread receives it (no functions: the question comes embedded). */
+export type WireSearchRequest = Omit<SearchRequest, 'embedQuestion' | 'reranker'>;
+
+/**
+ * Runs a retrieval (see the module comment). With a search pool attached to `db`
+ * (search-pool.ts), a request without a rerank model is ranked on one of its threads and its
+ * page's rows are read here; the question is embedded here first (an embedding error surfaces
+ * only where the search would have asked for the vector, as it does in-process).
+ */
 export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveResult> {
+  const pool = r.reranker ? undefined : searchPoolOf(db);
+  if (pool) {
+    let vector: Float32Array | null = null;
+    let embedError: unknown;
+    try {
+      vector = await r.embedQuestion(r.question);
+    } catch (e) {
+      embedError = e;
+    }
+    const { embedQuestion: _e, reranker: _r, ...wire } = r;
+    try {
+      // The thread ranks; the page's rows are read here (they would cross threads otherwise).
+      return materialize(db, await pool.run(wire, vector, embedError), r.highlight ? r.question : undefined);
+    } catch (e) {
+      if (!(e instanceof SearchPoolClosed)) throw e;
+      // The threads are gone (closing, or crashed): search here.
+      return search(db, { ...r, embedQuestion: async () => vector ?? Promise.reject(embedError) });
+    }
+  }
+  return search(db, r);
+}
+
+async function search(db: Db, r: SearchRequest): Promise<RetrieveResult> {
+  return materialize(db, await rank(db, r), r.highlight ? r.question : undefined);
+}
+
+/** One chunk of a ranked page: its scores, and its analysed content when the term index has it. */
+export interface PageRow {
+  rowid: number;
+  sim: number;
+  vsim: number;
+  tsim: number;
+  ltks?: string;
+}
+
+/** A document's count among the survivors; its name is looked up by materialize when absent. */
+export interface PageAgg {
+  doc_name?: string;
+  doc_id: string;
+  count: number;
+}
+
+/** A ranked result: what a search thread sends back (small); materialize reads the page's rows. */
+export interface RankedPage {
+  total: number;
+  page: PageRow[];
+  /** most first (ties in order of first appearance) */
+  doc_aggs: PageAgg[];
+}
+
+/** Everything but reading the page's rows: candidates, scores, feedback, windows, threshold, aggregates. */
+export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   const { question, page, pageSize, weight: w, topK, reranker, options: o } = r;
   const kbIds = r.datasets.map((k) => k.id);
   const inKbs = `dataset_id IN (${kbIds.map(() => '?').join(',')})`;
@@ -160,7 +224,7 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
   if (r.metadata) {
     const rows = db.prepare(`SELECT id, meta_fields FROM document WHERE ${inKbs}`).all(...kbIds) as { id: string; meta_fields: string }[];
     const hit = filterDocuments(scopeDocs ? rows.filter((d) => scopeDocs!.has(d.id)) : rows, r.metadata);
-    if (hit.size === 0) return { total: 0, chunks: [], doc_aggs: [] };
+    if (hit.size === 0) return { total: 0, page: [], doc_aggs: [] };
     scopeDocs = hit;
   }
   const scope = scopeDocs ? new Set(chunkRowidsOfDocuments(db, [...scopeDocs])) : undefined;
@@ -169,9 +233,11 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
   let W = Math.max(30, Math.ceil(64 / pageSize) * pageSize);
   if (reranker) W = Math.min(W, topK, 64);
   const win = Math.floor(((page - 1) * pageSize) / W);
-  // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's buffers.
-  const held = db.prepare(`SELECT COUNT(*) FROM chunk WHERE ${inKbs}`).pluck().get(...kbIds) as number;
-  const perSide = Math.min(topK, (win + 1) * W, Math.max(1, held));
+  // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's
+  // buffers. Counting stops at the cap (a full count walks the dataset's index: 3.5 ms per 100k).
+  const cap = Math.min(topK, (win + 1) * W);
+  const held = stmt(db, `SELECT COUNT(*) FROM (SELECT 1 FROM chunk WHERE ${inKbs} LIMIT ?)`).pluck().get(...kbIds, Math.min(cap, 2 ** 53)) as number;
+  const perSide = Math.min(cap, Math.max(1, held));
 
   // ---- candidates
   const qv = await r.embedQuestion(question);
@@ -182,7 +248,9 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
     const ds = ix?.datasetOf(rid);
     return ds !== undefined && kbSet.has(ds);
   };
-  const tq = textQuery(db, question);
+  // The in-memory copy of chunk_fts (term-index.ts) answers for FTS5 when it is on.
+  const tix = termIndex(db);
+  const tq = textQuery(db, question, { index: tix });
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {
     let c = cands.get(rid);
@@ -207,10 +275,13 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
   // feedbackSearch, the vector side is searched again).
   let qVec = qv;
   const scoreAll = () => {
-    for (const c of cands.values()) {
-      c.vsim = Math.max(0, Math.min(1, ix?.cosine(qVec, c.rowid) ?? 0));
+    const all = [...cands.values()];
+    const cos = ix?.cosines(qVec, all.map((c) => c.rowid));
+    all.forEach((c, i) => {
+      const x = cos ? cos[i]! : NaN;
+      c.vsim = Math.max(0, Math.min(1, Number.isNaN(x) ? 0 : x)); // no vector here: 0
       c.sim = w * c.vsim + (1 - w) * c.tsim;
-    }
+    });
   };
   scoreAll();
   const fb = o.feedbackDocs;
@@ -245,11 +316,20 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
     const fbRows = ranked.slice(0, tfb);
     const depth = o.termFeedbackDepth;
     const depthRows = depth > 0 ? windowed.slice(0, depth) : windowed;
-    const rows = rowTerms(db, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
-    analysed = rows;
-    const feedback = fbRows.filter((c) => rows.has(c.rowid)).map((c): [string[][], number] => [rows.get(c.rowid)!, c.sim]);
-    const xq = expandQuery(db, tq, feedback, { terms: o.termFeedbackTerms, origWeight: o.termFeedbackQueryWeight });
-    const ts = scoreRows(xq, depthRows.filter((c) => rows.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, rows.get(c.rowid)!]));
+    const fx = { terms: o.termFeedbackTerms, origWeight: o.termFeedbackQueryWeight };
+    let ts: Map<number, number>;
+    if (tix) {
+      // The same model and scores from the term index's forward rows (term ids, no re-analysis).
+      const best = tq.match ? tix.relevanceModel(fbRows.map((c) => [c.rowid, c.sim]), fx.terms) : null;
+      const xq = best ? expandWith(db, tq, best, fx) : tq;
+      ts = tix.scoreRows(xq, depthRows.map((c) => c.rowid));
+    } else {
+      const rows = rowTerms(db, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
+      analysed = rows;
+      const feedback = fbRows.filter((c) => rows.has(c.rowid)).map((c): [string[][], number] => [rows.get(c.rowid)!, c.sim]);
+      const xq = expandQuery(db, tq, feedback, fx);
+      ts = scoreRows(xq, depthRows.filter((c) => rows.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, rows.get(c.rowid)!]));
+    }
     for (const c of depthRows) {
       c.tsim = ts.get(c.rowid) ?? 0;
       c.sim = w * c.vsim + (1 - w) * c.tsim;
@@ -273,29 +353,77 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
   const start = ((page - 1) * pageSize) % W;
   const pageRows = survivors.slice(start, start + pageSize);
 
-  // ---- output: light rows (document) for every survivor, full rows for the page only
-  const docOf = survivorDocs(db, survivors.map((c) => c.rowid));
-  const aggs = new Map<string, DocAgg>();
-  for (const c of survivors) {
-    const d = docOf.get(c.rowid);
-    if (!d) continue;
-    const a = aggs.get(d.id) ?? { doc_name: d.name, doc_id: d.id, count: 0 };
+  // ---- output: each survivor's document (the term index knows it; else a light join), counted
+  // here; materialize reads the page's rows and the documents' names.
+  const aggs = new Map<string, PageAgg>();
+  const count = (id: string, name?: string) => {
+    const a = aggs.get(id) ?? (name === undefined ? { doc_id: id, count: 0 } : { doc_name: name, doc_id: id, count: 0 });
     a.count++;
-    aggs.set(d.id, a);
+    aggs.set(id, a);
+  };
+  if (tix) {
+    for (const c of survivors) {
+      const id = tix.documentOf(c.rowid);
+      if (id !== undefined) count(id);
+    }
+  } else {
+    const docOf = survivorDocs(db, survivors.map((c) => c.rowid));
+    for (const c of survivors) {
+      const d = docOf.get(c.rowid);
+      if (d) count(d.id, d.name);
+    }
   }
-  const rows = chunkRows(db, pageRows.map((c) => c.rowid));
+  return {
+    total: survivors.length,
+    page: pageRows.map((c) => {
+      // The analysed content, for content_ltks of a chunk without index text.
+      const ltks = analysed?.get(c.rowid)?.[1] ?? tix?.contentTerms(c.rowid);
+      return { rowid: c.rowid, sim: c.sim, vsim: c.vsim, tsim: c.tsim, ...(ltks ? { ltks: ltks.join(' ') } : {}) };
+    }),
+    doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count),
+  };
+}
+
+/** The page's chunks, read and shaped as RAGFlow sends them (`question`: highlight them), and the aggregates' names. */
+function materialize(db: Db, ranked: RankedPage, question: string | undefined): RetrieveResult {
+  const doc_aggs = docNames(db, ranked.doc_aggs);
+  const rows = chunkRows(db, ranked.page.map((c) => c.rowid));
   const chunks: Record<string, unknown>[] = [];
-  for (const c of pageRows) {
+  for (const c of ranked.page) {
     const row = rows.get(c.rowid);
-    if (row) chunks.push(chunkOut(row, c, r.highlight ? question : undefined, row.index_text === null ? analysed?.get(c.rowid)?.[1] : undefined));
+    if (row) chunks.push(chunkOut(row, c, question, row.index_text === null ? c.ltks : undefined));
   }
-  return { total: survivors.length, chunks, doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count) };
+  return { total: ranked.total, chunks, doc_aggs };
 }
 
 type Row = ChunkRow & { doc_name: string; index_text: string | null };
 
 const stmt = (db: Db, sql: string) => cachedStatement(db, sql);
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
+
+/**
+ * The aggregates with their documents' names, read in batches of fixed size (statements are
+ * reused); a document gone meanwhile is left out, as survivorDocs' join leaves it out. The term
+ * index knows each chunk's document, so only the (few) documents are read, not the chunk rows
+ * (large and scattered: ~3.5 µs a look-up at 100k chunks).
+ */
+function docNames(db: Db, aggs: PageAgg[]): DocAgg[] {
+  const B = 64;
+  const names = new Map<string, string>();
+  const ids = aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id);
+  for (let i = 0; i < ids.length; i += B) {
+    const part = ids.slice(i, i + B);
+    while (part.length < B) part.push('');
+    const rows = stmt(db, `SELECT id, name FROM document WHERE id IN (${marks(B)})`).raw().all(...part) as Array<[string, string]>;
+    for (const [id, name] of rows) names.set(id, name);
+  }
+  const out: DocAgg[] = [];
+  for (const a of aggs) {
+    const name = a.doc_name ?? names.get(a.doc_id);
+    if (name !== undefined) out.push({ doc_name: name, doc_id: a.doc_id, count: a.count });
+  }
+  return out;
+}
 
 /** rowid → its document (id, name), in batches of fixed size so statements are reused. */
 function survivorDocs(db: Db, rowids: number[]): Map<number, { id: string; name: string }> {
@@ -328,25 +456,25 @@ function rerankText(r: Row | undefined): string {
   return kw.length ? `${r.content}\n${kw.join(' ')}` : r.content;
 }
 
-function chunkOut(r: Row, c: Cand, hlQuestion: string | undefined, contentTerms?: string[]): Record<string, unknown> {
+function chunkOut(r: Row, c: PageRow, hlQuestion: string | undefined, contentLtks?: string): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: r.id,
     content: r.content,
-    content_ltks: contentTerms ? contentTerms.join(' ') : analyzeForIndex(r.content),
+    content_ltks: contentLtks ?? analyzeForIndex(r.content),
     document_id: r.document_id,
     document_keyword: r.doc_name,
     document_name: r.doc_name,
     docnm_kwd: r.doc_name,
     dataset_id: r.dataset_id,
     kb_id: r.dataset_id,
-    important_keywords: JSON.parse(r.important_keywords),
-    questions: JSON.parse(r.questions),
-    tag_kwd: JSON.parse(r.tag_kwd),
+    important_keywords: list(r.important_keywords),
+    questions: list(r.questions),
+    tag_kwd: list(r.tag_kwd),
     image_id: r.image_id,
     similarity: c.sim,
     vector_similarity: c.vsim,
     term_similarity: c.tsim,
-    positions: JSON.parse(r.positions),
+    positions: list(r.positions),
     doc_type_kwd: r.doc_type,
     doc_type: r.doc_type,
     mom_id: '',
@@ -358,6 +486,9 @@ function chunkOut(r: Row, c: Cand, hlQuestion: string | undefined, contentTerms?
   if (hlQuestion !== undefined) out.highlight = highlightText(r.content, hlQuestion) ?? r.content;
   return out;
 }
+
+/** A stored JSON list; most are empty. */
+const list = (json: string): unknown[] => (json === '[]' ? [] : (JSON.parse(json) as unknown[]));
 
 function normalize(v: Float32Array): Float32Array {
   let n = 0;

@@ -23,6 +23,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/index.js';
 import { CodeStore } from './hamming.js';
+import { RowSlots } from './row-slots.js';
 
 export interface VectorSearchOptions {
   /** Exact scan below this many live vectors. @default 4096 */
@@ -114,6 +115,20 @@ export const MEMORY_VECTORS: VectorSource = {
 
 const LOG_TRIM_AT = 200_000;
 const byDb = new WeakMap<Db, Map<VectorSource, Map<number, DimIndex>>>();
+/** Other copies that follow `vec_log` on a connection (term-index.ts): the log is never trimmed past them. */
+const chunkLogFollowers = new WeakMap<Db, Set<{ readonly logSeq: number }>>();
+
+/** Registers another follower of the chunks' `vec_log` on `db`: trimming keeps what it has not applied. */
+export function followChunkLog(db: Db, follower: { readonly logSeq: number }): void {
+  let s = chunkLogFollowers.get(db);
+  if (!s) chunkLogFollowers.set(db, (s = new Set()));
+  s.add(follower);
+}
+
+/** Undoes followChunkLog. */
+export function unfollowChunkLog(db: Db, follower: { readonly logSeq: number }): void {
+  chunkLogFollowers.get(db)?.delete(follower);
+}
 
 function cached(db: Db, source: VectorSource): Map<number, DimIndex> {
   let bySource = byDb.get(db);
@@ -153,7 +168,8 @@ export function forgetVectorIndexes(db: Db): void {
 
 /** The statements of one DimIndex, built once from its source. */
 interface IndexSql {
-  floor: string;
+  /** floor, maxSeq and maxRow in one statement (one snapshot, one call) */
+  logState: string;
   maxSeq: string;
   maxRow: string;
   countFresh: string;
@@ -180,7 +196,8 @@ function indexSql(src: VectorSource, dim: number, vecTable: string | undefined):
   if (!col && src.tags.length) throw new Error('Filter columns need vectors in a column of the row table');
   const tags = src.tags.map((t) => `, ${t}`).join('');
   return {
-    floor: `SELECT value FROM search_meta WHERE key = '${src.floorKey}'`,
+    logState: `SELECT (SELECT value FROM search_meta WHERE key = '${src.floorKey}'), (SELECT COALESCE(MAX(seq), 0) FROM ${src.log}),
+      (SELECT COALESCE(MAX(${id}), 0) FROM ${rows})`,
     maxSeq: `SELECT COALESCE(MAX(seq), 0) FROM ${src.log}`,
     maxRow: `SELECT COALESCE(MAX(${id}), 0) FROM ${rows}`,
     countFresh: `SELECT COUNT(*) FROM ${rows} WHERE ${id} > ?`,
@@ -210,7 +227,7 @@ export class DimIndex {
   private part = new Int32Array(0);
   /** 1 = present and available */
   private ok = new Uint8Array(0);
-  private readonly slotOf = new Map<number, number>();
+  private readonly slotOf = new RowSlots();
   private free: number[] = [];
   private readonly parts = new Map<string, number>();
   private readonly partNames: string[] = [];
@@ -295,14 +312,32 @@ export class DimIndex {
     return dotAt(q, this.vecs, s * this.dim, this.dim);
   }
 
+  /**
+   * cosine() of each row (NaN where the row has no vector here), two rows at a time as search's
+   * re-scoring does: the same sums, fewer waits on memory.
+   */
+  cosines(q: Float32Array, rowids: readonly number[]): Float64Array {
+    const out = new Float64Array(rowids.length).fill(NaN);
+    const slots: number[] = [];
+    const at: number[] = [];
+    rowids.forEach((r, i) => {
+      const s = this.slotOf.get(r);
+      if (s !== undefined) {
+        slots.push(s);
+        at.push(i);
+      }
+    });
+    dots(q, this.vecs, this.dim, slots, slots.length, (k, v) => (out[at[k]!] = v));
+    return out;
+  }
+
   // ------------------------------------------------------------------ keeping in step
 
   sync(): void {
     const sql = this.sql;
-    const floor = Number((this.stmt(sql.floor).pluck().get() as string | undefined) ?? 0);
+    const [f, max, maxRow] = this.stmt(sql.logState).raw().get() as [string | null, number, number];
+    const floor = Number(f ?? 0);
     if (!this.loaded || this.seq < floor) return this.reload();
-    const max = (this.stmt(sql.maxSeq).pluck().get() as number);
-    const maxRow = (this.stmt(sql.maxRow).pluck().get() as number);
     if (max <= this.seq && maxRow <= this.maxRow) return;
     // Inserts are the rows past the highest id now present; updates and deletes come from the log.
     // A chunk id is reused when the highest row is deleted and a row inserted after it (rowid =
@@ -334,11 +369,13 @@ export class DimIndex {
   }
 
   private trimLog(floor: number): void {
-    if (this.seq - floor < LOG_TRIM_AT || this.db.readonly || this.db.inTransaction) return;
+    let upTo = this.seq;
+    if (this.source === CHUNK_VECTORS) for (const f of chunkLogFollowers.get(this.db) ?? []) upTo = Math.min(upTo, f.logSeq);
+    if (upTo - floor < LOG_TRIM_AT || this.db.readonly || this.db.inTransaction) return;
     try {
       this.db.transaction(() => {
-        this.db.prepare(this.sql.trim).run(this.seq);
-        this.db.prepare(this.sql.setFloor).run(String(this.seq));
+        this.db.prepare(this.sql.trim).run(upTo);
+        this.db.prepare(this.sql.setFloor).run(String(upTo));
       })();
     } catch {
       // Busy or read-only: trimming is an optimisation only.
@@ -390,6 +427,7 @@ export class DimIndex {
     const v = new Float32Array(cap * this.dim);
     v.set(this.vecs.subarray(0, this.n * this.dim));
     this.vecs = v;
+
     const r = new Float64Array(cap);
     r.set(this.rowids.subarray(0, this.n));
     this.rowids = r;
@@ -556,10 +594,7 @@ export class DimIndex {
     const dim = this.dim;
     if (allParts) {
       const slots = this.codes.select(q, this.mean, this.n, want);
-      for (let i = 0; i < slots.length; i++) {
-        const s = slots[i]!;
-        top.push(s, dotAt(q, this.vecs, s * dim, dim));
-      }
+      pushDots(top, q, this.vecs, dim, slots, slots.length);
       return this.hits(top);
     }
     const dist = this.codes.distances(q, this.mean, this.n);
@@ -570,10 +605,17 @@ export class DimIndex {
     for (let s = 0; s < n; s++) if (ok[s] && partOk[part[s]!]) hist[dist[s]!]!++;
     let cut = 0;
     for (let acc = 0; cut <= dim && acc + hist[cut]! < want; cut++) acc += hist[cut]!;
+    const picked = new Int32Array(Math.min(n, want * 4));
+    let count = 0;
     for (let s = 0; s < n; s++) {
       if (dist[s]! > cut || !ok[s] || !partOk[part[s]!]) continue;
-      top.push(s, dotAt(q, this.vecs, s * dim, dim));
+      if (count === picked.length) {
+        pushDots(top, q, this.vecs, dim, picked, count);
+        count = 0;
+      }
+      picked[count++] = s;
     }
+    pushDots(top, q, this.vecs, dim, picked, count);
     return this.hits(top);
   }
 
@@ -620,6 +662,46 @@ type TagCond = [vals: Int32Array, id: number];
 function tagsMatch(tags: TagCond[], s: number): boolean {
   for (let i = 0; i < tags.length; i++) if (tags[i]![0][s] !== tags[i]![1]) return false;
   return true;
+}
+
+/**
+ * top.push(s, dotAt(q, v, s·dim, dim)) for slots[0..count), in order. Two rows at a time: the
+ * rows are scattered over the whole array, and two streams of loads wait on memory together
+ * (~35% faster on 100k rows). Each row's sums are dotAt's, in dotAt's order.
+ */
+function pushDots(top: TopK, q: Float32Array, v: Float32Array, dim: number, slots: ArrayLike<number>, count: number): void {
+  dots(q, v, dim, slots, count, (k, score) => top.push(slots[k]!, score));
+}
+
+/** each(k, dotAt(q, v, slots[k]·dim, dim)) for k < count, in order, two rows at a time (see pushDots). */
+function dots(q: Float32Array, v: Float32Array, dim: number, slots: ArrayLike<number>, count: number, each: (k: number, dot: number) => void): void {
+  let i = 0;
+  for (; i + 1 < count; i += 2) {
+    const s1 = slots[i]!;
+    const s2 = slots[i + 1]!;
+    const o1 = s1 * dim;
+    const o2 = s2 * dim;
+    let a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0;
+    let j = 0;
+    for (; j + 3 < dim; j += 4) {
+      const q0 = q[j]!, q1 = q[j + 1]!, q2 = q[j + 2]!, q3 = q[j + 3]!;
+      a += q0 * v[o1 + j]!;
+      b += q1 * v[o1 + j + 1]!;
+      c += q2 * v[o1 + j + 2]!;
+      d += q3 * v[o1 + j + 3]!;
+      e += q0 * v[o2 + j]!;
+      f += q1 * v[o2 + j + 1]!;
+      g += q2 * v[o2 + j + 2]!;
+      h += q3 * v[o2 + j + 3]!;
+    }
+    for (; j < dim; j++) {
+      a += q[j]! * v[o1 + j]!;
+      e += q[j]! * v[o2 + j]!;
+    }
+    each(i, a + b + c + d);
+    each(i + 1, e + f + g + h);
+  }
+  if (i < count) each(i, dotAt(q, v, slots[i]! * dim, dim));
 }
 
 function dotAt(q: Float32Array, v: Float32Array, o: number, dim: number): number {

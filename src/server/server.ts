@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import { Api } from '../api/index.js';
+import { availableParallelism } from 'node:os';
+import { Api, SearchPool, attachSearchPool, detachSearchPool } from '../api/index.js';
 import { buildApp } from './app.js';
 
 type EngineOptions = ConstructorParameters<typeof Api>[0];
@@ -41,6 +42,14 @@ export interface ServerOptions {
   newAdminKey?: boolean;
   /** Fastify's request log (pino, to stdout). @default false */
   logger?: boolean;
+  /**
+   * Worker threads that run retrievals (and chats' retrieval), each with its own read-only
+   * connection and its own copy of the search indexes (~2 KB per chunk at 256-d: memory grows
+   * with each thread); 0 runs them on the server's own thread. Requests with a rerank model
+   * always run on the server's thread. Ignored for a `:memory:` database.
+   * @default min(2, cores − 1): 1 on 2 cores, 0 on one
+   */
+  searchThreads?: number;
 }
 
 export interface RunningServer {
@@ -68,6 +77,7 @@ export const SERVER_DEFAULTS = Object.freeze({
   shutdownTimeout: 30_000 /* ms */,
   newAdminKey: false,
   logger: false,
+  searchThreads: Math.min(2, Math.max(0, availableParallelism() - 1)),
 });
 
 const KNOWN = ['path', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', ...Object.keys(SERVER_DEFAULTS)];
@@ -82,7 +92,7 @@ function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions,
   }
   if (typeof o.path !== 'string' || !o.path) throw new TypeError('startServer: "path" (the database file) is required');
   const r = { ...SERVER_DEFAULTS, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as Required<ServerOptions>;
-  for (const k of ['port', 'bodyLimit', 'uploadLimit', 'uploadFiles', 'uploadTotalLimit', 'shutdownTimeout'] as const) {
+  for (const k of ['port', 'bodyLimit', 'uploadLimit', 'uploadFiles', 'uploadTotalLimit', 'shutdownTimeout', 'searchThreads'] as const) {
     if (!Number.isInteger(r[k]) || r[k] < 0) throw new TypeError(`startServer: "${k}" must be a non-negative integer`);
   }
   return Object.freeze(r);
@@ -107,7 +117,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const api = new Api({ path: o.path, models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model, agents: o.agents, retrieval: o.retrieval });
   const inflight = new Set<AbortController>();
   let closing = false;
+  let pool: SearchPool | undefined;
   try {
+    if (o.searchThreads > 0 && o.path !== ':memory:') {
+      pool = new SearchPool({ path: o.path, threads: o.searchThreads });
+      attachSearchPool(api.engine.db, pool);
+    }
     const boot = (await api.call('auth.bootstrap', { new_admin_key: o.newAdminKey })) as { api_key: string; first_start: boolean };
     const app = await buildApp(api, { bodyLimit: o.bodyLimit, uploads: { fileSize: o.uploadLimit, files: o.uploadFiles, total: o.uploadTotalLimit }, logger: o.logger }, inflight, () => closing);
     await app.listen({ port: o.port, host: o.host });
@@ -134,12 +149,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           } finally {
             clearInterval(sweep);
             clearTimeout(timer);
+            detachSearchPool(api.engine.db);
+            await pool?.close();
             // Parse work still queued stays RUNNING in the store and resumes on the next open.
             await api.close();
           }
         })()),
     };
   } catch (e) {
+    detachSearchPool(api.engine.db);
+    await pool?.close();
     await api.close();
     throw e;
   }

@@ -1,0 +1,194 @@
+/**
+ * The in-memory term index (src/search/term-index.ts) against FTS5 itself on a generated corpus:
+ * document frequencies, row lengths, the text side's top rows and cross-scores on both of its
+ * paths, RM3's re-scoring, and whole hybrid retrievals with the index switched on and off must be
+ * identical — the same ids in the same order with the same numbers, not merely close.
+ */
+import { describe, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, type DataSet } from '../../src/index.js';
+import {
+  termIndex, termIndexOptions, textQuery, textSide, rowTerms, scoreRows, expandQuery, expandWith, ALL_MATCHES_BELOW,
+} from '../../src/search/index.js';
+import type { Db } from '../../src/store/index.js';
+import { test } from '../helpers.js';
+
+const dbOf = (c: Client) => (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
+
+/** Seeded words: a Zipf-like vocabulary of made-up words, a few English ones, and words FTS5's tokenizer folds or splits. */
+function corpus(lines: number, seed = 11): { lines: string[]; vocab: string[] } {
+  let s = seed;
+  const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647;
+  const syl = ['ka', 'lo', 'mi', 'ne', 'su', 'ta', 'ri', 'po', 've', 'du', 'xo', 'ba'];
+  const made = Array.from({ length: 400 }, (_, i) => syl[i % 12]! + syl[Math.floor(i / 12) % 12]! + syl[(i * 7) % 12]! + (i % 5 === 0 ? 'ing' : ''));
+  const odd = ['café', 'naïve', 'søren', 'Łódź', 'straße', 'λόγος', 'данные', '東京大学', 'ǅemal', "don't", 'e-mail', 'o’clock',
+    'x²', 'ﬁne', 'cafe\u0301', 'हिन्दी', 'العربية', 'soren', 'lodz', '2024', 'COVID-19', 'naive'];
+  const english = ['wing', 'wings', 'flow', 'flows', 'pressure', 'heat', 'boundary', 'layer', 'the', 'of', 'and', 'is'];
+  const vocab = [...made, ...odd, ...english];
+  const pick = () => {
+    const r = rnd();
+    if (r < 0.05) return odd[Math.floor(rnd() * odd.length)]!;
+    if (r < 0.25) return english[Math.floor(rnd() * english.length)]!;
+    // Zipf over the made-up words: the first few are in most lines.
+    return made[Math.min(made.length - 1, Math.floor(Math.exp(rnd() * Math.log(made.length + 1)) - 1))]!;
+  };
+  const out: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    const n = 5 + Math.floor(rnd() * 40);
+    out.push(Array.from({ length: n }, pick).join(' '));
+  }
+  // Identical lines: ties at every cut-off.
+  for (let i = 0; i < 60; i++) out.push('kalo mimi nene susu tata duplicate line');
+  return { lines: out, vocab };
+}
+
+let dir: string;
+let client: Client;
+let ds: DataSet;
+let db: Db;
+let queries: string[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ragloom-termix-'));
+  client = new Client({ path: join(dir, 'kb.db') });
+  ds = await client.createDataset({ name: 'kb', chunk_method: 'naive', parser_config: { chunk_token_num: 64, delimiter: '\n' } });
+  const { lines, vocab } = corpus(2400);
+  // Four documents (titles are indexed too), one line per chunk.
+  const docs = await ds.uploadDocuments([0, 1, 2, 3].map((k) => ({
+    display_name: `naïve notes ${k} kalo.txt`, blob: new TextEncoder().encode(lines.filter((_, i) => i % 4 === k).join('\n')),
+  })));
+  await ds.parseDocuments(docs.map((d) => d.id), { pollMs: 20 });
+  // Chunks with keywords and questions (weighted columns).
+  for (let i = 0; i < 20; i++) {
+    await docs[i % 4]!.addChunk({ content: `${vocab[i]} ${vocab[i + 50]} tagged chunk ${i}`, important_keywords: [vocab[i + 3]!, 'søren'], questions: [`what is ${vocab[i + 7]}?`] });
+  }
+  // A switched-off document: its chunks are rows of FTS5 (statistics) but never candidates.
+  await docs[3]!.update({ enabled: 0 });
+  db = dbOf(client);
+  let s = 5;
+  const rnd = () => (s = (s * 48271) % 2147483647) / 2147483647;
+  queries = Array.from({ length: 160 }, (_, i) => {
+    const n = 1 + Math.floor(rnd() * 6);
+    if (i % 10 === 0) return vocab.slice(0, n).join(' '); // the commonest words: many matches
+    return Array.from({ length: n }, () => vocab[Math.floor(rnd() * vocab.length)]!).join(' ');
+  });
+  queries.push('duplicate line', 'søren soren', 'cafe café', 'Lodz łódź', 'straße strasse', 'unknownword', '東京', 'हिन्दी');
+}, 180_000);
+
+afterAll(async () => {
+  termIndexOptions.enabled = true;
+  await client?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function withoutIndex<T>(f: () => T): T {
+  termIndexOptions.enabled = false;
+  try {
+    return f();
+  } finally {
+    termIndexOptions.enabled = true;
+  }
+}
+
+describe('TermIndex', () => {
+  test('holds FTS5\'s rows: every token\'s document frequency and every row\'s length', () => {
+    const tix = termIndex(db)!;
+    const vocab = db.prepare('SELECT term, doc FROM chunk_fts_terms').raw().all() as Array<[string, number]>;
+    expect(vocab.length).toBeGreaterThan(150);
+    for (const [term, doc] of vocab) expect([term, tix.dfOf(term)]).toEqual([term, doc]);
+    expect(tix.size).toBe(db.prepare('SELECT COUNT(*) FROM chunk').pluck().get());
+    const sizes = db.prepare('SELECT id, sz FROM chunk_fts_docsize').raw().all() as Array<[number, Buffer]>;
+    for (const [rid, sz] of sizes) {
+      let len = 0;
+      for (let p = 0; p < sz.length;) {
+        let v = 0;
+        for (;;) {
+          const b = sz[p++]!;
+          v = v * 128 + (b & 0x7f);
+          if (!(b & 0x80)) break;
+        }
+        len += v;
+      }
+      expect([rid, tix.rowLength(rid)]).toEqual([rid, len]);
+    }
+  });
+
+  test('textSide: the same top rows, order and numbers as FTS5, on both of its paths, for any k and filter', () => {
+    const tix = termIndex(db)!;
+    let few = 0;
+    let many = 0;
+    for (const q of queries) {
+      const a = textQuery(db, q);
+      const b = textQuery(db, q, { index: tix });
+      expect({ ...b, index: undefined, phrases: undefined }).toEqual({ ...a, rows: b.rows });
+      if (!b.phrases) continue;
+      if (b.dfSum <= ALL_MATCHES_BELOW) few++;
+      else many++;
+      for (const k of [1, 3, 10, 90]) {
+        for (const accept of [() => true, (r: number) => r % 3 !== 0]) {
+          const x = textSide(db, a, k, accept);
+          const y = textSide(db, b, k, accept);
+          expect(y.top).toEqual(x.top);
+          const rids = [...x.top.map(([r]) => r), 1, 2, 3, 500, 1000, 1500, 2000, 2400];
+          expect(y.scoresOf(rids)).toEqual(x.scoresOf(rids));
+        }
+      }
+    }
+    // Both of FTS5's paths were compared.
+    expect(few).toBeGreaterThan(20);
+    expect(many).toBeGreaterThan(5);
+  });
+
+  test('RM3: the expansion and the re-scored rows are those of the re-analysed stored text', () => {
+    const tix = termIndex(db)!;
+    for (const q of queries.slice(0, 60)) {
+      const tq = textQuery(db, q, { index: tix });
+      const top = textSide(db, tq, 30, () => true).top.map(([r]) => r);
+      if (top.length < 10) continue;
+      const fb = top.slice(0, 10);
+      const viaSql = rowTerms(db, fb);
+      expect(tix.rowTerms(fb)).toEqual(viaSql);
+      const feedback = fb.map((r, i): [string[][], number] => [viaSql.get(r)!, 1 / (i + 1)]);
+      const xq = expandQuery(db, tq, feedback, { terms: 10, origWeight: 0.7 });
+      const old = withoutIndex(() => expandQuery(db, textQuery(db, q), feedback, { terms: 10, origWeight: 0.7 }));
+      expect(xq.weights).toEqual(old.weights);
+      expect(xq.upper).toBe(old.upper);
+      // The relevance model read from the forward rows: the same expansion, number for number.
+      const fromIndex = expandWith(db, tq, tix.relevanceModel(fb.map((r, i) => [r, 1 / (i + 1)]), 10)!, { terms: 10, origWeight: 0.7 });
+      expect([...fromIndex.weights!]).toEqual([...xq.weights!]);
+      expect(fromIndex.idf).toEqual(xq.idf);
+      expect(fromIndex.upper).toBe(xq.upper);
+      expect(tix.scoreRows(xq, top)).toEqual(scoreRows(xq, rowTerms(db, top)));
+      for (const r of top.slice(0, 5)) expect(tix.contentTerms(r)).toEqual(viaSql.get(r)?.[1] ?? rowTerms(db, [r]).get(r)![1]);
+    }
+  });
+
+  test('hybrid retrieval ranks the same with the index as with FTS5 (ids, order, every score, totals, aggregates)', async () => {
+    const variants = [
+      {},
+      { page_size: 10, top_k: 5 },
+      { vector_similarity_weight: 0, similarity_threshold: 0 },
+      { page: 2, page_size: 30, similarity_threshold: 0 },
+      { vector_similarity_weight: 0.7, page_size: 100, similarity_threshold: 0 },
+    ];
+    let compared = 0;
+    for (const q of queries) {
+      for (const v of variants) {
+        const params = { dataset_ids: [ds.id], question: q, ...v };
+        const on = await client.retrieveWithTotals(params);
+        termIndexOptions.enabled = false;
+        let off;
+        try {
+          off = await client.retrieveWithTotals(params);
+        } finally {
+          termIndexOptions.enabled = true;
+        }
+        expect(on).toEqual(off);
+        compared += on.chunks.length;
+      }
+    }
+    expect(compared).toBeGreaterThan(5000);
+  }, 120_000);
+});
