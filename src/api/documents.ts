@@ -5,7 +5,7 @@ import { Issues, checkStr, checkInt, checkFloat, toNumber, sqlCount } from './va
 import { pyStr } from './pyfmt.js';
 import { DOCUMENT_CHUNK_METHODS, validateParserConfig, storedParserConfig } from './parser-config.js';
 import { newId, nowMs, duplicateName, fileSuffix, utf8Length, deepMerge, isPlainObject, pyListRepr, faultPoint } from '../util/index.js';
-import { putBlob, getBlob, pruneBlobs, removeDocumentChunks, cachedStatement } from '../store/index.js';
+import { putBlob, getBlob, pruneBlobs, removeDocumentChunks, retitleDocumentChunks, cachedStatement } from '../store/index.js';
 
 /**
  * Largest file the store can hold: SQLite's blob limit (SQLITE_MAX_LENGTH in better-sqlite3's
@@ -217,6 +217,7 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
     const cols = Object.keys(sets);
     e.db.prepare(`UPDATE document SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...sets, id: doc.id });
     if ('status' in sets) e.db.prepare('UPDATE chunk SET available = ? WHERE document_id = ?').run(sets.status === '1' ? 1 : 0, doc.id);
+    if (typeof sets.name === 'string' && !resetChunks) retitleDocumentChunks(e.db, doc.id, sets.name);
     if (resetChunks) refreshDatasetCounts(e, kb.id);
   });
   return documentToWire(getDocument(e, kb.id, doc.id)!);

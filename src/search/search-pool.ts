@@ -14,12 +14,21 @@
 import { Worker } from 'node:worker_threads';
 import type { Db } from '../store/index.js';
 import type { RankedPage, WireSearchRequest } from './retrieve.js';
+import { termIndexOptions } from './term-index.js';
+import { vectorSearchOptions } from './vector-index.js';
 
 export interface SearchPoolOptions {
   /** The database file (a `:memory:` database cannot be shared). */
   path: string;
   /** Worker threads. */
   threads: number;
+}
+
+/** What a search thread starts with. */
+export interface SearchWorkerData {
+  path: string;
+  termIndex: typeof termIndexOptions;
+  vectorSearch: typeof vectorSearchOptions;
 }
 
 /** What a search thread answers. */
@@ -80,7 +89,8 @@ export class SearchPool {
   }
 
   private startOne(): void {
-    const w = spawn({ path: this.opts.path });
+    // The process-wide index switches as they are now (a thread reads them once, when it starts).
+    const w = spawn({ path: this.opts.path, termIndex: { ...termIndexOptions }, vectorSearch: { ...vectorSearchOptions } } satisfies SearchWorkerData);
     const slot: Slot = { w, busy: 0, dead: false };
     this.workers.push(slot);
     w.unref();

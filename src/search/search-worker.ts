@@ -6,14 +6,17 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase } from '../store/index.js';
 import { rank } from './retrieve.js';
-import { termIndex } from './term-index.js';
-import { vectorIndex } from './vector-index.js';
-import type { FromSearchWorker, ToSearchWorker } from './search-pool.js';
+import { termIndex, termIndexOptions } from './term-index.js';
+import { vectorIndex, vectorSearchOptions } from './vector-index.js';
+import type { FromSearchWorker, SearchWorkerData, ToSearchWorker } from './search-pool.js';
 
 class EmbedFailed extends Error {}
 
 const port = parentPort!;
-const db = openDatabase((workerData as { path: string }).path, { readonly: true });
+const data = workerData as SearchWorkerData;
+Object.assign(termIndexOptions, data.termIndex);
+Object.assign(vectorSearchOptions, data.vectorSearch);
+const db = openDatabase(data.path, { readonly: true });
 // Read through a memory map: a retrieval reads scattered chunk rows, and SQLite's own page cache
 // (2 MB) holds few of them; mapped, a page is read without a copy (~35% off those look-ups).
 db.pragma('mmap_size = 1073741824');

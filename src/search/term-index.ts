@@ -23,8 +23,8 @@
  * transaction; each search applies both first, so writes of any connection or process are seen
  * and rolled-back ones never are. Deleted rows stay in the postings, skipped, until a compaction
  * rebuilds them from the forward rows (when a quarter of the slots are dead or appended).
- * A document's rename does not touch its chunks' FTS5 rows (their title stays the old name) nor
- * the log: like `rowTerms`, this copy reads the current name when it loads or re-reads a chunk.
+ * A document's rename rewrites its chunks' FTS5 titles and logs them (store/chunks.ts
+ * retitleDocumentChunks); like `rowTerms`, this copy reads the current name when it re-reads a chunk.
  *
  * Memory: ~1.1–1.3 KB per ~200-word chunk (the forward rows' term ids, the postings), built on
  * the first search (~3 s per 100k such chunks).

@@ -209,6 +209,26 @@ export function removeDocumentChunks(db: Db, documentIds: string[]): number {
   return n;
 }
 
+/**
+ * A renamed document's chunks get their full-text title again (RAGFlow rewrites title_tks on a
+ * rename); each is logged in `vec_log` so the in-memory term index re-reads it. Call inside a
+ * transaction. Returns how many chunks were re-indexed.
+ */
+export function retitleDocumentChunks(db: Db, documentId: string, title: string): number {
+  const rows = stmt(db, 'SELECT rowid, content, index_text, important_keywords, questions FROM chunk WHERE document_id = ?')
+    .raw().all(documentId) as Array<[number, string, string | null, string, string]>;
+  const del = stmt(db, 'DELETE FROM chunk_fts WHERE rowid = ?');
+  const ins = stmt(db, INSERT_FTS);
+  const log = stmt(db, 'INSERT INTO vec_log (rid) VALUES (?)');
+  for (const [rowid, content, indexText, kw, qs] of rows) {
+    const t = ftsTerms(title, indexText ?? content, JSON.parse(kw) as string[], JSON.parse(qs) as string[]);
+    del.run(rowid);
+    ins.run(rowid, t[0], t[1], t[2], t[3]);
+    log.run(rowid);
+  }
+  return rows.length;
+}
+
 /** Chunk rowids with their document id (for filters and aggregation), available ones only when asked. */
 export function chunkRowidsOfDocuments(db: Db, documentIds: string[], availableOnly = true): number[] {
   const out: number[] = [];

@@ -191,4 +191,31 @@ describe('TermIndex', () => {
     }
     expect(compared).toBeGreaterThan(5000);
   }, 120_000);
+  test('a renamed document is found by its new name on both paths, and both rank alike (also after a restart)', async () => {
+    const doc = (await ds.listDocuments({ page_size: 10 })).find((d) => d.name.startsWith('naïve notes 1'))!;
+    const ask = async (c: Client) =>
+      c.retrieveWithTotals({ dataset_ids: [ds.id], question: 'zorblatt quixotic', vector_similarity_weight: 0, page_size: 50 });
+    const matched = (r: Awaited<ReturnType<typeof ask>>) => r.chunks.filter((c) => (c.term_similarity ?? 0) > 0);
+    // Warm the in-memory index first: it must follow the rename, not only be built after it.
+    expect(matched(await ask(client))).toEqual([]);
+    await doc.update({ name: 'zorblatt quixotic handbook.txt' });
+    const on = await ask(client);
+    expect(matched(on).length).toBe(50);
+    expect(new Set(matched(on).map((c) => c.document_id))).toEqual(new Set([doc.id]));
+    termIndexOptions.enabled = false;
+    try {
+      expect(await ask(client)).toEqual(on);
+    } finally {
+      termIndexOptions.enabled = true;
+    }
+    // FTS5 itself holds the new title: a second Client (its index built from the file) agrees.
+    const other = new Client({ path: join(dir, 'kb.db') });
+    try {
+      expect(await ask(other)).toEqual(on);
+    } finally {
+      await other.close();
+    }
+    const titled = db.prepare("SELECT COUNT(*) FROM chunk_fts WHERE chunk_fts MATCH 'title:zorblatt'").pluck().get();
+    expect(titled).toBe(db.prepare('SELECT COUNT(*) FROM chunk WHERE document_id = ?').pluck().get(doc.id));
+  }, 60_000);
 });
