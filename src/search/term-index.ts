@@ -32,6 +32,7 @@
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/index.js';
+import { changesSince } from './change-log.js';
 import { ftsTerms, type FtsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { K1, B, COLUMN_WEIGHTS } from './bm25.js';
@@ -46,8 +47,8 @@ import { bestTerms, type TextQuery } from './fulltext.js';
 export const termIndexOptions = { enabled: process.env.RAGLOOM_TERM_INDEX !== '0' };
 
 const SQL = {
-  /** the log's trimmed floor, its last seq and the highest rowid, in one statement (one snapshot) */
-  state: `SELECT (SELECT value FROM search_meta WHERE key = 'vec_log_floor'), (SELECT COALESCE(MAX(seq), 0) FROM vec_log),
+  /** change-log.ts: the log's floor, its last seq and the highest rowid */
+  logState: `SELECT (SELECT value FROM search_meta WHERE key = 'vec_log_floor'), (SELECT COALESCE(MAX(seq), 0) FROM vec_log),
     (SELECT COALESCE(MAX(rowid), 0) FROM chunk)`,
   maxSeq: 'SELECT COALESCE(MAX(seq), 0) FROM vec_log',
   maxRow: 'SELECT COALESCE(MAX(rowid), 0) FROM chunk',
@@ -195,17 +196,10 @@ export class TermIndex {
   // ------------------------------------------------------------------ keeping in step
 
   sync(): void {
-    const [f, max, maxRow] = this.stmt(SQL.state).raw().get() as [string | null, number, number];
-    const floor = Number(f ?? 0);
-    if (!this.loaded || this.seq < floor) return this.reload();
-    if (max <= this.seq && maxRow <= this.maxRow) return;
-    // As DimIndex.sync: inserts are past the highest rowid applied, the rest comes from the log
-    // (a reused rowid was deleted first, so it is in the log).
-    const fresh = maxRow > this.maxRow ? (this.stmt(SQL.countFresh).pluck().get(this.maxRow) as number) : 0;
-    const logged = max > this.seq ? (this.stmt(SQL.logged).raw().all(this.seq, max) as [number][]) : [];
-    if (fresh + logged.length > Math.max(20_000, this.live / 4)) return this.reload();
-    const dirty = new Set(logged.map((r) => r[0]));
-    if (fresh) for (const [r] of this.stmt(SQL.freshIds).raw().all(this.maxRow, maxRow) as [number][]) dirty.add(r);
+    const change = changesSince((q) => this.stmt(q), SQL, { loaded: this.loaded, seq: this.seq, maxRow: this.maxRow, live: this.live });
+    if (change.kind === 'reload') return this.reload();
+    if (change.kind === 'none') return;
+    const { dirty } = change;
     const one = this.stmt(SQL.one).raw();
     const added: number[] = [];
     for (const rid of dirty) {
@@ -219,8 +213,8 @@ export class TermIndex {
     }
     this.canonicalise();
     for (const s of added) this.post(s);
-    this.maxRow = maxRow;
-    this.seq = max;
+    this.maxRow = change.maxRow;
+    this.seq = change.seq;
     if (this.dead > Math.max(1000, this.n / 4) || this.tailCount > Math.max(50_000, this.baseSlot.length / 4)) this.compact();
   }
 

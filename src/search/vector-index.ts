@@ -24,6 +24,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/index.js';
 import { CodeStore } from './hamming.js';
 import { RowSlots } from './row-slots.js';
+import { changesSince } from './change-log.js';
 
 export interface VectorSearchOptions {
   /** Exact scan below this many live vectors. @default 4096 */
@@ -335,19 +336,10 @@ export class DimIndex {
 
   sync(): void {
     const sql = this.sql;
-    const [f, max, maxRow] = this.stmt(sql.logState).raw().get() as [string | null, number, number];
-    const floor = Number(f ?? 0);
-    if (!this.loaded || this.seq < floor) return this.reload();
-    if (max <= this.seq && maxRow <= this.maxRow) return;
-    // Inserts are the rows past the highest id now present; updates and deletes come from the log.
-    // A chunk id is reused when the highest row is deleted and a row inserted after it (rowid =
-    // max + 1): the high-water mark follows the table down, so that insert counts as fresh even
-    // when this index saw the delete in an earlier sync (another process wrote both).
-    const fresh = maxRow > this.maxRow ? (this.stmt(sql.countFresh).pluck().get(this.maxRow) as number) : 0;
-    const logged = max > this.seq ? (this.stmt(sql.logged).raw().all(this.seq, max) as [number][]) : [];
-    if (fresh + logged.length > Math.max(20_000, this.live / 4)) return this.reload();
-    const dirty = new Set(logged.map((r) => r[0]));
-    if (fresh) for (const [r] of this.stmt(sql.freshIds).raw().all(this.maxRow, maxRow) as [number][]) dirty.add(r);
+    const change = changesSince((q) => this.stmt(q), sql, { loaded: this.loaded, seq: this.seq, maxRow: this.maxRow, live: this.live });
+    if (change.kind === 'reload') return this.reload();
+    if (change.kind === 'none') return;
+    const { dirty, floor } = change;
     const row = this.stmt(sql.row).raw();
     const vec = sql.vec ? this.stmt(sql.vec).pluck() : null;
     const nTags = this.source.tags.length;
@@ -358,8 +350,8 @@ export class DimIndex {
       if (!c || !blob) this.remove(rid);
       else this.put(rid, c[1], c[0] === 1, blob, nTags ? (c.slice(4) as string[]) : NO_TAGS);
     }
-    this.maxRow = maxRow;
-    this.seq = max;
+    this.maxRow = change.maxRow;
+    this.seq = change.seq;
     // The centre drifts as the collection grows: rebuild the codes when it has doubled.
     if (this.codes && this.live > 2 * this.codesAt) {
       this.codes = null;
