@@ -242,12 +242,9 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   // ---- candidates
   const qv = await r.embedQuestion(question);
   const ix = vectorIndex(db, qv.length);
-  const kbSet = new Set(kbIds);
-  const accept = (rid: number): boolean => {
-    if (scope && !scope.has(rid)) return false;
-    const ds = ix?.datasetOf(rid);
-    return ds !== undefined && kbSet.has(ds);
-  };
+  // A searchable row of the datasets (and the scope): the text side asks this of every row it touches.
+  const inDatasets = ix ? ix.matcher({ datasets: kbIds }) : () => false;
+  const accept = scope ? (rid: number): boolean => scope.has(rid) && inDatasets(rid) : inDatasets;
   // The in-memory copy of chunk_fts (term-index.ts) answers for FTS5 when it is on.
   const tix = termIndex(db);
   const tq = textQuery(db, question, { index: tix });
