@@ -69,7 +69,31 @@ export const CONFIGS: Config[] = [
   { name: 'text only (w 0) + RM3', params: { vector_similarity_weight: 0 }, options: { feedbackDocs: 0 } },
   { name: 'vector only (w 1), no feedback', params: { vector_similarity_weight: 1 }, options: { termFeedbackDocs: 0, feedbackDocs: 0 } },
   ...[0.1, 0.2, 0.3, 0.5].map((w) => ({ name: `hybrid w ${w}, no feedback`, params: { vector_similarity_weight: w }, options: { termFeedbackDocs: 0, feedbackDocs: 0 } })),
+  { name: 'previous default (w 0.3, Rocchio + RM3, no vector agreement)', params: {}, options: { vectorAgreement: false } },
   { name: 'DEFAULT ranking (no weight given)', params: {} },
+];
+
+const NO_FEEDBACK = { termFeedbackDocs: 0, feedbackDocs: 0 };
+
+/**
+ * The default's scoring candidates (issue 18), each a Client setting over the defaults and a call
+ * with no weight (`npx tsx bench/quality.ts --scoring`): the vector agreement on and off, its
+ * depth, feedback scaled by it, other default weights, and plain fixed weights for comparison.
+ */
+export const SCORING_CONFIGS: Config[] = [
+  TEXT_ONLY,
+  { name: 'text only (w 0) + RM3', params: { vector_similarity_weight: 0 }, options: { feedbackDocs: 0 } },
+  { name: 'hybrid w 0.2, no feedback', params: { vector_similarity_weight: 0.2 }, options: NO_FEEDBACK },
+  { name: 'no weight, no agreement (previous default)', params: {}, options: { vectorAgreement: false } },
+  { name: 'no weight, no agreement, w 0.2', params: {}, options: { vectorAgreement: false, defaultWeight: 0.2 } },
+  { name: 'no weight, no agreement, w 0.2, Rocchio 10 docs', params: {}, options: { vectorAgreement: false, defaultWeight: 0.2, feedbackDocs: 10 } },
+  { name: 'vector agreement, no feedback', params: {}, options: NO_FEEDBACK },
+  { name: 'vector agreement (DEFAULT)', params: {} },
+  { name: 'vector agreement, depth 30', params: {}, options: { agreementDepth: 30 } },
+  { name: 'vector agreement, Rocchio 10 docs', params: {}, options: { feedbackDocs: 10 } },
+  { name: 'vector agreement + agreement-scaled feedback', params: {}, options: { agreementFeedback: true } },
+  { name: 'vector agreement, w 0.4', params: {}, options: { defaultWeight: 0.4 } },
+  { name: 'vector agreement, w 0.5', params: {}, options: { defaultWeight: 0.5 } },
 ];
 
 /** Query-by-query comparison of `b` against `a` (same collection): mean difference, wins, losses. */

@@ -6,6 +6,8 @@
  *       (`chunk_method: 'one'`), every judged query with similarity_threshold 0 and page_size 100;
  *       one table (nDCG@10, recall@100, MAP per collection and the mean) for each configuration,
  *       and a paired comparison of each configuration against text-only (bench/multi-quality.ts).
+ *   npx tsx bench/quality.ts --scoring [--json out.json]
+ *       the same over the default's scoring candidates (SCORING_CONFIGS in bench/multi-quality.ts).
  *   npx tsx bench/quality.ts --cranfield [--json out.json] [--model name@factory] [--quick]
  *       the Cranfield detail below (feedback settings, candidates per side).
  *
@@ -27,7 +29,7 @@ import type { RetrievalOptions, RetrieveParams } from '../src/index.js';
 import { OptionClients } from './lib/option-clients.js';
 import { upsertSection } from './lib/report.js';
 
-const { values: args } = parseArgs({ options: { json: { type: 'string' }, model: { type: 'string' }, quick: { type: 'boolean' }, docs: { type: 'string' }, cranfield: { type: 'boolean' } } });
+const { values: args } = parseArgs({ options: { json: { type: 'string' }, model: { type: 'string' }, quick: { type: 'boolean' }, docs: { type: 'string' }, cranfield: { type: 'boolean' }, scoring: { type: 'boolean' } } });
 
 interface Row { config: string; w: number | null; ndcg10: number; recall100: number; map: number; p50ms: number; queries: number; ndcg10Odd: number; ndcg10Even: number }
 
@@ -78,8 +80,8 @@ function plainBm25(c: Cranfield): Row {
 }
 
 if (!args.cranfield) {
-  const { runMultiCollection } = await import('./multi-quality.js');
-  await runMultiCollection({ model: args.model, docs: args.docs, json: args.json });
+  const { runMultiCollection, SCORING_CONFIGS } = await import('./multi-quality.js');
+  await runMultiCollection({ model: args.model, docs: args.scoring ? undefined : args.docs, json: args.json, ...(args.scoring ? { configs: SCORING_CONFIGS } : {}) });
 } else await cranfieldDetail();
 
 async function cranfieldDetail(): Promise<void> {

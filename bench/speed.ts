@@ -268,8 +268,11 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
     });
     return { ...lat, hit: hits / (nq * Number(args.passes) + Math.min(10, nq)) };
   };
-  out['hybrid (default: vector + term feedback, w 0.3)'] = await hyb({});
+  out['hybrid (default: vector + term feedback, w 0.3, vector agreement)'] = await hyb({});
   // One Client open at a time (each loads its own vector index): the next opens once this one is closed.
+  await client.close();
+  client = open({ vectorAgreement: false }).c;
+  out['hybrid, feedback, no vector agreement (previous default)'] = await hyb({});
   await client.close();
   client = open({ termFeedbackDocs: 0 }).c;
   out['hybrid, vector feedback only'] = await hyb({});

@@ -56,7 +56,9 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   for (const d of docIds as unknown[]) if (!docSel.get(pyStr(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', pyStr(d));
   const metadata = parseMetadataCondition(p.metadata_condition);
   const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');
-  const weight = num(p.vector_similarity_weight, 0.3, 'vector_similarity_weight');
+  // No weight given: the Client's default (RAGFlow's 0.3 unless `retrieval.defaultWeight` says otherwise).
+  const weightGiven = !(p.vector_similarity_weight === undefined || p.vector_similarity_weight === null || p.vector_similarity_weight === '');
+  const weight = num(p.vector_similarity_weight, e.retrievalOptions.defaultWeight, 'vector_similarity_weight');
   if (weight < 0 || weight > 1) fail('WEIGHT_RANGE');
   const topK = num(p.top_k, 1024, 'top_k', true);
   if (topK <= 0) fail('TOP_K_POSITIVE');
@@ -98,6 +100,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
       pageSize,
       threshold,
       weight,
+      weightGiven,
       topK,
       highlight,
       reranker,

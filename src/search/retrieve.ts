@@ -7,7 +7,9 @@
  * normalised by the query's own bound. Candidates are the union of the vector side's and the
  * full-text side's best n each (n = top_k capped by RAGFlow's result window), every candidate
  * scored exactly on both sides; then pseudo-relevance feedback on both sides (Rocchio for the
- * vector, RM3 for the text). See docs/retrieval.md for every step.
+ * vector, RM3 for the text). When the caller gives no weight, the vector side is first shrunk
+ * towards its mean by how much the text side agrees with it (RetrievalOptions.vectorAgreement).
+ * See docs/retrieval.md for every step.
  */
 import { cachedStatement, chunkRowidsOfDocuments, type ChunkRow, type Db } from '../store/index.js';
 import { analyzeForIndex } from '../text/index.js';
@@ -33,8 +35,13 @@ export interface SearchRequest {
   page: number;
   pageSize: number;
   threshold: number;
-  /** vector_similarity_weight, in [0, 1] */
+  /** vector_similarity_weight, in [0, 1] (the options' `defaultWeight` when the caller gave none) */
   weight: number;
+  /**
+   * false when the caller gave no vector_similarity_weight: then `weight` is the options'
+   * `defaultWeight` and `vectorAgreement` may apply. Absent: given (RAGFlow's formula).
+   */
+  weightGiven?: boolean;
   /** candidates per side, > 0 */
   topK: number;
   highlight: boolean;
@@ -90,6 +97,32 @@ export interface RetrievalOptions {
   termFeedbackDepth: number;
   /** Force the exact vector scan even on large indexes. @default false */
   exactVectors: boolean;
+  /**
+   * The weight w used when the caller gives no vector_similarity_weight, in [0, 1]. An explicit
+   * weight is always used as given. @default 0.3 (RAGFlow's)
+   */
+  defaultWeight: number;
+  /**
+   * When the caller gives no vector_similarity_weight: shrink each candidate's vector similarity
+   * towards the candidates' mean by the sides' agreement a ∈ [0, 1] (`agreement` below),
+   * similarity = w·(v̄ + a·(v − v̄)) + (1 − w)·t. a is the mean term_similarity of the vector
+   * side's best `agreementDepth` first-pass candidates over that of the text side's best: a vector
+   * side whose best chunks the text side finds no evidence for (an embedding that does not know
+   * the collection's words, a look-up of one exact passage) barely moves the ranking, and the
+   * similarity keeps its level, so `similarity_threshold` cuts about where it did. An explicit
+   * weight keeps RAGFlow's formula. On Cranfield, NPL and ADI the mean nDCG@10 is unchanged
+   * (0.4565); with a vector side made useless (bench/degraded-vectors.ts) it is never more than 0.008
+   * below text-only on any of them, where the plain formula fell up to 0.08 below, and it finds 0.95 of the
+   * known items of bench/speed.ts at 100k (plain: 0.82) (docs/retrieval.md). @default true
+   */
+  vectorAgreement: boolean;
+  /**
+   * Scale both feedback steps by the same agreement a (any weight, given or not): Rocchio's
+   * `feedbackWeight`·a, and RM3's expansion share (1 − `termFeedbackQueryWeight`)·a. @default false
+   */
+  agreementFeedback: boolean;
+  /** How many of each side's best first-pass candidates the agreement compares (≥ 1). @default 10 */
+  agreementDepth: number;
 }
 
 /** The ranking defaults (frozen): what a Client without `retrieval` ranks with. */
@@ -102,6 +135,10 @@ export const DEFAULT_RETRIEVAL_OPTIONS: Readonly<RetrievalOptions> = Object.free
   termFeedbackQueryWeight: 0.7,
   termFeedbackDepth: 30,
   exactVectors: false,
+  defaultWeight: 0.3,
+  vectorAgreement: true,
+  agreementFeedback: false,
+  agreementDepth: 10,
 });
 
 /** What each option must be: [check, description]. */
@@ -111,10 +148,18 @@ const OPTION_RULES: Record<keyof RetrievalOptions, [(v: unknown) => boolean, str
   feedbackSearch: [(v) => typeof v === 'boolean', 'a boolean'],
   termFeedbackDocs: [isCount, 'a non-negative integer'],
   termFeedbackTerms: [isCount, 'a non-negative integer'],
-  termFeedbackQueryWeight: [(v) => typeof v === 'number' && v >= 0 && v <= 1, 'a number in [0, 1]'],
+  termFeedbackQueryWeight: [isUnit, 'a number in [0, 1]'],
   termFeedbackDepth: [isCount, 'a non-negative integer'],
   exactVectors: [(v) => typeof v === 'boolean', 'a boolean'],
+  defaultWeight: [isUnit, 'a number in [0, 1]'],
+  vectorAgreement: [(v) => typeof v === 'boolean', 'a boolean'],
+  agreementFeedback: [(v) => typeof v === 'boolean', 'a boolean'],
+  agreementDepth: [(v) => isCount(v) && (v as number) >= 1, 'an integer ≥ 1'],
 };
+
+function isUnit(v: unknown): boolean {
+  return typeof v === 'number' && v >= 0 && v <= 1;
+}
 
 function isCount(v: unknown): boolean {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0;
@@ -277,15 +322,33 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
     all.forEach((c, i) => {
       const x = cos ? cos[i]! : NaN;
       c.vsim = Math.max(0, Math.min(1, Number.isNaN(x) ? 0 : x)); // no vector here: 0
-      c.sim = w * c.vsim + (1 - w) * c.tsim;
     });
+    if (shrink !== 1) {
+      vref = 0;
+      for (const c of all) vref += c.vsim;
+      vref /= all.length;
+    }
+    for (const c of all) c.sim = mix(c);
   };
+  // similarity = w·v' + (1−w)·t, v' the vector similarity shrunk by `shrink` towards the candidates'
+  // mean `vref` (RetrievalOptions.vectorAgreement); shrink 1: v itself, RAGFlow's formula.
+  let shrink = 1;
+  let vref = 0;
+  const mix = (c: Cand): number => w * (shrink === 1 ? c.vsim : vref + shrink * (c.vsim - vref)) + (1 - w) * c.tsim;
   scoreAll();
+  // The sides' agreement on the first pass (RetrievalOptions.vectorAgreement): 1 when unused.
+  const adapt = o.vectorAgreement && r.weightGiven === false && w > 0;
+  const agree = ix && (adapt || o.agreementFeedback) ? agreement([...cands.values()], o.agreementDepth) : 1;
+  if (adapt && agree < 1) {
+    shrink = agree;
+    scoreAll();
+  }
+  const fbScale = o.agreementFeedback ? agree : 1;
   const fb = o.feedbackDocs;
-  if (ix && w > 0 && fb > 0 && cands.size > fb) {
+  if (ix && w > 0 && fb > 0 && cands.size > fb && fbScale > 0) {
     const top = [...cands.values()].sort((a, b) => b.sim - a.sim).slice(0, fb);
     const q2 = Float32Array.from(qVec);
-    const a = o.feedbackWeight / top.length;
+    const a = (o.feedbackWeight * fbScale) / top.length;
     for (const c of top) {
       const v = ix.vector(c.rowid)!;
       for (let d = 0; d < q2.length; d++) q2[d]! += a * v[d]!;
@@ -301,19 +364,22 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   // ---- rank: similarity plus the dataset's pagerank (0–100, added raw as RAGFlow does), in windows
   const pagerank = new Map(r.datasets.map((k) => [k.id, k.pagerank]));
   for (const c of cands.values()) c.rank = c.sim + (pagerank.get(ix?.datasetOf(c.rowid) ?? '') ?? 0);
-  const byRank = (a: Cand, b: Cand) => b.rank - a.rank || b.tsim - a.tsim || a.rowid - b.rowid;
+  // With the vector side shrunk, a tie (all of it when a = 0) still follows the vector side.
+  const byRank = shrink === 1
+    ? (a: Cand, b: Cand) => b.rank - a.rank || b.tsim - a.tsim || a.rowid - b.rowid
+    : (a: Cand, b: Cand) => b.rank - a.rank || b.tsim - a.tsim || b.vsim - a.vsim || a.rowid - b.rowid;
   const ranked = [...cands.values()].sort(byRank);
   let windowed = ranked.slice(win * W, (win + 1) * W);
   // Analysed rows of the feedback step, reused for the page's content_ltks.
   let analysed: Map<number, string[][]> | undefined;
   const tfb = o.termFeedbackDocs;
-  if (tfb > 0 && w < 1 && ranked.length > tfb && tq.upper > 0) {
+  if (tfb > 0 && w < 1 && ranked.length > tfb && tq.upper > 0 && fbScale > 0) {
     // RM3 on the text side: expand the question with its best first-pass chunks' terms and
     // re-score the window's term_similarity with it (the window itself stays the first pass's).
     const fbRows = ranked.slice(0, tfb);
     const depth = o.termFeedbackDepth;
     const depthRows = depth > 0 ? windowed.slice(0, depth) : windowed;
-    const fx = { terms: o.termFeedbackTerms, origWeight: o.termFeedbackQueryWeight };
+    const fx = { terms: o.termFeedbackTerms, origWeight: fbScale === 1 ? o.termFeedbackQueryWeight : 1 - (1 - o.termFeedbackQueryWeight) * fbScale };
     let ts: Map<number, number>;
     if (tix) {
       // The same model and scores from the term index's forward rows (term ids, no re-analysis).
@@ -329,7 +395,7 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
     }
     for (const c of depthRows) {
       c.tsim = ts.get(c.rowid) ?? 0;
-      c.sim = w * c.vsim + (1 - w) * c.tsim;
+      c.sim = mix(c);
       c.rank = c.sim + (pagerank.get(ix?.datasetOf(c.rowid) ?? '') ?? 0);
     }
     windowed.sort(byRank);
@@ -340,6 +406,8 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
     const scores = await reranker.score(question, texts);
     windowed.forEach((c, i) => {
       c.vsim = scores[i]!;
+      // The model's score replaces the cosine (RAGFlow's formula; the agreement measured the
+      // embedding, so the model's score is not shrunk).
       c.sim = w * c.vsim + (1 - w) * c.tsim;
       c.rank = c.sim + (pagerank.get(ix?.datasetOf(c.rowid) ?? '') ?? 0);
     });
@@ -379,6 +447,29 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
     }),
     doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count),
   };
+}
+
+/**
+ * The sides' agreement in [0, 1]: the mean term_similarity of the `k` candidates with the highest
+ * vector_similarity over the mean of the `k` highest term_similarity (ties to the lower rowid). The
+ * text side's best k maximise that mean, so it is at most 1. 1 (nothing to adapt) when fewer than
+ * k candidates (or none) have a term score: a text side with a few incidental matches, or none (a
+ * question in another language than the chunks), is no evidence against the vector side.
+ */
+export function agreement(cands: ReadonlyArray<{ rowid: number; vsim: number; tsim: number }>, k: number): number {
+  const n = Math.min(k, cands.length);
+  let matched = 0;
+  for (const c of cands) if (c.tsim > 0) matched++;
+  if (n === 0 || matched < n) return 1;
+  const byV = [...cands].sort((a, b) => b.vsim - a.vsim || a.rowid - b.rowid);
+  const byT = [...cands].sort((a, b) => b.tsim - a.tsim || a.rowid - b.rowid);
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += byV[i]!.tsim;
+    den += byT[i]!.tsim;
+  }
+  return Math.min(1, num / den);
 }
 
 /** The page's chunks, read and shaped as RAGFlow sends them (`question`: highlight them), and the aggregates' names. */
