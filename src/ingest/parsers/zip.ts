@@ -114,3 +114,24 @@ function inflatedSize(deflated: Uint8Array, limit: number): Promise<number> {
     z.end(deflated);
   });
 }
+
+/**
+ * The bytes of one entry (stored or deflated), inflated with Node's zlib. Throws a plain Error
+ * whose message names the damage ("damaged ZIP entry …") when the entry cannot be read.
+ */
+export function readZipEntry(b: Uint8Array, e: ZipEntry): Uint8Array {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  if (e.offset + 30 > b.length || dv.getUint32(e.offset, true) !== 0x04034b50) throw new Error(`damaged ZIP entry ${e.name}: no local header`);
+  const start = e.offset + 30 + dv.getUint16(e.offset + 26, true) + dv.getUint16(e.offset + 28, true);
+  if (start + e.compressed > b.length) throw new Error(`damaged ZIP entry ${e.name}: truncated`);
+  const raw = b.subarray(start, start + e.compressed);
+  if (e.method === 0) return raw;
+  if (e.method !== 8) throw new Error(`damaged ZIP entry ${e.name}: unsupported compression method ${e.method}`);
+  try {
+    // The guard already checked that no entry inflates past its announced size.
+    const out = inflateRawSync(raw, { maxOutputLength: Math.max(1, e.uncompressed) });
+    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  } catch (err) {
+    throw new Error(`damaged ZIP entry ${e.name}: ${(err as Error).message}`, { cause: err });
+  }
+}
