@@ -349,7 +349,8 @@ export class ParseQueue {
       j.parsed = r;
       for (const w of r.warnings) j.log.push(`${clock()} ${w}`);
       for (const n of r.notes) j.log.push(`${clock()} ${n}`);
-      j.log.push(`${clock()} Chunked into ${r.chunks.length} chunks.`);
+      // RAGFlow's words for a document without text (an empty or blank file): it is done, with no chunk.
+      j.log.push(r.chunks.length ? `${clock()} Chunked into ${r.chunks.length} chunks.` : `${clock()} No chunk built from ${j.doc.name}`);
       this.progress.set(j.doc.id, 0.4, j.log);
     });
   }

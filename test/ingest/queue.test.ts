@@ -34,6 +34,26 @@ async function waitFor(ds: DataSet, id: string, runs: string[], ms = 60_000) {
 }
 
 describe('DataSet#parseDocuments()', () => {
+  test('an empty or blank text file is DONE with no chunk (RAGFlow: "No chunk built from …"); an empty PDF or JSON fails', async ({ dir }) => {
+    const client = open(dir);
+    const ds = await client.createDataset({ name: 'kb', embedding_model: MODEL });
+    const docs = await ds.uploadDocuments([
+      { display_name: 'empty.txt', blob: new Uint8Array(0) },
+      { display_name: 'blank.md', blob: enc('  \n\n \n') },
+      { display_name: 'empty.pdf', blob: new Uint8Array(0) },
+      { display_name: 'empty.json', blob: new Uint8Array(0) },
+    ]);
+    const res = await ds.parseDocuments(docs.map((d) => d.id));
+    expect(res.map((r) => [r[1], r[2]])).toEqual([['DONE', 0], ['DONE', 0], ['FAIL', 0], ['FAIL', 0]]);
+    const byName = new Map((await ds.listDocuments()).map((d) => [d.name, d]));
+    expect(byName.get('empty.txt')!.progress_msg).toMatch(/No chunk built from empty\.txt/);
+    expect(byName.get('blank.md')!.progress_msg).toMatch(/No chunk built from blank\.md/);
+    expect(byName.get('empty.pdf')!.progress_msg).toMatch(/File is empty/);
+    expect(byName.get('empty.json')!.progress_msg).toMatch(/File is empty/);
+    expect((await client.listDatasets())[0]!.chunk_count).toBe(0);
+    await client.close();
+  });
+
   test('parses to DONE with chunks, counts, timing and progress events', async ({ dir }) => {
     const client = open(dir);
     const ds = await client.createDataset({ name: 'kb', embedding_model: MODEL, parser_config: { chunk_token_num: 64 } });
@@ -63,7 +83,7 @@ describe('DataSet#parseDocuments()', () => {
     const ds = await client.createDataset({ name: 'kb', embedding_model: MODEL });
     const docs = await ds.uploadDocuments([
       { display_name: 'broken.pdf', blob: enc('%PDF-1.3\nnot really\n%%EOF') },
-      { display_name: 'empty.txt', blob: new Uint8Array() },
+      { display_name: 'empty.pdf', blob: new Uint8Array() },
       { display_name: 'good.txt', blob: enc('fine text about heat transfer') },
     ]);
     const res = await ds.parseDocuments(docs.map((d) => d.id));

@@ -63,7 +63,7 @@ describe('IngestWorker', () => {
     const w = new IngestWorker();
     const out = await w.parseMany([
       { data: new TextEncoder().encode('first file'), filename: 'a.txt', method: 'naive', parserConfig: {} },
-      { data: new Uint8Array(), filename: 'empty.txt', method: 'naive', parserConfig: {} },
+      { data: new Uint8Array(), filename: 'empty.pdf', method: 'naive', parserConfig: {} },
       { data: new TextEncoder().encode('third file'), filename: 'c.md', method: 'naive', parserConfig: {} },
     ]);
     expect(out[1]).toBeInstanceOf(IngestError);

@@ -23,7 +23,7 @@ async function seedSource(src: Srv): Promise<{ manuals: DataSet; notes: DataSet 
     const docs = await manuals.uploadDocuments([
       { display_name: 'a.txt', blob: enc(TEXT('pump')) },
       { display_name: 'b.md', blob: enc(`# Valves\n\n${TEXT('valve')}`) },
-      { display_name: 'empty.txt', blob: new Uint8Array(0) },
+      { display_name: 'empty.pdf', blob: new Uint8Array(0) },
       { display_name: 'c.txt', blob: enc(TEXT('boiler')) },
       { display_name: 'd.txt', blob: enc(TEXT('disabled')) },
       { display_name: 'e.txt', blob: enc(TEXT('unstored')) },
@@ -60,13 +60,13 @@ describe('migrate between two ragloom servers', () => {
     const man = m.entries.find((e) => e.kb_name === 'Manuals')!;
     expect(man).toMatchObject({ kb_id: manuals.id, kb_description: 'Service manuals', permission: 'team', chunk_method: 'naive', pagerank: 7, folder: `Manuals_${manuals.id.slice(0, 8)}` });
     expect(man.parser_config).toMatchObject({ chunk_token_num: 256 });
-    expect(man.files.map((f) => f.name).sort()).toEqual(['A_1.TXT', 'a.txt', 'b.md', 'empty.txt', 'f.txt']);
+    expect(man.files.map((f) => f.name).sort()).toEqual(['A_1.TXT', 'a.txt', 'b.md', 'empty.pdf', 'f.txt']);
     expect(man.files.find((f) => f.name === 'A_1.TXT')).toMatchObject({ source_name: 'A.TXT', local_path: `${man.folder}/A_1.TXT` });
     expect(man.files.find((f) => f.name === 'f.txt')!.chunk_method).toBe('one');
     expect(man.skipped.map((s) => s.name).sort()).toEqual(['d.txt', 'e.txt']);
     expect(logs.some((l) => /warn: Manuals: e\.txt: skipped: the document has an empty location/.test(l))).toBe(true);
     expect(readFileSync(join(out, man.folder, 'A_1.TXT'), 'utf8')).toBe(TEXT('boiler'));
-    expect(statSync(join(out, man.folder, 'empty.txt')).size).toBe(0);
+    expect(statSync(join(out, man.folder, 'empty.pdf')).size).toBe(0);
     expect(readFileSync(ex.manifest, 'utf8')).not.toContain(src.apiKey);
 
     // The target already holds a dataset named "notes" (any case) with a document of its own: reused, not duplicated.
@@ -80,7 +80,7 @@ describe('migrate between two ragloom servers', () => {
     // A stored parser_config holds keys create refuses (as in RAGFlow): those, and only those, are dropped.
     expect(warned).toEqual([expect.stringMatching(/^Manuals: the target does not take parser_config graphrag\.retry_attempts, .* \(Extra inputs are not permitted\); created without them$/)]);
     expect(im).toMatchObject({ datasets_created: 1, datasets_reused: 1, uploaded: 8, already_present: 0, failed: 0, parse_started: 8 });
-    // ragloom refuses to parse an empty file (FAIL): 1 of 8, over the 5% limit.
+    // An empty PDF cannot be parsed (FAIL): 1 of 8, over the 5% limit.
     const report = await migrateVerify({ manifest: ex.manifest, to: dst.url, apiKey: dst.apiKey, waitSeconds: 120 });
     expect(report.problems).toEqual(['Manuals: 20.0% of documents failed to parse (limit 5%)', '12.5% of all documents failed to parse (limit 5%)']);
     expect(report).toMatchObject({ ok: false, datasets: { expected: 2, found: 2 }, documents: { expected: 8, found: 8 }, runs: { DONE: 7, FAIL: 1, pending: 0 } });
@@ -135,7 +135,7 @@ describe('migrate between two ragloom servers', () => {
     expect(resumed.uploaded).toBe(7);
     const c = remote(dst);
     const names = (await Promise.all((await c.listDatasets()).map((d) => d.listDocuments({ page_size: 100 })))).flat().map((d) => d.name);
-    expect(names.sort()).toEqual(['A_1.TXT', 'a.txt', 'b.md', 'e.txt', 'empty.txt', 'f.txt', 'note1.txt', 'note2.txt', 'note3.txt']);
+    expect(names.sort()).toEqual(['A_1.TXT', 'a.txt', 'b.md', 'e.txt', 'empty.pdf', 'f.txt', 'note1.txt', 'note2.txt', 'note3.txt']);
     expect((await migrateVerify({ manifest: ex.manifest, to: dst.url, apiKey: dst.apiKey, waitSeconds: 120, maxFailureRate: 0.25 })).documents).toEqual({ expected: 9, found: 9 });
 
     // Rollback with --keep-export, twice (the second finds it done).

@@ -123,9 +123,19 @@ const NAMES: Record<DocFormat, string> = {
   text: 'text', eml: 'email', json: 'JSON', image: 'image',
 };
 
+/**
+ * An empty file: plain text and Markdown hold no text, as RAGFlow's readers find (the document
+ * is parsed, with no chunk); every other format has a structure an empty file lacks.
+ */
+function emptyFile(filename: string): ParsedDocument {
+  const format = detectFormat(filename);
+  if (format === 'text' || format === 'markdown') return { format, blocks: [] };
+  fail('File is empty');
+}
+
 /** Runs the format's parser; modules load on first use so a TXT parse never loads pdf.js or ONNX. */
 const dispatch: ParseInner = async (data, filename, ctx) => {
-  if (data.byteLength === 0) fail('File is empty');
+  if (data.byteLength === 0) return emptyFile(filename);
   checkAbort(ctx.signal);
   const format = chooseFormat(data, filename);
   const ext = extOf(filename);
@@ -161,7 +171,7 @@ const dispatch: ParseInner = async (data, filename, ctx) => {
 export async function parseFile(data: Uint8Array, filename: string, opts: ParserOptions = {}): Promise<ParsedDocument> {
   if (!(data instanceof Uint8Array)) throw new TypeError('parseFile: data must be a Uint8Array');
   const o = resolveOptions(opts);
-  if (data.byteLength === 0) fail('File is empty');
+  if (data.byteLength === 0) return emptyFile(filename);
   if (data.byteLength > o.maxBytes) {
     const mib = (n: number) => Math.round((n / 1048576) * 10) / 10;
     fail(`File is too large to parse (${mib(data.byteLength)} MiB; the limit is ${mib(o.maxBytes)} MiB)`);

@@ -403,8 +403,14 @@ describe('parseFile() HTML, Markdown, JSON', () => {
 });
 
 describe('parseFile() dispatch and limits', () => {
-  it('rejects empty, oversized and unsupported input', async () => {
-    await expect(parseFile(new Uint8Array(0), 'a.txt')).rejects.toThrow(new ParseError('File is empty'));
+  it('reads an empty text or Markdown file as no text, and rejects empty, oversized and unsupported input', async () => {
+    // RAGFlow's readers find no text in an empty .txt / .md (the document is done with no chunk);
+    // formats with a structure (PDF, DOCX, JSON …) cannot be empty.
+    expect(await parseFile(new Uint8Array(0), 'a.txt')).toEqual({ format: 'text', blocks: [] });
+    expect(await parseFile(new Uint8Array(0), 'notes.md')).toEqual({ format: 'markdown', blocks: [] });
+    for (const name of ['a.pdf', 'a.docx', 'a.json', 'a.csv', 'a.html', 'a.xlsx']) {
+      await expect(parseFile(new Uint8Array(0), name)).rejects.toThrow(new ParseError('File is empty'));
+    }
     await expect(parseFile(enc('hello'), 'a.txt', { maxBytes: 3 })).rejects.toThrow(/^File is too large to parse/);
     await expect(parseFile(Uint8Array.from([0, 1, 2, 3, 4, 0, 9]), 'a.bin')).rejects.toThrow('Unsupported file type: .bin');
     await expect(parseFile(enc('x'), 'a.txt', { timeoutMs: -1 })).rejects.toThrow(TypeError);
