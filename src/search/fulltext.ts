@@ -18,7 +18,7 @@ import { cachedStatement as stmt, type Db } from '../store/index.js';
 import { analyze, ftsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { TopK } from './vector-index.js';
-import { K1, B, COLUMN_WEIGHTS } from './bm25.js';
+import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
 import type { TermIndex } from './term-index.js';
 
 export { K1, B, COLUMN_WEIGHTS };
@@ -259,13 +259,8 @@ export function scoreRows(q: TextQuery, rows: Iterable<[number, string[][]]>): M
         if (k !== undefined) f[k]! += w;
       }
     }
-    const norm = K1 * (1 - B + (B * len) / q.avgdl);
-    let score = 0;
-    for (let k = 0; k < f.length; k++) {
-      const fk = f[k]!;
-      if (fk > 0) score += (coef[k]! * fk) / (fk + norm);
-    }
-    if (score > 0) out.set(rid, Math.min(1, score / q.upper));
+    const ts = termSimilarity(f, coef, len, q.avgdl, q.upper);
+    if (ts > 0) out.set(rid, ts);
   }
   return out;
 }

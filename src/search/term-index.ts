@@ -35,7 +35,7 @@ import type { Db } from '../store/index.js';
 import { changesSince } from './change-log.js';
 import { ftsTerms, type FtsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
-import { K1, B, COLUMN_WEIGHTS } from './bm25.js';
+import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
 import { RowSlots } from './row-slots.js';
 import { followChunkLog, unfollowChunkLog, TopK } from './vector-index.js';
 import { bestTerms, type TextQuery } from './fulltext.js';
@@ -818,13 +818,8 @@ export class TermIndex {
             if (k >= 0) f[k]! += w;
           }
         }
-        const norm = K1 * (1 - B + (B * len) / q.avgdl);
-        let score = 0;
-        for (let k = 0; k < f.length; k++) {
-          const fk = f[k]!;
-          if (fk > 0) score += (coef[k]! * fk) / (fk + norm);
-        }
-        if (score > 0) out.set(r, Math.min(1, score / q.upper));
+        const ts = termSimilarity(f, coef, len, q.avgdl, q.upper);
+        if (ts > 0) out.set(r, ts);
       }
     } finally {
       for (const id of set) posOf[id] = -1;
