@@ -1,7 +1,7 @@
 /**
  * Question answering over the shared documents corpus: is a chunk holding the answer in the top 5?
  *
- *   npx tsx bench/qa.ts [--json out.json] [--questions bench/data/docs-questions.json]
+ *   npx tsx bench/qa.ts [--json out.json] [--questions bench/data/docs-questions.json] [--model name@factory]
  *
  * Our own, independent counterpart of the tracker's 40 held-out single-fact questions
  * ("a chunk holding the answer is in the top 5 for 0.88 of them — 1.00 literal, 0.75
@@ -32,6 +32,7 @@ const { values: args } = parseArgs({
   options: {
     json: { type: 'string' },
     questions: { type: 'string', default: resolve(import.meta.dirname, 'data/docs-questions.json') },
+    model: { type: 'string' },
   },
 });
 const CORPUS = resolve(import.meta.dirname, '../../shared/docs-corpus');
@@ -64,8 +65,10 @@ const docNames = [...new Set(questions.map((q) => q.doc))].sort();
 
 const dir = mkdtempSync(join(tmpdir(), 'ragloom-qa-'));
 const path = join(dir, 'kb.db');
-const client = new Client({ path });
-const clients = new OptionClients(client, { path });
+// --model name@factory: the dataset's embedding model (default: the built-in default).
+const opened = args.model ? { path, default_embedding_model: args.model } : { path };
+const client = new Client(opened);
+const clients = new OptionClients(client, opened);
 try {
   const ds = await client.createDataset({ name: 'docs-corpus-qa' });
   const docs = await ds.uploadDocuments(docNames.map((f) => ({ display_name: f, blob: new Uint8Array(readFileSync(join(CORPUS, f))) })));
