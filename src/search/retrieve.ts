@@ -301,7 +301,14 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   };
   const filter = { datasets: kbIds, rowids: scope };
   const exact = o.exactVectors;
-  if (ix) for (const h of ix.search(qv, perSide, filter, { exact })) add(h.rowid);
+  // The vector side's hits come with their cosine (the same sums cosines() does): kept for the first scoring.
+  const hitScore = new Map<number, number>();
+  if (ix) {
+    for (const h of ix.search(qv, perSide, filter, { exact })) {
+      add(h.rowid);
+      hitScore.set(h.rowid, h.score);
+    }
+  }
   // Text side and exact cross-scores: one FTS5 pass over all matches when they are few, else the
   // top n from FTS5 and the vector-only candidates' BM25 computed in JS (fulltext.ts textSide).
   const text = textSide(db, tq, perSide, accept);
@@ -316,13 +323,17 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   // helps vague questions most; the candidates are then re-scored with it (and, with
   // feedbackSearch, the vector side is searched again).
   let qVec = qv;
-  const scoreAll = () => {
+  const clampCos = (x: number) => Math.max(0, Math.min(1, Number.isNaN(x) ? 0 : x)); // no vector here (NaN): 0
+  // vectors: 'first' (the question's: the hits' own scores, cosines for the rest), 'moved' (all
+  // again, after Rocchio moved the question), 'kept' (only the mix changes).
+  const scoreAll = (vectors: 'first' | 'moved' | 'kept') => {
     const all = [...cands.values()];
-    const cos = ix?.cosines(qVec, all.map((c) => c.rowid));
-    all.forEach((c, i) => {
-      const x = cos ? cos[i]! : NaN;
-      c.vsim = Math.max(0, Math.min(1, Number.isNaN(x) ? 0 : x)); // no vector here: 0
-    });
+    if (vectors !== 'kept') {
+      const need = vectors === 'first' ? all.filter((c) => !hitScore.has(c.rowid)) : all;
+      const cos = ix?.cosines(qVec, need.map((c) => c.rowid));
+      need.forEach((c, i) => (c.vsim = clampCos(cos ? cos[i]! : NaN)));
+      if (vectors === 'first') for (const c of all) if (hitScore.has(c.rowid)) c.vsim = clampCos(hitScore.get(c.rowid)!);
+    }
     if (shrink !== 1) {
       vref = 0;
       for (const c of all) vref += c.vsim;
@@ -335,13 +346,13 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   let shrink = 1;
   let vref = 0;
   const mix = (c: Cand): number => w * (shrink === 1 ? c.vsim : vref + shrink * (c.vsim - vref)) + (1 - w) * c.tsim;
-  scoreAll();
+  scoreAll('first');
   // The sides' agreement on the first pass (RetrievalOptions.vectorAgreement): 1 when unused.
   const adapt = o.vectorAgreement && r.weightGiven === false && w > 0;
   const agree = ix && (adapt || o.agreementFeedback) ? agreement([...cands.values()], o.agreementDepth) : 1;
   if (adapt && agree < 1) {
     shrink = agree;
-    scoreAll();
+    scoreAll('kept');
   }
   const fbScale = o.agreementFeedback ? agree : 1;
   const fb = o.feedbackDocs;
@@ -358,7 +369,7 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
       for (const h of ix.search(qVec, perSide, filter, { exact })) add(h.rowid);
       crossScores(untexted());
     }
-    scoreAll();
+    scoreAll('moved');
   }
 
   // ---- rank: similarity plus the dataset's pagerank (0–100, added raw as RAGFlow does), in windows
