@@ -278,6 +278,7 @@ async function run(size: number, clients: number[], profile: string | undefined)
       },
     ];
     for (const o of ops) {
+      if (o.requests <= 0) continue; // `--chat-requests 0`: retrieval only
       for (const c of clients) {
         const profiling = profile && o.op === 'retrieval' && c === 8;
         const session = profiling ? new Session() : undefined;
