@@ -10,10 +10,10 @@ import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '../client/index.js';
+import { Client, ApiError } from '../client/index.js';
 import type { AgentMessage } from '../client/agent-session.js';
 import { formatTable } from './table.js';
-import { type Command, type RunContext, UsageError, runCommand, writeJson, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB } from './args.js';
+import { type Command, type RunContext, UsageError, writeJson, stringFlag, listFlag, existingDatabase, chatModelFlags, DB_OPTION, dbFlag } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** Templates shipped with the package (templates/ at the package root). */
@@ -113,7 +113,7 @@ async function runAgent(c: RunContext): Promise<number> {
   const question = values.question as string | undefined;
   const trace = values.trace === true;
   const tpl = await loadTemplate(positionals[0]!);
-  const db = stringFlag(values, 'db') ?? DEFAULT_DB;
+  const db = dbFlag(values);
   // Named datasets can only be in a database that exists: do not create an empty one to say so.
   if (datasets.length) existingDatabase(db);
   const client = new Client({
@@ -125,7 +125,8 @@ async function runAgent(c: RunContext): Promise<number> {
     for (const n of datasets) {
       try {
         ids.push((await client.getDataset(n)).id);
-      } catch {
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
         throw new AgentUsageError(`--dataset ${n}: no such dataset in ${db} (\`ragloom list --db ${db}\` lists them)`);
       }
     }
@@ -203,7 +204,7 @@ export const agentCommand: Command = {
         positionals: { min: 1, max: 1 },
         options: {
           dataset: { type: 'string', multiple: true, arg: 'NAME', help: "a dataset the agent's Retrieval components search" },
-          db: { type: 'string', arg: 'FILE', help: 'the SQLite database file', default: DEFAULT_DB },
+          db: DB_OPTION,
           question: { type: 'string', arg: 'TEXT', help: 'one question (without it: a conversation, one question per line of stdin)' },
           input: { type: 'string', multiple: true, arg: 'k=v', help: "an answer to the agent's form (UserFillUp)" },
           model: { type: 'string', arg: 'NAME@FACTORY', help: 'the chat model of LLM / Agent / Categorize components (with --base-url)', default: 'the built-in extractive model' },
@@ -219,8 +220,3 @@ export const agentCommand: Command = {
     },
   },
 };
-
-/** `ragloom agent …` (the words after `agent`). */
-export function runAgentCommand(args: string[]): Promise<number> {
-  return runCommand(agentCommand, args);
-}

@@ -95,6 +95,12 @@ export interface Command {
 /** The default database file of every command but quickstart. */
 export const DEFAULT_DB = 'ragloom.db';
 
+/** `--db FILE`, as every command that opens a database (but quickstart) takes it. */
+export const DB_OPTION: Readonly<OptionSpec> = Object.freeze({ type: 'string', arg: 'FILE', help: 'the SQLite database file', default: DEFAULT_DB });
+
+/** The database `--db` names, else {@link DEFAULT_DB}. */
+export const dbFlag = (values: FlagValues): string => stringFlag(values, 'db') ?? DEFAULT_DB;
+
 /** `--help` and `--json`: every command has them. */
 export const COMMON_OPTIONS: Readonly<Record<string, OptionSpec>> = Object.freeze({
   json: { type: 'boolean', help: 'machine-readable output: one JSON value on stdout (errors too, as {"error": {...}})' },

@@ -135,7 +135,6 @@ export function etaSeconds(done: number, total: number, elapsedSeconds: number):
  */
 class Progress {
   private bar?: SingleBar;
-  private stage = '';
   private began = 0;
   private total = 0;
 
@@ -152,7 +151,6 @@ class Progress {
 
   start(stage: string, total: number, unit: string): void {
     if (!this.bar) return;
-    this.stage = stage;
     this.began = Date.now();
     this.total = total;
     const payload = { stage: stage.padEnd(6), shown: '0', all: String(total), unit, detail: '', etaText: '--' };
@@ -172,24 +170,20 @@ class Progress {
   stop(): void {
     this.bar?.stop();
   }
-
-  get active(): string {
-    return this.stage;
-  }
 }
 
-async function openDataset(client: Client, name: string, method: DatasetChunkMethod | undefined): Promise<{ ds: DataSet; created: boolean }> {
+async function openDataset(client: Client, name: string, method: DatasetChunkMethod | undefined): Promise<DataSet> {
   let ds: DataSet | undefined;
   try {
     ds = await client.getDataset(name);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
   }
-  if (!ds) return { ds: await client.createDataset({ name, ...(method ? { chunk_method: method } : {}) }), created: true };
+  if (!ds) return client.createDataset({ name, ...(method ? { chunk_method: method } : {}) });
   if (method && ds.chunk_method !== method) {
     throw new CliError(`dataset "${ds.name}" exists with chunk method ${ds.chunk_method}; --chunk-method ${method} applies only when ingest creates the dataset`);
   }
-  return { ds, created: false };
+  return ds;
 }
 
 /** Parse counts of a dataset, read in one cheap call (no document listing). */
@@ -240,7 +234,7 @@ export async function ingestPath(client: Client, path: string, opts: IngestOptio
     wanted.push({ file: f, name });
   }
 
-  const { ds } = await openDataset(client, opts.dataset ?? basename(base), opts.chunk_method);
+  const ds = await openDataset(client, opts.dataset ?? basename(base), opts.chunk_method);
   const bar = new Progress(opts.progress);
   try {
     return await sync(client, ds, { source, wanted, skipped, bar, began, sync: opts.sync === true });

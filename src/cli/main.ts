@@ -14,25 +14,23 @@ import { ingestPath, summaryTable, summaryJson, CHUNK_METHODS } from './ingest.j
 import { runWorkspaceCommand } from './workspace.js';
 import { formatTable } from './table.js';
 import { agentCommand } from './agent.js';
-import { runMigrateCommand, MigrateUsageError, MigrationError } from './migrate.js';
+import { MigrationError } from '../migrate/index.js';
+import { runMigrateCommand, MigrateUsageError } from './migrate.js';
 import {
-  type Command, type OptionSpec, type RunContext, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText,
-  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB,
+  type Command, type OptionSpec, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText, wantsJson,
+  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag,
 } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The package's own docs/ folder: real documents that ship with ragloom, used by quickstart. */
 const BUNDLED_DOCS = resolve(HERE, '../../docs');
 
-const DB: OptionSpec = { type: 'string', arg: 'FILE', help: 'the SQLite database file', default: DEFAULT_DB };
 const DATASETS: OptionSpec = { type: 'string', multiple: true, arg: 'NAME', help: 'a dataset to search', default: 'every dataset of the database' };
 const MODEL: Record<string, OptionSpec> = {
   model: { type: 'string', arg: 'NAME@FACTORY', help: 'a chat model of an OpenAI-compatible server (with --base-url), e.g. llama3@Ollama', default: 'the built-in extractive model' },
   'base-url': { type: 'string', arg: 'URL', help: 'the OpenAI-compatible server of --model, e.g. http://127.0.0.1:11434/v1' },
   'api-key': { type: 'string', arg: 'KEY', help: "that server's API key" },
 };
-
-const dbOf = (c: RunContext): string => stringFlag(c.values, 'db') ?? DEFAULT_DB;
 
 /** Every dataset of the database, page by page. */
 async function allDatasets(client: Client): Promise<DataSet[]> {
@@ -95,20 +93,23 @@ function printAnswer(answer: Message, model: string, out: NodeJS.WritableStream 
 
 // ------------------------------------------------------------------------------------------ commands
 
+/** quickstart's defaults: a database of its own (deleted first) and a question its corpus answers. */
+const QUICKSTART = { db: 'ragloom-quickstart.db', question: 'How is the hybrid similarity score of a chunk computed?' } as const;
+
 const quickstart: Command = {
   spec: {
     name: 'quickstart', synopsis: '[--folder DIR] [--question TEXT] [--db FILE]',
     summary: "ingest a folder (default: ragloom's own docs) into a fresh database, ask, print ranked chunks and a cited answer",
     options: {
       folder: { type: 'string', arg: 'DIR', help: 'the folder to ingest', default: "ragloom's own docs/" },
-      question: { type: 'string', arg: 'TEXT', help: 'the question', default: 'How is the hybrid similarity score of a chunk computed?' },
-      db: { type: 'string', arg: 'FILE', help: 'the database file, deleted first', default: 'ragloom-quickstart.db' },
+      question: { type: 'string', arg: 'TEXT', help: 'the question', default: QUICKSTART.question },
+      db: { type: 'string', arg: 'FILE', help: 'the database file, deleted first', default: QUICKSTART.db },
     },
   },
   async run(c) {
-    const db = stringFlag(c.values, 'db') ?? 'ragloom-quickstart.db';
+    const db = stringFlag(c.values, 'db') ?? QUICKSTART.db;
     const folder = stringFlag(c.values, 'folder') ?? BUNDLED_DOCS;
-    const question = stringFlag(c.values, 'question') ?? 'How is the hybrid similarity score of a chunk computed?';
+    const question = stringFlag(c.values, 'question') ?? QUICKSTART.question;
     for (const s of ['', '-wal', '-shm']) await rm(`${db}${s}`, { force: true });
     const client = new Client({ path: db });
     try {
@@ -155,7 +156,7 @@ parsed file is DONE, 2 when some failed, 1 on an error.`,
   async run(c) {
     const method = choiceFlag(c.values, 'chunk-method', CHUNK_METHODS);
     const dataset = stringFlag(c.values, 'dataset');
-    const db = dbOf(c);
+    const db = dbFlag(c.values);
     const bar = !c.json && c.values.quiet !== true && (process.stderr.isTTY || c.values.progress === true) ? process.stderr : undefined;
     const client = new Client({ path: db });
     try {
@@ -176,7 +177,7 @@ const list: Command = {
     options: { dataset: { type: 'string', arg: 'NAME', help: 'list the documents of this dataset' }, db: DB },
   },
   async run(c) {
-    const db = existingDatabase(dbOf(c));
+    const db = existingDatabase(dbFlag(c.values));
     const name = stringFlag(c.values, 'dataset');
     const client = new Client({ path: db });
     try {
@@ -228,7 +229,7 @@ const retrieve: Command = {
     const threshold = numberFlag(c.values, 'threshold', { min: 0, max: 1 });
     const question = c.positionals[0]!;
     if (!question.trim()) throw new UsageError('<question> is empty');
-    const db = existingDatabase(dbOf(c));
+    const db = existingDatabase(dbFlag(c.values));
     const client = new Client({ path: db });
     try {
       const ds = await chosenDatasets(client, listFlag(c.values, 'dataset'), db);
@@ -257,7 +258,7 @@ const ask: Command = {
     const models = chatModelFlags(c);
     const question = c.positionals[0]!;
     if (!question.trim()) throw new UsageError('<question> is empty');
-    const db = existingDatabase(dbOf(c));
+    const db = existingDatabase(dbFlag(c.values));
     const client = new Client({ path: db, models });
     try {
       const ds = await chosenDatasets(client, listFlag(c.values, 'dataset'), db);
@@ -333,7 +334,7 @@ again. With --json, one JSON line when it listens: {"url", "openai_url", "db", "
   },
   async run(c) {
     const port = intFlag(c.values, 'port', { min: 0, max: 65535, default: 9380 });
-    const db = dbOf(c);
+    const db = dbFlag(c.values);
     const newKey = c.values['new-key'] === true;
     const srv = await startServer({ path: db, port, host: stringFlag(c.values, 'host') ?? '127.0.0.1', newAdminKey: newKey });
     const shown = srv.firstStart || newKey;
@@ -395,14 +396,14 @@ export function usage(): string {
   ragloom --version            the version
 
 Every command takes --json (one JSON value on stdout; errors as {"error": {"code", "message"}})
-and --db FILE where it opens a database (default ./${DEFAULT_DB}; quickstart: ./ragloom-quickstart.db).
+and --db FILE where it opens a database (default ./${DEFAULT_DB}; quickstart: ./${QUICKSTART.db}).
 Docs: docs/cli.md
 `;
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
-  const json = rest.includes('--json') || cmd === '--json';
+  const json = wantsJson(argv);
   try {
     switch (cmd) {
       case '--version': case '-V': case 'version':

@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
 import { SingleBar, Presets } from 'cli-progress';
 import {
-  migrateExport, migrateImport, migrateRollback, migrateVerify, MigrationError,
+  migrateExport, migrateImport, migrateRollback, migrateVerify,
   type MigrationHooks, type MigrationProgress, type VerifyReport,
 } from '../migrate/index.js';
 import { formatTable } from './table.js';
+import { writeJson } from './args.js';
 
 const HELP: Record<string, string> = {
   export: `ragloom migrate export --from <url|db-file> --out DIR [--api-key K] [--include-disabled] [--dry-run] [--json]
@@ -119,7 +120,7 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
 }
 
 function print(o: unknown, code: number): number {
-  process.stdout.write(JSON.stringify(o, null, 2) + '\n');
+  writeJson(o);
   return code;
 }
 
@@ -176,5 +177,3 @@ function progressHooks(json: boolean): MigrationHooks & { stop(): void } {
     },
   };
 }
-
-export { MigrationError };

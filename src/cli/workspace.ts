@@ -10,6 +10,7 @@ import {
   type RecordOf,
 } from '../workspace/index.js';
 import { formatTable } from './table.js';
+import { writeJson as json } from './args.js';
 
 const USAGE = `Usage: ragloom workspace <command> <dir> ... [--json]
 
@@ -142,7 +143,6 @@ function recordTable<K extends RecordKind>(kind: K, records: readonly RecordOf[K
 }
 
 const out = (s: string): void => void process.stdout.write(s);
-const json = (v: unknown): void => out(`${JSON.stringify(v, null, 2)}\n`);
 
 async function show(dir: string, asJson: boolean): Promise<void> {
   const ws = await Workspace.open(dir);

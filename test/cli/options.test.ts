@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from '../helpers.js';
 import { COMMANDS } from '../../src/cli/main.js';
 import { main } from '../../src/cli/main.js';
+import { VERSION as LIBRARY_VERSION } from '../../src/index.js';
 import { run, runJson } from './run.js';
 
 afterEach(() => vi.restoreAllMocks());
@@ -48,6 +49,8 @@ describe('ragloom --help / --version', () => {
   test('ragloom --version; with --json', async () => {
     expect(await run(['--version'])).toEqual({ code: 0, out: `${VERSION}\n`, err: '' });
     expect((await runJson(['--version'])).json).toEqual({ version: VERSION });
+    // The library's exported VERSION is written by hand: it must follow package.json.
+    expect(LIBRARY_VERSION).toBe(VERSION);
   });
 });
 
@@ -71,6 +74,12 @@ describe('errors name the flag; out-of-range values are refused', () => {
     [['ask', 'q', '--model', 'llama3@Ollama'], '--model needs --base-url URL'],
     [['ask', 'q', '--model', 'llama3', '--base-url', 'http://127.0.0.1:9/v1'], "--model must be NAME@FACTORY (e.g. llama3@Ollama), got 'llama3'"],
     [['models', 'fetch'], 'unknown command "fetch"; one of: ls, pull'],
+    [['ask', 'q', '--base-url', 'http://127.0.0.1:9/v1'], '--base-url needs --model NAME@FACTORY'],
+    [['ask', 'q', '--api-key', 'k'], '--api-key goes with --model and --base-url'],
+    [['ask', 'q', '--model', 'llama3@Ollama', '--base-url', 'not a url'], "--base-url must be a URL such as http://127.0.0.1:11434/v1, got 'not a url'"],
+    [['agent', 'run', 'dataset_chatbot', '--model', 'llama3@Ollama'], '--model needs --base-url URL'],
+    [['list', '--db', ':memory:'], '--db :memory: holds nothing to read'],
+    [['list', '--db', 'src'], '--db src is a folder, not a database file'],
   ])('ragloom %j', async (args, message) => {
     const r = await run(args as string[]);
     expect(r.code).toBe(1);

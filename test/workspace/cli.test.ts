@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runWorkspaceCommand } from '../../src/cli/workspace.js';
+import { run as runCli } from '../cli/run.js';
 import { formatTable } from '../../src/cli/table.js';
 import { FILES, Workspace } from '../../src/workspace/index.js';
 
@@ -15,20 +15,8 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs the command with stdout and stderr captured. */
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => ((out += String(c)), true));
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => ((err += String(c)), true));
-  try {
-    const code = await runWorkspaceCommand(argv);
-    return { code, out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
+/** `ragloom workspace <argv>`, with stdout and stderr captured (the shared CLI runner). */
+const run = (...argv: string[]) => runCli(['workspace', ...argv]);
 
 const rows = (out: string) => out.trim().split('\n').map((l) => l.split(/\s{2,}/));
 
