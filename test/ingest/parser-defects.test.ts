@@ -170,6 +170,8 @@ describe('images that are not text', () => {
     expect(t).not.toMatch(/<|svg|xmlns/);
     const huge = await parseFile(enc(svg.replace('width="420" height="80"', 'width="100000" height="20000" viewBox="0 0 420 80"')), 'big.svg');
     expect(huge.warnings ?? []).toEqual([]);
+    // Drawn smaller, not refused nor drawn blank: the text is still read.
+    expect(huge.blocks.map((b) => b.text).join(' ')).toMatch(/Quarterly/);
   }, 60_000);
 
   it.each([

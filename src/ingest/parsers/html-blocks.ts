@@ -5,7 +5,7 @@
  */
 import { load } from 'cheerio';
 import type { Block } from '../types.js';
-import { cellText, detectHeader, tableText, tidy } from './common.js';
+import { cellText, detectHeader, escapeHtml, tableText, tidy } from './common.js';
 
 /** The parts of a domhandler node the walker reads. */
 export interface DomNode {
@@ -93,17 +93,16 @@ function containsTag(n: DomNode, name: string): boolean {
 export interface TableData {
   rows: string[][];
   header: boolean;
-  /** The table as RAGFlow stores it, merged cells kept as `colspan` / `rowspan`. */
-  html: string;
+  /** The table as RAGFlow stores it, merged cells kept as `colspan` / `rowspan` (when asked for). */
+  html?: string;
 }
-
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
  * Reads a table into a grid of equal-width rows. A merged (colspan / rowspan) cell's text stands
- * once, in its top-left cell; the cells it covers are empty, and the HTML copy keeps the spans.
+ * once, in its top-left cell; the cells it covers are empty, and the HTML copy (`withHtml`) keeps
+ * the spans.
  */
-export function readTable(table: DomNode): TableData {
+export function readTable(table: DomNode, withHtml = false): TableData {
   const trs = tableRows(table);
   const grid: string[][] = [];
   // Top-left cell of each merged cell: its spans and tag.
@@ -138,6 +137,7 @@ export function readTable(table: DomNode): TableData {
   const inThead = childTags(table, 'thead').length > 0;
   const firstTh = thRows[kept[0] ?? 0] === true;
   const header = rows.length > 1 && (inThead || firstTh || detectHeader(rows));
+  if (!withHtml) return { rows, header };
   // HTML over the kept rows: a span counts only the rows that are kept.
   const keptSet = new Set(kept);
   const html = kept
@@ -150,7 +150,7 @@ export function readTable(table: DomNode): TableData {
         let rs = 0;
         for (let dr = 0; dr < (o?.rs ?? 1); dr++) if (keptSet.has(r + dr)) rs++;
         const tag = (header && k === 0) || o?.th ? 'th' : 'td';
-        tds += `<${tag}${cs > 1 ? ` colspan="${cs}"` : ''}${rs > 1 ? ` rowspan="${rs}"` : ''}>${esc(full[r]![c]!)}</${tag}>`;
+        tds += `<${tag}${cs > 1 ? ` colspan="${cs}"` : ''}${rs > 1 ? ` rowspan="${rs}"` : ''}>${escapeHtml(full[r]![c]!)}</${tag}>`;
         c += cs - 1;
       }
       return `<tr>${tds}</tr>`;
@@ -250,7 +250,7 @@ export function domToBlocks(root: DomNode, opts: WalkOptions = {}): Block[] {
       }
       case 'table': {
         flush();
-        const data = readTable(n);
+        const data = readTable(n, opts.tableHtml);
         if (isLayoutTable(n, data)) {
           // Walk cells as ordinary content so nested data tables are still found.
           for (const c of n.children ?? []) walk(c);

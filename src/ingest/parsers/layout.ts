@@ -5,6 +5,7 @@
  */
 import type { Block, Position } from '../types.js';
 import { tableText } from './common.js';
+import { signature } from './running-lines.js';
 import { findTextTables } from './text-table.js';
 import type { TextTable } from './text-table.js';
 
@@ -179,7 +180,6 @@ export function headingSizes(lines: Line[]): number[] {
     .slice(0, 4);
 }
 
-const signature = (t: string): string => t.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
 const PAGE_NUMBER = /^(page\s*)?[#\d]+(\s*(of|\/)\s*\d+)?$|^-\s*\d+\s*-$/i;
 
 /**

@@ -234,6 +234,12 @@ function components(p: Float32Array, w: number, h: number, sx: number, sy: numbe
     let sp = 0;
     let n = 0;
     let sum = 0;
+    const push = (j: number) => {
+      if (!seen[j] && p[j]! > DB_THRESH) {
+        seen[j] = 1;
+        stack[sp++] = j;
+      }
+    };
     stack[sp++] = start;
     seen[start] = 1;
     while (sp > 0) {
@@ -241,12 +247,6 @@ function components(p: Float32Array, w: number, h: number, sx: number, sy: numbe
       pixels[n++] = i;
       sum += p[i]!;
       const x = i % w;
-      const push = (j: number) => {
-        if (!seen[j] && p[j]! > DB_THRESH) {
-          seen[j] = 1;
-          stack[sp++] = j;
-        }
-      };
       if (x > 0) push(i - 1);
       if (x < w - 1) push(i + 1);
       if (i >= w) push(i - w);

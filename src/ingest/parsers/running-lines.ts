@@ -8,7 +8,8 @@
 /** Lines examined at each edge of a page (a header may be two lines, e.g. title + date). */
 const EDGE_LINES = 3;
 
-const signature = (t: string): string => t.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
+/** A line's text with digits and spacing ignored, as running headers and footers are compared. */
+export const signature = (t: string): string => t.toLowerCase().replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
 const PAGE_NUMBER = /^(page\s*)?\[?\d+\]?(\s*(of|\/)\s*\d+)?$|^-\s*\d+\s*-$/i;
 
 export interface PageEdges {

@@ -36,7 +36,7 @@ const YEAR = /^(19|20)\d\d$/;
 /** A cell that reads as a value rather than a label (numbers, amounts, dates). */
 const valueLike = (s: string): boolean => isNumeric(s) || /^[-+(]?[$€£¥]?\s?\d[\d,.]*\s*%?\)?$/.test(s) || /^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}$/.test(s);
 /** Dot leaders that fill a cell up to the next column. */
-export const stripLeader = (s: string): string => s.replace(/(?:\s*\.){2,}\s*$/, '').trim();
+const stripLeader = (s: string): string => s.replace(/(?:\s*\.){2,}\s*$/, '').trim();
 
 /**
  * Lines of running prose: one long cell whose neighbour in the stream is prose starting at the same
@@ -241,7 +241,7 @@ function mergeHeader(cols: [number, number][], placed: { col: number; seg: Seg }
 }
 
 /** Builds the grid of a run of rows, or undefined when it does not read as a table. */
-function buildTable(all: Row[]): { rows: string[][]; header: boolean; lines: Line[] } | undefined {
+function buildTable(all: Row[]): TextTable | undefined {
   const segs = all.flatMap((r) => r.segs);
   const meanLen = segs.reduce((a, s) => a + s.text.length, 0) / segs.length;
   const numeric = segs.filter((s) => valueLike(stripLeader(s.text))).length / segs.length;

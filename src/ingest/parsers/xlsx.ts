@@ -110,7 +110,7 @@ const sameRow = (a: string[], b: string[]) => a.length === b.length && a.every((
 function compact(rows: string[][]): string[][] {
   const width = rows.reduce((w, r) => Math.max(w, r.length), 0);
   const used = Array.from({ length: width }, (_, i) => rows.some((r) => (r[i] ?? '') !== ''));
-  return rows.map((r) => Array.from({ length: width }, (_, i) => r[i] ?? '').filter((_, i) => used[i]));
+  return rows.map((r) => pad(r, width).filter((_, i) => used[i]));
 }
 
 /**

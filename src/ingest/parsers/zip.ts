@@ -74,16 +74,22 @@ export async function guardZip(b: Uint8Array, what: string, limit: number): Prom
   if (total > limit) {
     fail(`${what} expands to more than ${Math.round(limit / 1048576)} MiB when unzipped; refusing to parse it`);
   }
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
   for (const e of entries) {
-    if (e.method !== 8 || e.offset + 30 > b.length || dv.getUint32(e.offset, true) !== 0x04034b50) continue; // the parser reports damage
-    const start = e.offset + 30 + dv.getUint16(e.offset + 26, true) + dv.getUint16(e.offset + 28, true);
+    const start = e.method === 8 ? dataStart(b, e) : undefined;
+    if (start === undefined) continue; // stored, or damaged: the parser reports damage
     const real = await inflatedSize(b.subarray(start, Math.min(b.length, start + e.compressed)), e.uncompressed);
     if (real > e.uncompressed) {
       fail(`${what} is a zip bomb: ${e.name} inflates to more than the ${e.uncompressed} bytes its header announces; refusing to parse it`);
     }
   }
   return entries;
+}
+
+/** Where an entry's data starts, past its local header; undefined when there is no local header. */
+function dataStart(b: Uint8Array, e: ZipEntry): number | undefined {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  if (e.offset + 30 > b.length || dv.getUint32(e.offset, true) !== 0x04034b50) return undefined;
+  return e.offset + 30 + dv.getUint16(e.offset + 26, true) + dv.getUint16(e.offset + 28, true);
 }
 
 /** Entries announcing at most this are inflated in one synchronous call (cheap per entry). */
@@ -120,9 +126,8 @@ function inflatedSize(deflated: Uint8Array, limit: number): Promise<number> {
  * whose message names the damage ("damaged ZIP entry …") when the entry cannot be read.
  */
 export function readZipEntry(b: Uint8Array, e: ZipEntry): Uint8Array {
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  if (e.offset + 30 > b.length || dv.getUint32(e.offset, true) !== 0x04034b50) throw new Error(`damaged ZIP entry ${e.name}: no local header`);
-  const start = e.offset + 30 + dv.getUint16(e.offset + 26, true) + dv.getUint16(e.offset + 28, true);
+  const start = dataStart(b, e);
+  if (start === undefined) throw new Error(`damaged ZIP entry ${e.name}: no local header`);
   if (start + e.compressed > b.length) throw new Error(`damaged ZIP entry ${e.name}: truncated`);
   const raw = b.subarray(start, start + e.compressed);
   if (e.method === 0) return raw;
