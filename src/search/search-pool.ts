@@ -33,7 +33,6 @@ export interface SearchWorkerData {
 
 /** What a search thread answers. */
 export type FromSearchWorker =
-  | { type: 'ready' }
   | { type: 'done'; id: number; result: RankedPage }
   | { type: 'embed-failed'; id: number }
   | { type: 'error'; id: number; name: string; message: string; stack?: string };
@@ -81,6 +80,12 @@ export class SearchPool {
   private readonly pending = new Map<number, Pending>();
   private next = 1;
   private closed = false;
+  private answered = 0;
+
+  /** Searches the threads have ranked (not those that fell back to the caller). */
+  get served(): number {
+    return this.answered;
+  }
 
   constructor(readonly opts: SearchPoolOptions) {
     if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new TypeError('SearchPool: "threads" must be a positive integer');
@@ -95,12 +100,14 @@ export class SearchPool {
     this.workers.push(slot);
     w.unref();
     w.on('message', (m: FromSearchWorker) => {
-      if (m.type === 'ready') return;
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
       slot.busy--;
-      if (m.type === 'done') p.resolve(m.result);
+      if (m.type === 'done') {
+        this.answered++;
+        p.resolve(m.result);
+      }
       else if (m.type === 'embed-failed') p.reject(p.embedError as Error);
       else p.reject(Object.assign(new Error(m.message), { name: m.name, stack: m.stack }));
     });

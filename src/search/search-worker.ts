@@ -29,7 +29,6 @@ try {
 } catch {
   // A failure here shows again, with its request, on the first search.
 }
-send({ type: 'ready' });
 
 port.on('message', (m: ToSearchWorker) => {
   void (async () => {

@@ -37,7 +37,7 @@ import { ftsTerms, type FtsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
 import { RowSlots } from './row-slots.js';
-import { followChunkLog, unfollowChunkLog, TopK } from './vector-index.js';
+import { followChunkLog, TopK } from './vector-index.js';
 import { bestTerms, type TextQuery } from './fulltext.js';
 
 /**
@@ -89,13 +89,6 @@ export function termIndex(db: Db): TermIndex | undefined {
   if (!ix) byDb.set(db, (ix = new TermIndex(db)));
   ix.sync();
   return ix;
-}
-
-/** Drops `db`'s term index (the next search rebuilds it). */
-export function forgetTermIndex(db: Db): void {
-  const ix = byDb.get(db);
-  if (ix) unfollowChunkLog(db, ix);
-  byDb.delete(db);
 }
 
 /** One hit of `TermIndex.top`: bm25 as a positive number (FTS5's bm25() is its negation). */
@@ -757,7 +750,7 @@ export class TermIndex {
    */
   all(phrases: Int32Array, idf: Float64Array, avgdl: number): { rowids: Float64Array; scores: Float64Array } {
     const m = phrases.length;
-    const lists = Array.from(phrases, (t) => (t >= 0 ? this.postings(t) : [new Int32Array(0), new Int32Array(0)]));
+    const lists = Array.from(phrases, (t) => (t >= 0 ? this.postings(t) : EMPTY_LIST));
     // Per matching slot, each phrase's frequency (slots are dense and few: at most Σ df).
     const freq = new Map<number, Float64Array>();
     for (let i = 0; i < m; i++) {
@@ -954,12 +947,6 @@ class HitHeap {
   constructor(private readonly k: number) {
     this.keys = new Float64Array(k);
     this.rids = new Float64Array(k);
-  }
-  get full(): boolean {
-    return this.len === this.k;
-  }
-  get worstKey(): number {
-    return this.keys[0]!;
   }
   /** (a, ra) ranks below (b, rb) */
   private static below(a: number, ra: number, b: number, rb: number): boolean {

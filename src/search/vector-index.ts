@@ -126,11 +126,6 @@ export function followChunkLog(db: Db, follower: { readonly logSeq: number }): v
   s.add(follower);
 }
 
-/** Undoes followChunkLog. */
-export function unfollowChunkLog(db: Db, follower: { readonly logSeq: number }): void {
-  chunkLogFollowers.get(db)?.delete(follower);
-}
-
 function cached(db: Db, source: VectorSource): Map<number, DimIndex> {
   let bySource = byDb.get(db);
   if (!bySource) byDb.set(db, (bySource = new Map()));
@@ -419,7 +414,6 @@ export class DimIndex {
     const v = new Float32Array(cap * this.dim);
     v.set(this.vecs.subarray(0, this.n * this.dim));
     this.vecs = v;
-
     const r = new Float64Array(cap);
     r.set(this.rowids.subarray(0, this.n));
     this.rowids = r;

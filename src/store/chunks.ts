@@ -218,12 +218,12 @@ export function retitleDocumentChunks(db: Db, documentId: string, title: string)
   const rows = stmt(db, 'SELECT rowid, content, index_text, important_keywords, questions FROM chunk WHERE document_id = ?')
     .raw().all(documentId) as Array<[number, string, string | null, string, string]>;
   const del = stmt(db, 'DELETE FROM chunk_fts WHERE rowid = ?');
-  const ins = stmt(db, INSERT_FTS);
   const log = stmt(db, 'INSERT INTO vec_log (rid) VALUES (?)');
   for (const [rowid, content, indexText, kw, qs] of rows) {
-    const t = ftsTerms(title, indexText ?? content, JSON.parse(kw) as string[], JSON.parse(qs) as string[]);
     del.run(rowid);
-    ins.run(rowid, t[0], t[1], t[2], t[3]);
+    indexChunk(db, BigInt(rowid), {
+      title, content, index_text: indexText ?? undefined, important_keywords: JSON.parse(kw) as string[], questions: JSON.parse(qs) as string[],
+    });
     log.run(rowid);
   }
   return rows.length;

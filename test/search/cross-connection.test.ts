@@ -36,6 +36,18 @@ test('a reused chunk rowid written by another connection is found on the next se
   }
 }, 60_000);
 
+/** `c`'s retrieval with the term index, checked against FTS5's (the index switched off). */
+async function checkedAgainstFts5(c: Client, params: Parameters<Client['retrieveWithTotals']>[0]) {
+  const on = await c.retrieveWithTotals(params);
+  termIndexOptions.enabled = false;
+  try {
+    expect(on).toEqual(await c.retrieveWithTotals(params));
+  } finally {
+    termIndexOptions.enabled = true;
+  }
+  return on;
+}
+
 // The term index (src/search/term-index.ts) follows writes the same way: after each write of
 // either connection, A's next retrieval is what FTS5 itself ranks (the index switched off).
 describe('the term index follows writes of this and another connection', () => {
@@ -52,16 +64,7 @@ describe('the term index follows writes of this and another connection', () => {
       // Nearly text only, with a threshold: chunks without the question's words are left out.
       const params = (question: string) => ({ dataset_ids: [ds.id], question, similarity_threshold: 0.05, vector_similarity_weight: 0.01 });
       // A's answer with the index, checked against FTS5's; returns the chunk ids.
-      const ask = async (question: string): Promise<string[]> => {
-        const on = await a.retrieveWithTotals(params(question));
-        termIndexOptions.enabled = false;
-        try {
-          expect(on).toEqual(await a.retrieveWithTotals(params(question)));
-        } finally {
-          termIndexOptions.enabled = true;
-        }
-        return on.chunks.map((c) => c.id);
-      };
+      const ask = async (question: string): Promise<string[]> => (await checkedAgainstFts5(a, params(question))).chunks.map((c) => c.id);
       const first = await ask('harbour tide');
       expect(first.length).toBeGreaterThan(3);
       const [dsB] = await b.listDatasets({ id: ds.id });
@@ -123,16 +126,7 @@ describe('the term index follows writes of this and another connection', () => {
       ]);
       await ds.parseDocuments(docs.map((d) => d.id), { pollMs: 20 });
       const q = { dataset_ids: [ds.id], question: 'ledger column row', similarity_threshold: 0.05, vector_similarity_weight: 0.01 };
-      const same = async () => {
-        const on = await a.retrieveWithTotals(q);
-        termIndexOptions.enabled = false;
-        try {
-          expect(on).toEqual(await a.retrieveWithTotals(q));
-        } finally {
-          termIndexOptions.enabled = true;
-        }
-        return on;
-      };
+      const same = () => checkedAgainstFts5(a, q);
       expect((await same()).total).toBeGreaterThan(2);
       expect(termIndex(dbOf(a))!.size).toBeGreaterThan(1600);
       const [dsB] = await b.listDatasets({ id: ds.id });

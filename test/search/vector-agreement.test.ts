@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { join } from 'node:path';
 import { test, enc } from '../helpers.js';
-import { Client, DEFAULT_RETRIEVAL_OPTIONS, type RetrievalOptions } from '../../src/index.js';
+import { Client, type RetrievalOptions } from '../../src/index.js';
 import { agreement } from '../../src/search/retrieve.js';
 import type { Engine } from '../../src/core/index.js';
 
@@ -90,10 +90,6 @@ describe('agreement()', () => {
 });
 
 describe('vectorAgreement (the default when no weight is given)', () => {
-  test('is on by default, with the documented settings', () => {
-    expect(DEFAULT_RETRIEVAL_OPTIONS).toMatchObject({ defaultWeight: 0.3, vectorAgreement: true, agreementFeedback: false, agreementDepth: 10 });
-  });
-
   test('a useless vector side is shrunk to its mean: the text side ranks, similarity = w·v̄ + (1 − w)·t', async ({ dir }) => {
     const c = open(dir, useless, { ...NO_FEEDBACK, agreementDepth: 2, defaultWeight: 0.7 });
     try {

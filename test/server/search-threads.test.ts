@@ -68,10 +68,16 @@ describe('startServer({ searchThreads })', () => {
       const db = (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
       const pool = new SearchPool({ path, threads: 1 });
       attachSearchPool(db, pool);
-      expect(await c.retrieveWithTotals(params)).toEqual(local);
-      await pool.close();
-      expect((await c.retrieve(params)).map((x) => x.id)).toEqual([added.id]);
-      detachSearchPool(db);
+      try {
+        expect(await c.retrieveWithTotals(params)).toEqual(local);
+        expect(pool.served).toBe(1); // ranked on the thread, not bypassed
+        await pool.close();
+        expect((await c.retrieve(params)).map((x) => x.id)).toEqual([added.id]);
+        expect(pool.served).toBe(1); // the closed pool's search ran here
+      } finally {
+        detachSearchPool(db);
+        await pool.close();
+      }
     } finally {
       await c.close();
     }
