@@ -6,7 +6,7 @@
 import type { Engine, Ctx } from '../core/index.js';
 import { ownedDataset, documentToWire, getDocument, RUN } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
-import { MAX_UPLOAD_BYTES } from './documents.js';
+import { MAX_UPLOAD_BYTES, tooLargeToStore } from './documents.js';
 import { nowMs, sha256Hex, faultPoint } from '../util/index.js';
 import { putBlob, pruneBlobs } from '../store/index.js';
 
@@ -36,10 +36,7 @@ export function replaceDocumentContent(e: Engine, ctx: Ctx, datasetId: string, d
   if (!doc) fail('DOCUMENT_NOT_OWNED', documentId);
   const blob = req.blob;
   if (!(blob instanceof Uint8Array)) throw new ApiError(RetCode.ARGUMENT_ERROR, `${doc.name}: \`blob\` must be a Uint8Array or Buffer`);
-  if (blob.byteLength > MAX_UPLOAD_BYTES) {
-    const mib = (n: number) => (n / 1048576).toFixed(1);
-    throw new ApiError(RetCode.SERVER_ERROR, `${doc.name}: File is too large to store (${mib(blob.byteLength)} MiB; the limit is ${mib(MAX_UPLOAD_BYTES)} MiB)`);
-  }
+  if (blob.byteLength > MAX_UPLOAD_BYTES) throw new ApiError(RetCode.SERVER_ERROR, tooLargeToStore(doc.name, blob.byteLength));
   if (doc.run === RUN.RUNNING) fail('REPLACE_RUNNING');
   if (blob.byteLength === doc.size && sha256Hex(blob) === doc.blob_sha256) return { replaced: false, document: documentToWire(doc) };
   const t = nowMs();

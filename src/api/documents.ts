@@ -13,6 +13,12 @@ import { putBlob, getBlob, pruneBlobs, removeDocumentChunks, retitleDocumentChun
  */
 export const MAX_UPLOAD_BYTES = 1_000_000_000;
 
+/** The refusal of a file over `MAX_UPLOAD_BYTES` (code 500), naming it. */
+export function tooLargeToStore(name: string, bytes: number): string {
+  const mib = (n: number) => (n / 1048576).toFixed(1);
+  return `${name}: File is too large to store (${mib(bytes)} MiB; the limit is ${mib(MAX_UPLOAD_BYTES)} MiB)`;
+}
+
 export interface UploadFile {
   display_name?: unknown;
   blob?: unknown;
@@ -31,10 +37,9 @@ export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: u
     if (!(f.blob instanceof Uint8Array)) throw new ApiError(RetCode.ARGUMENT_ERROR, `${f.display_name}: \`blob\` must be a Uint8Array or Buffer`);
     if (utf8Length(f.display_name) > 255) fail('FILE_NAME_TOO_LONG');
   }
-  const mib = (n: number) => (n / 1048576).toFixed(1);
   const tooLarge = list
     .filter((f) => (f.blob as Uint8Array).byteLength > MAX_UPLOAD_BYTES)
-    .map((f) => `${f.display_name as string}: File is too large to store (${mib((f.blob as Uint8Array).byteLength)} MiB; the limit is ${mib(MAX_UPLOAD_BYTES)} MiB)`);
+    .map((f) => tooLargeToStore(f.display_name as string, (f.blob as Uint8Array).byteLength));
   if (tooLarge.length) throw new ApiError(RetCode.SERVER_ERROR, tooLarge.join('\n'));
   const errors = list
     .filter((f) => fileType(fileSuffix(f.display_name as string)) === 'other')

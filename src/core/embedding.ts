@@ -7,9 +7,7 @@ import { normalize } from '../embed/index.js';
  * Embeds texts with the dataset's model through the (model, sha256) cache: re-parsing a document
  * or adding a chunk twice costs no model time.
  */
-export type EmbedFn = (modelId: string, texts: string[], signal?: AbortSignal) => Promise<Float32Array[]>;
-
-export async function embedCached(e: Engine, modelId: string, texts: string[], signal?: AbortSignal, embed?: EmbedFn): Promise<Float32Array[]> {
+export async function embedCached(e: Engine, modelId: string, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
   const shas = texts.map((t) => sha256Hex(t));
   const out: (Float32Array | undefined)[] = new Array(texts.length);
   const get = e.db.prepare('SELECT vector FROM embedding_cache WHERE model = ? AND sha256 = ?');
@@ -22,7 +20,7 @@ export async function embedCached(e: Engine, modelId: string, texts: string[], s
   if (missing.size) {
     const todo = [...missing.entries()];
     const batch = todo.map(([, idx]) => texts[idx[0]!]!);
-    const vecs = embed ? await embed(modelId, batch, signal) : await e.models.embedder(modelId).embed(batch, { signal });
+    const vecs = await e.models.embedder(modelId).embed(batch, { signal });
     if (e.isClosed) throw new Error('Client closed');
     const put = e.db.prepare('INSERT OR REPLACE INTO embedding_cache (model, sha256, vector, create_time) VALUES (?, ?, ?, ?)');
     const t = Date.now();
@@ -36,8 +34,8 @@ export async function embedCached(e: Engine, modelId: string, texts: string[], s
 }
 
 /** RAGFlow's chunk vector: `w·emb(title) + (1−w)·emb(text)`, renormalised. */
-export async function chunkVectors(e: Engine, modelId: string, title: string, texts: string[], titleWeight = 0.1, signal?: AbortSignal, embed?: EmbedFn): Promise<Float32Array[]> {
-  const [tv, ...vs] = await embedCached(e, modelId, [title, ...texts], signal, embed);
+export async function chunkVectors(e: Engine, modelId: string, title: string, texts: string[], titleWeight = 0.1, signal?: AbortSignal): Promise<Float32Array[]> {
+  const [tv, ...vs] = await embedCached(e, modelId, [title, ...texts], signal);
   return vs.map((v) => titleMix(tv!, v, titleWeight));
 }
 

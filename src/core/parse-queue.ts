@@ -458,9 +458,7 @@ export class ParseQueue {
         const state = new Map(mine.map((j) => [j, cur.get(j.doc.id) as { run: string; chunk_num: number; token_num: number } | undefined]));
         const live = mine.filter((j) => state.get(j)?.run === RUN.RUNNING);
         const swap = live.filter((j) => j.vectors && !j.error);
-        const hasChunks = cachedStatement(e.db, 'SELECT 1 FROM chunk WHERE document_id = ? LIMIT 1').pluck();
-        const old = swap.filter((j) => hasChunks.get(j.doc.id) !== undefined).map((j) => j.doc.id);
-        if (old.length) removeDocumentChunks(e.db, old);
+        removeDocumentChunks(e.db, swap.map((j) => j.doc.id)); // a re-parse's old chunks (none on a first parse)
         faultPoint('parse:old-removed');
         const rows = new Map(swap.map((j) => [j, chunkRows(j, now, formatDateTime(now))]));
         upsertChunks(e.db, [...rows.values()].flat());

@@ -200,7 +200,7 @@ export function rewriteChunk(db: Db, rowid: number, c: Omit<NewChunk, 'document_
 /** Removes every chunk of the given documents (their rows, FTS and vectors). */
 export function removeDocumentChunks(db: Db, documentIds: string[]): number {
   let n = 0;
-  const sel = db.prepare('SELECT rowid FROM chunk WHERE document_id = ?');
+  const sel = stmt(db, 'SELECT rowid FROM chunk WHERE document_id = ?');
   for (const d of documentIds) {
     const rows = (sel.all(d) as { rowid: number }[]).map((r) => r.rowid);
     removeChunkRows(db, rows);

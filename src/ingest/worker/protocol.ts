@@ -28,7 +28,7 @@ export interface ParsedItem extends ParseOutcome {
 }
 
 /** A file the parser refused: its message, fit for `progress_msg`. */
-export interface FailedItem { error: string; parseError: boolean }
+export interface FailedItem { error: string }
 
 /** Messages between the parse queue (main thread) and an ingest worker. */
 export type ToWorker =

@@ -43,9 +43,7 @@ async function handle(m: Exclude<ToWorker, { type: 'drop' }>): Promise<void> {
     const results: Array<ParsedItem | FailedItem> = [];
     for (const item of m.items) {
       // One file's failure is its own: the others of the job go on.
-      results.push(await parseOne(m.job, item, m.items.length === 1).catch((e: unknown) => ({
-        error: e instanceof Error ? e.message : String(e), parseError: (e as Error)?.name === 'ParseError',
-      })));
+      results.push(await parseOne(m.job, item, m.items.length === 1).catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e) })));
     }
     send({ type: 'parsed', job: m.job, results });
     return;
