@@ -5,7 +5,7 @@ import {
   type MigrationHooks, type MigrationProgress, type VerifyReport,
 } from '../migrate/index.js';
 import { formatTable } from './table.js';
-import { writeJson } from './args.js';
+import { intFlag, numberFlag, UsageError, writeJson } from './args.js';
 
 const HELP: Record<string, string> = {
   export: `ragloom migrate export --from <url|db-file> --out DIR [--api-key K] [--include-disabled] [--dry-run] [--json]
@@ -65,6 +65,16 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
     if (!v[flag]) throw new MigrateUsageError(`--${flag} is required\n\n${HELP[sub]}`);
     return v[flag]!;
   };
+  // Numeric flags are read by the helpers every command shares (their messages name the flag);
+  // a refusal is a migrate usage error, with this command's help like the others above.
+  const numeric = <T>(read: () => T): T => {
+    try {
+      return read();
+    } catch (e) {
+      if (e instanceof UsageError) throw new MigrateUsageError(`${e.message}\n\n${HELP[sub]}`);
+      throw e;
+    }
+  };
   const json = !!v.json;
   const hooks = progressHooks(json);
   const apiKey = v['api-key'];
@@ -80,7 +90,7 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
         return 0;
       }
       case 'import': {
-        const batch = v['batch-size'] === undefined ? undefined : wholeNumber('--batch-size', v['batch-size'], 1);
+        const batch = numeric(() => intFlag(v, 'batch-size', { min: 1, max: MAX_BATCH_SIZE }));
         const s = await migrateImport({
           manifest: need('manifest'), to: need('to'), apiKey, dryRun: v['dry-run'], batchSize: batch, embeddingModel: v['embedding-model'],
           parse: !v['no-parse'], ...hooks,
@@ -97,8 +107,8 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
         return 0;
       }
       case 'verify': {
-        const wait = v.wait === undefined ? 0 : wholeNumber('--wait', v.wait, 0);
-        const rate = v['max-failure-rate'] === undefined ? undefined : fraction('--max-failure-rate', v['max-failure-rate']);
+        const wait = numeric(() => intFlag(v, 'wait', { min: 0, max: MAX_WAIT_SECONDS, default: 0 }));
+        const rate = numeric(() => numberFlag(v, 'max-failure-rate', { min: 0, max: 1 }));
         const r = await migrateVerify({ manifest: need('manifest'), to: need('to'), apiKey, waitSeconds: wait, maxFailureRate: rate, ...hooks });
         hooks.stop();
         if (json) return print(r, r.ok ? 0 : 1);
@@ -126,17 +136,10 @@ function print(o: unknown, code: number): number {
 
 const mb = (n: number) => (n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`);
 
-function wholeNumber(flag: string, s: string, min: number): number {
-  const n = Number(s);
-  if (!/^\d+$/.test(s.trim()) || n < min) throw new MigrateUsageError(`${flag} must be a whole number${min ? ` ≥ ${min}` : ''}, got ${JSON.stringify(s)}`);
-  return n;
-}
-
-function fraction(flag: string, s: string): number {
-  const n = Number(s);
-  if (!s.trim() || !Number.isFinite(n) || n < 0 || n > 1) throw new MigrateUsageError(`${flag} must be a number from 0 to 1, got ${JSON.stringify(s)}`);
-  return n;
-}
+/** `--batch-size`: files per upload request. */
+const MAX_BATCH_SIZE = 1000;
+/** `--wait`: a day. */
+const MAX_WAIT_SECONDS = 86_400;
 
 function printReport(r: VerifyReport): void {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;

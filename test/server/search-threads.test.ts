@@ -83,6 +83,67 @@ describe('startServer({ searchThreads })', () => {
     }
   }, 60_000);
 
+  test('a thread dying with requests in flight: they rank on the calling thread, as do later ones', async ({ dir }) => {
+    const path = join(dir, 'kb.db');
+    const c = new Client({ path });
+    try {
+      const ds = await c.createDataset({ name: 'kb' });
+      const [doc] = await ds.uploadDocuments([{ display_name: 'a.txt', blob: new TextEncoder().encode('x') }]);
+      for (const content of ['ospreyword over the estuary', 'the ospreyword nest on the pier', 'gulls over the estuary wall', 'a ferry at the pier']) {
+        await doc!.addChunk({ content });
+      }
+      const paramsList = ['ospreyword', 'estuary', 'pier', 'ospreyword estuary', 'nothing like it'].map((question) =>
+        ({ dataset_ids: [ds.id], question, similarity_threshold: 0.05, vector_similarity_weight: 0.3 }));
+      // The in-process answers, before any pool is attached.
+      const local = [];
+      for (const p of paramsList) local.push(await c.retrieveWithTotals(p));
+      expect(local[0]!.total).toBeGreaterThan(0);
+
+      const db = (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
+      const pool = new SearchPool({ path, threads: 2 });
+      // Test-side reach into the pool (no hook in src): its threads, its unanswered requests, and
+      // its `run`, wrapped so that the threads are killed in the very tick the last request is
+      // posted. They are still starting then (no index yet), so none can have answered: every
+      // request is pending when its thread dies.
+      const inner = pool as unknown as {
+        workers: { w: { terminate(): Promise<number> }; dead: boolean }[];
+        pending: Map<number, unknown>;
+        run: SearchPool['run'];
+      };
+      const run = inner.run.bind(pool);
+      let posted = 0;
+      let terminated: Promise<unknown> | undefined;
+      inner.run = (...args) => {
+        const out = run(...args);
+        if (++posted === paramsList.length) {
+          expect(inner.pending.size).toBe(paramsList.length); // all in flight, on both threads
+          terminated = Promise.all(inner.workers.map((x) => x.w.terminate()));
+        }
+        return out;
+      };
+      attachSearchPool(db, pool);
+      try {
+        const got = await Promise.all(paramsList.map((p) => c.retrieveWithTotals(p)));
+        expect(posted).toBe(paramsList.length); // each request did go to the pool
+        expect(terminated).toBeDefined();
+        await terminated;
+        expect(got).toEqual(local); // number for number, as in-process
+        expect(pool.served).toBe(0); // none was ranked by a thread
+        expect(inner.pending.size).toBe(0);
+        expect(inner.workers.every((x) => x.dead)).toBe(true);
+        // No thread left: later requests are refused by the pool and run here.
+        for (const [i, p] of paramsList.entries()) expect(await c.retrieveWithTotals(p)).toEqual(local[i]);
+        expect(posted).toBe(2 * paramsList.length);
+        expect(pool.served).toBe(0);
+      } finally {
+        detachSearchPool(db);
+        await pool.close();
+      }
+    } finally {
+      await c.close();
+    }
+  }, 15_000);
+
   test('rejects a bad thread count', async ({ dir }) => {
     await expect(startServer({ path: join(dir, 'kb.db'), port: 0, searchThreads: -1 })).rejects.toThrow(TypeError);
   });

@@ -2,6 +2,7 @@
 import { AlignmentType, Document, HeadingLevel, Packer, PageBreak, Paragraph, Table, TableCell, TableRow, TextRun } from 'docx';
 import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
+import { createRequire } from 'node:module';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseFile } from '../../../src/ingest/parsers/index.js';
@@ -137,6 +138,53 @@ describe('parseFile() DOCX', () => {
     zip.file('word/document.xml', 'a'.repeat(4 * 1024 * 1024));
     const bytes = await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
     await expect(parseFile(bytes, 'bomb.docx', { maxUnzippedBytes: 1024 * 1024 })).rejects.toThrow(/expands to more than 1 MiB/);
+  });
+
+  it('converts from the bytes when mammoth does not take an opened package ({ file })', async () => {
+    // The parser hands mammoth its own package reader as `{ file }` (an undocumented input of
+    // mammoth's lib/unzip.js) and, when mammoth answers "Could not find file in options" as it does
+    // for an input it does not know, converts again from `{ buffer }`. The installed mammoth takes
+    // `{ file }`, so its openZip is narrowed here to what a mammoth without that input does; the
+    // conversion itself stays mammoth's own. (Same module instance as the parser's: no exports map.)
+    const unzip = createRequire(import.meta.url)('mammoth/lib/unzip.js') as { openZip: (o: Record<string, unknown>) => Promise<unknown> };
+    const openZip = unzip.openZip;
+    const inputs: string[] = [];
+    const d = new Document({
+      sections: [{
+        children: [
+          new Paragraph({ text: 'Field Notes', heading: HeadingLevel.HEADING_1 }),
+          new Paragraph('The kestrel hovers over the verge.'),
+          new Table({ rows: [new TableRow({ children: ['Bird', 'Count'].map((t) => new TableCell({ children: [new Paragraph(t)] })) }),
+            new TableRow({ children: ['kestrel', '3'].map((t) => new TableCell({ children: [new Paragraph(t)] })) })] }),
+          new Paragraph({ children: [new PageBreak()] }),
+          new Paragraph('Second page text.'),
+        ],
+      }],
+    });
+    const bytes = new Uint8Array(await Packer.toBuffer(d));
+    try {
+      unzip.openZip = (o) => {
+        inputs.push(Object.keys(o).filter((k) => ['path', 'buffer', 'file'].includes(k)).join('+'));
+        return openZip(o);
+      };
+      const direct = await parseFile(bytes, 'notes.docx');
+      expect(inputs).toEqual(['file']); // normally the opened package, and only it
+
+      inputs.length = 0;
+      unzip.openZip = (o) => {
+        inputs.push(Object.keys(o).filter((k) => ['path', 'buffer', 'file'].includes(k)).join('+'));
+        return o.path || o.buffer ? openZip(o) : Promise.reject(new Error('Could not find file in options'));
+      };
+      const fallback = await parseFile(bytes, 'notes.docx');
+      expect(inputs).toEqual(['file', 'buffer']); // refused, then converted from the bytes
+      expect(fallback.title).toBe('Field Notes');
+      expect(text(fallback)).toContain('The kestrel hovers over the verge.');
+      expect(fallback.blocks.find((b) => b.kind === 'table')!.rows).toEqual([['Bird', 'Count'], ['kestrel', '3']]);
+      expect(fallback.blocks.find((b) => b.text === 'Second page text.')!.page).toBe(2);
+      expect(fallback).toEqual(direct); // the same document either way
+    } finally {
+      unzip.openZip = openZip;
+    }
   });
 });
 
