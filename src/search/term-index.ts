@@ -650,10 +650,13 @@ export class TermIndex {
       let theta = -Infinity;
       let done = 0;
       let j = 0;
+      // touched is one ascending run of new slots per term read in full: runs[r] is where run r starts.
+      const runs: number[] = [];
       for (; j < m; j++) {
         const i = ord[j]!;
         const [s, w] = lists[i]!;
         const id = idf[i]!;
+        runs.push(nt);
         if (nt + s.length > touched.length) touched = grown(touched, nt + s.length);
         const tab = norms.t;
         for (let p = 0; p < s.length; p++) {
@@ -675,16 +678,27 @@ export class TermIndex {
         theta = kth(touched, nt);
         if (rest[j]! < theta * LOW) break; // no row outside `touched` can reach the k best
       }
-      let cand: Int32Array = touched.slice(0, nt);
+      let cand: Int32Array = touched.subarray(0, nt);
       let nc = nt;
       if (j < m - 1) {
-        // Rows still in reach, in slot order for the galloping look-ups.
+        if (this.candBuf.length < nt) this.candBuf = new Int32Array(nt);
+        cand = this.candBuf;
+        // Rows still in reach, in slot order for the galloping look-ups: each run filtered in
+        // place, then the runs merged. A row not yet asked about stays (asking costs more than
+        // the look-ups it saves when most rows are accepted); the final pass asks it.
+        const r0 = rest[j]!;
         nc = 0;
-        for (let x = 0; x < nt; x++) {
-          const d = touched[x]!;
-          if (acc[d]! + rest[j]! >= theta * LOW && accepted(d)) cand[nc++] = d;
+        runs.push(nt);
+        const ends: number[] = [];
+        for (let r = 0; r + 1 < runs.length; r++) {
+          for (let x = runs[r]!; x < runs[r + 1]!; x++) {
+            const d = touched[x]!;
+            if (acc[d]! + r0 >= theta * LOW && admit[d] !== 2) cand[nc++] = d;
+          }
+          ends.push(nc);
         }
-        cand = cand.subarray(0, nc).sort();
+        nc = ends.length ? ends[ends.length - 1]! : 0;
+        cand = mergeRuns(cand, ends, this.mergeBuf.length < nc ? (this.mergeBuf = new Int32Array(nc)) : this.mergeBuf);
         for (j++; j < m; j++) {
           const i = ord[j]!;
           const [s, w] = lists[i]!;
@@ -716,15 +730,18 @@ export class TermIndex {
         near.push(d);
       }
       theta = best.floor;
-      // Their exact scores: bm25()'s own order of addition.
+      // Their exact scores: bm25()'s own order of addition. In slot order, each list is searched
+      // onwards from where the row before was found.
       const heap = new HitHeap(k);
+      const at = new Int32Array(m);
+      near.sort((a, b) => a - b);
       for (const d of near) {
         if (acc[d]! < theta * LOW) continue;
         const norm = norms.of(dlen[d]!);
         let score = 0;
         for (let i = 0; i < m; i++) {
           const [s, w] = lists[i]!;
-          const p = seek(s, 0, d);
+          const p = (at[i] = seek(s, at[i]!, d));
           const f = p < s.length && s[p] === d ? w[p]! : 0;
           score += idf[i]! * ((f * (K1 + 1)) / (f + norm));
         }
@@ -741,6 +758,8 @@ export class TermIndex {
     }
   }
   private touchedBuf: Int32Array = new Int32Array(1024);
+  private mergeBuf: Int32Array = new Int32Array(1024);
+  private candBuf: Int32Array = new Int32Array(1024);
   private acc64 = new Float64Array(0);
   private admit = new Uint8Array(0);
 
@@ -915,6 +934,31 @@ class NormTable {
     if (v < 0) this.t[len] = v = K1 * (1 - B + (B * len) / this.avgdl);
     return v;
   }
+}
+
+/**
+ * The ascending runs a[0..ends[0]), a[ends[0]..ends[1]), … merged into one ascending array
+ * (a itself or `tmp`, which must hold ends' last). Runs are few: one per term read in full.
+ */
+function mergeRuns(a: Int32Array, ends: number[], tmp: Int32Array): Int32Array {
+  let src = a;
+  let dst = tmp;
+  let bounds = [0, ...ends];
+  while (bounds.length > 2) {
+    const next = [0];
+    for (let r = 0; r + 1 < bounds.length; r += 2) {
+      const lo = bounds[r]!, mid = bounds[r + 1]!;
+      const hi = r + 2 < bounds.length ? bounds[r + 2]! : mid;
+      let x = lo, y = mid, o = lo;
+      while (x < mid && y < hi) dst[o++] = src[x]! <= src[y]! ? src[x++]! : src[y++]!;
+      while (x < mid) dst[o++] = src[x++]!;
+      while (y < hi) dst[o++] = src[y++]!;
+      next.push(hi);
+    }
+    bounds = next;
+    [src, dst] = [dst, src];
+  }
+  return src.subarray(0, bounds[bounds.length - 1]);
 }
 
 /** First position ≥ `from` in ascending `s` holding a value ≥ `d` (galloping, then binary search). */
