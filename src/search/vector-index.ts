@@ -25,6 +25,7 @@ import type { Db } from '../store/index.js';
 import { CodeStore } from './hamming.js';
 import { RowSlots } from './row-slots.js';
 import { changesSince } from './change-log.js';
+import { dotAt, VectorStore } from './dots.js';
 
 export interface VectorSearchOptions {
   /** Exact scan below this many live vectors. @default 4096 */
@@ -218,7 +219,13 @@ export class DimIndex {
   /** slots in use (live or freed) */
   private n = 0;
   private live = 0;
-  private vecs = new Float32Array(0);
+  /** the rows' vectors (dots.ts: in WebAssembly memory when it can) */
+  private readonly store: VectorStore;
+  private get vecs(): Float32Array {
+    return this.store.vecs;
+  }
+  /** scratch for the re-scoring's dot products */
+  private dotBuf = new Float64Array(0);
   private rowids = new Float64Array(0);
   private part = new Int32Array(0);
   /** 1 = present and available */
@@ -252,6 +259,7 @@ export class DimIndex {
   /** `vecTable`: the vec0 table of `dim` (sources with `vectors.vecIndex`). */
   constructor(private readonly db: Db, readonly dim: number, readonly source: VectorSource = CHUNK_VECTORS, vecTable?: string) {
     this.sql = indexSql(source, dim, vecTable);
+    this.store = new VectorStore(dim);
     this.tagVals = source.tags.map(() => new Int32Array(0));
   }
 
@@ -323,7 +331,8 @@ export class DimIndex {
         at.push(i);
       }
     });
-    dots(q, this.vecs, this.dim, slots, slots.length, (k, v) => (out[at[k]!] = v));
+    const d = this.dotsOf(q, slots, slots.length);
+    for (let k = 0; k < slots.length; k++) out[at[k]!] = d[k]!;
     return out;
   }
 
@@ -411,9 +420,7 @@ export class DimIndex {
   private grow(min: number): void {
     if (min <= this.cap) return;
     const cap = Math.max(min, Math.ceil(this.cap * 1.5), 1024);
-    const v = new Float32Array(cap * this.dim);
-    v.set(this.vecs.subarray(0, this.n * this.dim));
-    this.vecs = v;
+    this.store.reserve(cap, this.n);
     const r = new Float64Array(cap);
     r.set(this.rowids.subarray(0, this.n));
     this.rowids = r;
@@ -569,9 +576,10 @@ export class DimIndex {
     }
     if (opts.exact || !this.codes || !this.mean || this.live < vectorSearchOptions.exactBelow) {
       const dim = this.dim;
+      const vecs = this.vecs;
       for (let s = 0, o = 0; s < this.n; s++, o += dim) {
         if (!this.ok[s] || !partOk[this.part[s]!]) continue;
-        top.push(s, dotAt(q, this.vecs, o, dim));
+        top.push(s, dotAt(q, vecs, o, dim));
       }
       return this.hits(top);
     }
@@ -580,7 +588,7 @@ export class DimIndex {
     const dim = this.dim;
     if (allParts) {
       const slots = this.codes.select(q, this.mean, this.n, want);
-      pushDots(top, q, this.vecs, dim, slots, slots.length);
+      this.pushDots(top, q, slots, slots.length);
       return this.hits(top);
     }
     const dist = this.codes.distances(q, this.mean, this.n);
@@ -596,12 +604,12 @@ export class DimIndex {
     for (let s = 0; s < n; s++) {
       if (dist[s]! > cut || !ok[s] || !partOk[part[s]!]) continue;
       if (count === picked.length) {
-        pushDots(top, q, this.vecs, dim, picked, count);
+        this.pushDots(top, q, picked, count);
         count = 0;
       }
       picked[count++] = s;
     }
-    pushDots(top, q, this.vecs, dim, picked, count);
+    this.pushDots(top, q, picked, count);
     return this.hits(top);
   }
 
@@ -624,7 +632,8 @@ export class DimIndex {
     }
     const n = this.n;
     if (opts.exact || !this.codes || !this.mean || this.live < vectorSearchOptions.exactBelow) {
-      for (let s = 0; s < n; s++) if (admit(s)) top.push(s, dotAt(q, this.vecs, s * dim, dim));
+      const vecs = this.vecs;
+      for (let s = 0; s < n; s++) if (admit(s)) top.push(s, dotAt(q, vecs, s * dim, dim));
       return this.hits(top);
     }
     const want = Math.max(vectorSearchOptions.minCandidates, k * vectorSearchOptions.oversample);
@@ -635,6 +644,19 @@ export class DimIndex {
     for (let acc = 0; cut <= dim && acc + hist[cut]! < want; cut++) acc += hist[cut]!;
     for (let s = 0; s < n; s++) if (dist[s]! <= cut && admit(s)) top.push(s, dotAt(q, this.vecs, s * dim, dim));
     return this.hits(top);
+  }
+
+  /** The dot products of `q` with the rows slots[0..count) (a scratch array: read it at once). */
+  private dotsOf(q: Float32Array, slots: ArrayLike<number>, count: number): Float64Array {
+    if (this.dotBuf.length < count) this.dotBuf = new Float64Array(Math.max(count, 2 * this.dotBuf.length));
+    this.store.dots(q, slots, count, this.dotBuf);
+    return this.dotBuf;
+  }
+
+  /** top.push(slot, its dot product with `q`) for slots[0..count), in order. */
+  private pushDots(top: TopK, q: Float32Array, slots: ArrayLike<number>, count: number): void {
+    const d = this.dotsOf(q, slots, count);
+    for (let k = 0; k < count; k++) top.push(slots[k]!, d[k]!);
   }
 
   private hits(top: TopK): VectorHit[] {
@@ -648,58 +670,6 @@ type TagCond = [vals: Int32Array, id: number];
 function tagsMatch(tags: TagCond[], s: number): boolean {
   for (let i = 0; i < tags.length; i++) if (tags[i]![0][s] !== tags[i]![1]) return false;
   return true;
-}
-
-/**
- * top.push(s, dotAt(q, v, s·dim, dim)) for slots[0..count), in order. Four rows at a time: the
- * rows are scattered over the whole array, and four streams of loads wait on memory together
- * (two: ~35% faster than one on 100k rows; four: ~5–8% more). Each row's sums are dotAt's, in dotAt's order.
- */
-function pushDots(top: TopK, q: Float32Array, v: Float32Array, dim: number, slots: ArrayLike<number>, count: number): void {
-  dots(q, v, dim, slots, count, (k, score) => top.push(slots[k]!, score));
-}
-
-/**
- * each(k, dotAt(q, v, slots[k]·dim, dim)) for k < count, in order, four rows at a time (see
- * pushDots): each row's sums are dotAt's, in dotAt's order.
- */
-function dots(q: Float32Array, v: Float32Array, dim: number, slots: ArrayLike<number>, count: number, each: (k: number, dot: number) => void): void {
-  let i = 0;
-  if (dim % 4 === 0) {
-    for (; i + 3 < count; i += 4) {
-      const o1 = slots[i]! * dim;
-      const o2 = slots[i + 1]! * dim;
-      const o3 = slots[i + 2]! * dim;
-      const o4 = slots[i + 3]! * dim;
-      let a1 = 0, b1 = 0, c1 = 0, d1 = 0, a2 = 0, b2 = 0, c2 = 0, d2 = 0;
-      let a3 = 0, b3 = 0, c3 = 0, d3 = 0, a4 = 0, b4 = 0, c4 = 0, d4 = 0;
-      for (let j = 0; j < dim; j += 4) {
-        const q0 = q[j]!, q1 = q[j + 1]!, q2 = q[j + 2]!, q3 = q[j + 3]!;
-        a1 += q0 * v[o1 + j]!; b1 += q1 * v[o1 + j + 1]!; c1 += q2 * v[o1 + j + 2]!; d1 += q3 * v[o1 + j + 3]!;
-        a2 += q0 * v[o2 + j]!; b2 += q1 * v[o2 + j + 1]!; c2 += q2 * v[o2 + j + 2]!; d2 += q3 * v[o2 + j + 3]!;
-        a3 += q0 * v[o3 + j]!; b3 += q1 * v[o3 + j + 1]!; c3 += q2 * v[o3 + j + 2]!; d3 += q3 * v[o3 + j + 3]!;
-        a4 += q0 * v[o4 + j]!; b4 += q1 * v[o4 + j + 1]!; c4 += q2 * v[o4 + j + 2]!; d4 += q3 * v[o4 + j + 3]!;
-      }
-      each(i, a1 + b1 + c1 + d1);
-      each(i + 1, a2 + b2 + c2 + d2);
-      each(i + 2, a3 + b3 + c3 + d3);
-      each(i + 3, a4 + b4 + c4 + d4);
-    }
-  }
-  for (; i < count; i++) each(i, dotAt(q, v, slots[i]! * dim, dim));
-}
-
-function dotAt(q: Float32Array, v: Float32Array, o: number, dim: number): number {
-  let a = 0, b = 0, c = 0, d = 0;
-  let i = 0;
-  for (; i + 3 < dim; i += 4) {
-    a += q[i]! * v[o + i]!;
-    b += q[i + 1]! * v[o + i + 1]!;
-    c += q[i + 2]! * v[o + i + 2]!;
-    d += q[i + 3]! * v[o + i + 3]!;
-  }
-  for (; i < dim; i++) a += q[i]! * v[o + i]!;
-  return a + b + c + d;
 }
 
 /** The k largest (score, id) pairs: a binary min-heap. */
