@@ -1,5 +1,5 @@
 /**
- * Hamming-distance kernels for the binary vector prefilter: a 293-byte WebAssembly module
+ * Hamming-distance kernels for the binary vector prefilter: a 469-byte WebAssembly module
  * (source: hamming.wat beside this file, built with `wat2wasm hamming.wat`) using i64.popcnt,
  * with a plain TypeScript fallback for runtimes without WebAssembly (or RAGLOOM_NO_WASM=1).
  *
@@ -11,12 +11,13 @@
  *   then                distances (u16 per slot, scratch)
  *   then                selected slots (u32 per slot, scratch)
  */
-const WASM_BASE64 = 'AGFzbQEAAAABFAJgB39/f39/f38AYAV/f39/fwF/AwMCAAEFAwEAAQcYAwNtZW0CAARzY2FuAAAHY29sbGVjdAABCuABAo8BAwN/AX4BfyAAIQkCQANAIAcgA08NAUIAIQpBACEIAkADQCAIIAJPDQEgCiAJKQMAIAEgCEEDdGopAwCFe3whCiAJQQhqIQkgCEEBaiEIDAALCyAFIAdBAXRqIAqnOwEAIAQgB2otAAAEQCAGIAqnQQJ0aiELIAsgCygCAEEBajYCAAsgB0EBaiEHDAALCwtNAQJ/AkADQCAFIAJPDQEgACAFQQF0ai8BACADTSABIAVqLQAAQQBHcQRAIAQgBkECdGogBTYCACAGQQFqIQYLIAVBAWohBQwACwsgBgs=';
+const WASM_BASE64 = 'AGFzbQEAAAABHQNgB39/f39/f38AYAZ/f39/f38AYAV/f39/fwF/AwQDAAECBQMBAAEHIAQDbWVtAgAEc2NhbgAABXNjYW40AAEHY29sbGVjdAACCv4CA48BAwN/AX4BfyAAIQkCQANAIAcgA08NAUIAIQpBACEIAkADQCAIIAJPDQEgCiAJKQMAIAEgCEEDdGopAwCFe3whCiAJQQhqIQkgCEEBaiEIDAALCyAFIAdBAXRqIAqnOwEAIAQgB2otAAAEQCAGIAqnQQJ0aiELIAsgCygCAEEBajYCAAsgB0EBaiEHDAALCwucAQIEfwR+IAEpAwAhCiABKQMIIQsgASkDECEMIAEpAxghDSAAIQcCQANAIAYgAk8NASAHKQMAIAqFeyAHKQMIIAuFe3wgBykDECAMhXsgBykDGCANhXt8fKchCCAEIAZBAXRqIAg7AQAgAyAGai0AAARAIAUgCEECdGohCSAJIAkoAgBBAWo2AgALIAdBIGohByAGQQFqIQYMAAsLC00BAn8CQANAIAUgAk8NASAAIAVBAXRqLwEAIANNIAEgBWotAABBAEdxBEAgBCAGQQJ0aiAFNgIAIAZBAWohBgsgBUEBaiEFDAALCyAGCw==';
 
 type ScanFn = (codes: number, q: number, w: number, n: number, ok: number, dist: number, hist: number) => void;
+type Scan4Fn = (codes: number, q: number, n: number, ok: number, dist: number, hist: number) => void;
 type CollectFn = (dist: number, ok: number, n: number, cut: number, out: number) => number;
 interface WasmMemory { readonly buffer: ArrayBuffer; grow(pages: number): number }
-interface Kernel { mem: WasmMemory; scan: ScanFn; collect: CollectFn }
+interface Kernel { mem: WasmMemory; scan: ScanFn; scan4: Scan4Fn; collect: CollectFn }
 // The project's tsconfig has no DOM lib, so WebAssembly is typed here.
 const WA = (globalThis as unknown as {
   WebAssembly?: {
@@ -42,7 +43,7 @@ function instantiate(): Kernel | null {
   if (disabled || !WA) return null;
   try {
     const inst = new WA.Instance(new WA.Module(Buffer.from(WASM_BASE64, 'base64')), {});
-    return { mem: inst.exports.mem as WasmMemory, scan: inst.exports.scan as ScanFn, collect: inst.exports.collect as CollectFn };
+    return { mem: inst.exports.mem as WasmMemory, scan: inst.exports.scan as ScanFn, scan4: inst.exports.scan4 as Scan4Fn, collect: inst.exports.collect as CollectFn };
   } catch {
     disabled = true;
     return null;
@@ -143,7 +144,8 @@ export class CodeStore {
     this.encode(q, 0, q.length, mean, QUERY_AT >> 2);
     this.u32.fill(0, HIST_AT >> 2, (HIST_AT >> 2) + HIST_LEN);
     if (this.k) {
-      this.k.scan(CODES_AT, QUERY_AT, this.words64, n, this.okAt(), this.distAt(), HIST_AT);
+      if (this.words64 === 4) this.k.scan4(CODES_AT, QUERY_AT, n, this.okAt(), this.distAt(), HIST_AT);
+      else this.k.scan(CODES_AT, QUERY_AT, this.words64, n, this.okAt(), this.distAt(), HIST_AT);
       return;
     }
     const u32 = this.u32, u16 = this.u16, u8 = this.u8;

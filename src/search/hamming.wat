@@ -35,6 +35,35 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $rows))))
 
+  ;; scan4: scan for w = 4 (256-bit codes, the built-in model's): the query's words are held in
+  ;; locals and each row is four loads, without the word loop (~1.5x faster per row).
+  (func (export "scan4") (param $codes i32) (param $q i32) (param $n i32)
+                         (param $ok i32) (param $dist i32) (param $hist i32)
+    (local $i i32) (local $p i32) (local $d i32) (local $h i32)
+    (local $q0 i64) (local $q1 i64) (local $q2 i64) (local $q3 i64)
+    (local.set $q0 (i64.load (local.get $q)))
+    (local.set $q1 (i64.load offset=8 (local.get $q)))
+    (local.set $q2 (i64.load offset=16 (local.get $q)))
+    (local.set $q3 (i64.load offset=24 (local.get $q)))
+    (local.set $p (local.get $codes))
+    (block $done
+      (loop $rows
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $d (i32.wrap_i64
+          (i64.add
+            (i64.add (i64.popcnt (i64.xor (i64.load (local.get $p)) (local.get $q0)))
+                     (i64.popcnt (i64.xor (i64.load offset=8 (local.get $p)) (local.get $q1))))
+            (i64.add (i64.popcnt (i64.xor (i64.load offset=16 (local.get $p)) (local.get $q2)))
+                     (i64.popcnt (i64.xor (i64.load offset=24 (local.get $p)) (local.get $q3)))))))
+        (i32.store16 (i32.add (local.get $dist) (i32.shl (local.get $i) (i32.const 1))) (local.get $d))
+        (if (i32.load8_u (i32.add (local.get $ok) (local.get $i)))
+          (then
+            (local.set $h (i32.add (local.get $hist) (i32.shl (local.get $d) (i32.const 2))))
+            (i32.store (local.get $h) (i32.add (i32.load (local.get $h)) (i32.const 1)))))
+        (local.set $p (i32.add (local.get $p) (i32.const 32)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $rows))))
+
   ;; collect(dist, ok, n, cut, out) → count: writes each slot i with ok[i] != 0 and dist[i] <= cut
   ;; to out (u32), in order.
   (func (export "collect") (param $dist i32) (param $ok i32) (param $n i32) (param $cut i32) (param $out i32) (result i32)

@@ -159,6 +159,32 @@ describe('vector index', () => {
   });
 });
 
+test.each([64, 192, 256, 320])('Hamming kernel, %i bits: the WebAssembly scan (scan4 at 256) gives the fallback\'s distances and selection', (bits) => {
+  const n = 2000;
+  const [w, j] = [new CodeStore(bits), new CodeStore(bits, { js: true })];
+  const mean = new Float32Array(bits);
+  let s = bits;
+  const v = Float32Array.from({ length: n * bits }, () => (s = (s * 16807) % 2147483647) / 2147483647 - 0.5);
+  for (const c of [w, j]) {
+    c.reserve(n);
+    for (let i = 0; i < n; i++) {
+      c.set(i, v, i * bits, bits, mean);
+      c.setOk(i, i % 7 !== 0);
+    }
+  }
+  const q = Float32Array.from({ length: bits }, (_, i) => Math.sin(i * 0.37));
+  const dw = [...w.distances(q, mean, n)];
+  expect(dw).toEqual([...j.distances(q, mean, n)]);
+  // A distance is the count of differing sign bits.
+  expect(dw[5]).toBe(Array.from({ length: bits }, (_, d) => ((v[5 * bits + d]! > 0) !== (q[d]! > 0) ? 1 : 0) as number).reduce((a, b) => a + b, 0));
+  for (const want of [1, 50, 700]) {
+    const sel = [...w.select(q, mean, n, want)];
+    expect(sel).toEqual([...j.select(q, mean, n, want)]);
+    expect(sel.length).toBeGreaterThanOrEqual(want);
+    expect(sel.every((i) => i % 7 !== 0)).toBe(true);
+  }
+});
+
 describe('term_similarity computed in JS', () => {
   test('equals FTS5 bm25() with the column weights, for titles, keywords and questions', async () => {
     const { Client } = await import('../../src/index.js');
