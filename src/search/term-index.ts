@@ -718,8 +718,21 @@ export class TermIndex {
           if (j < m - 1) theta = Math.max(theta, kth(cand, nc));
         }
       }
-      // The rows that may be among the k best: within the margin of the k-th best accepted sum
-      // (found in the same pass: a row kept early and passed later is dropped below).
+      // Each row's sum is bm25()'s own when the terms were added in the query's order, or when
+      // there are at most two (a + b = b + a exactly; a term a row lacks adds 0): the k best are
+      // read off the sums.
+      if (m <= 2 || ord.every((x, i) => x === i)) {
+        const heap = new HitHeap(k);
+        for (let x = 0; x < nc; x++) {
+          const d = cand[x]!;
+          const v = acc[d]!;
+          const r = rowid[d]!;
+          if (heap.admits(v, r) && accepted(d)) heap.push(v, r);
+        }
+        return heap.sorted();
+      }
+      // Else the rows that may be among the k best: within the margin of the k-th best accepted
+      // sum (found in the same pass: a row kept early and passed later is dropped below).
       const best = new TopK(k);
       const near: number[] = [];
       for (let x = 0; x < nc; x++) {
