@@ -278,15 +278,18 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   let W = Math.max(30, Math.ceil(64 / pageSize) * pageSize);
   if (reranker) W = Math.min(W, topK, 64);
   const win = Math.floor(((page - 1) * pageSize) / W);
-  // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's
-  // buffers. Counting stops at the cap (a full count walks the dataset's index: 3.5 ms per 100k).
   const cap = Math.min(topK, (win + 1) * W);
-  const held = stmt(db, `SELECT COUNT(*) FROM (SELECT 1 FROM chunk WHERE ${inKbs} LIMIT ?)`).pluck().get(...kbIds, Math.min(cap, 2 ** 53)) as number;
-  const perSide = Math.min(cap, Math.max(1, held));
 
   // ---- candidates
   const qv = await r.embedQuestion(question);
   const ix = vectorIndex(db, qv.length);
+  // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's
+  // buffers. Counting stops at the cap (a full count walks the dataset's index: 3.5 ms per 100k);
+  // when the vector index alone holds that many of the datasets' chunks, no count is needed.
+  const held = ix && ix.countIn(kbIds) >= cap
+    ? cap
+    : (stmt(db, `SELECT COUNT(*) FROM (SELECT 1 FROM chunk WHERE ${inKbs} LIMIT ?)`).pluck().get(...kbIds, Math.min(cap, 2 ** 53)) as number);
+  const perSide = Math.min(cap, Math.max(1, held));
   // A searchable row of the datasets (and the scope): the text side asks this of every row it touches.
   const inDatasets = ix ? ix.matcher({ datasets: kbIds }) : () => false;
   const accept = scope ? (rid: number): boolean => scope.has(rid) && inDatasets(rid) : inDatasets;

@@ -627,7 +627,8 @@ export class TermIndex {
     const acc = this.acc64;
     const admit = this.admit; // per slot: 0 not asked yet, 1 accepted, 2 refused
     const { alive, dlen, rowid } = this;
-    const norms = new NormTable(avgdl);
+    // Kept while the average length stays (it changes with the rows).
+    const norms = this.norms?.avgdl === avgdl ? this.norms : (this.norms = new NormTable(avgdl));
     const anyDead = this.dead > 0;
     let touched: Int32Array = this.touchedBuf;
     let nt = 0;
@@ -771,6 +772,7 @@ export class TermIndex {
     }
   }
   private touchedBuf: Int32Array = new Int32Array(1024);
+  private norms?: NormTable;
   private mergeBuf: Int32Array = new Int32Array(1024);
   private candBuf: Int32Array = new Int32Array(1024);
   private acc64 = new Float64Array(0);
@@ -940,7 +942,7 @@ const NORM_TAB = 4096;
 /** bm25()'s length normalisation k1·(1 − b + b·D/avgdl) per row length, computed once per length. */
 class NormTable {
   readonly t = new Float64Array(NORM_TAB).fill(-1);
-  constructor(private readonly avgdl: number) {}
+  constructor(readonly avgdl: number) {}
   of(len: number): number {
     if (len >= NORM_TAB) return K1 * (1 - B + (B * len) / this.avgdl);
     let v = this.t[len]!;

@@ -273,15 +273,19 @@ export class DimIndex {
     return s === undefined || !this.ok[s] ? undefined : this.partNames[this.part[s]!];
   }
 
-  /** The share of live rows that lie in these partitions (0 when the index is empty). */
-  shareOf(partitions: readonly string[]): number {
-    if (this.live === 0) return 0;
+  /** Live rows in these partitions (switched-off rows included). */
+  countIn(partitions: readonly string[]): number {
     let n = 0;
     for (const p of new Set(partitions)) {
       const id = this.parts.get(p);
       if (id !== undefined) n += this.partLive[id]!;
     }
-    return n / this.live;
+    return n;
+  }
+
+  /** The share of live rows that lie in these partitions (0 when the index is empty). */
+  shareOf(partitions: readonly string[]): number {
+    return this.live === 0 ? 0 : this.countIn(partitions) / this.live;
   }
 
   /** The same as datasetOf, named for every source. */
