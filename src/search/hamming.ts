@@ -1,7 +1,8 @@
 /**
- * Hamming-distance kernels for the binary vector prefilter: a 469-byte WebAssembly module
- * (source: hamming.wat beside this file, built with `wat2wasm hamming.wat`) using i64.popcnt,
- * with a plain TypeScript fallback for runtimes without WebAssembly (or RAGLOOM_NO_WASM=1).
+ * Hamming-distance kernels for the binary vector prefilter: a 612-byte WebAssembly module
+ * (source: hamming.wat beside this file, built with `wat2wasm --enable-simd hamming.wat`) using
+ * i64.popcnt and SIMD compares, with a plain TypeScript fallback for runtimes without
+ * WebAssembly SIMD (or RAGLOOM_NO_WASM=1).
  *
  * One linear memory holds, in bytes:
  *   [0, 4 KiB)          query code
@@ -11,7 +12,7 @@
  *   then                distances (u16 per slot, scratch)
  *   then                selected slots (u32 per slot, scratch)
  */
-const WASM_BASE64 = 'AGFzbQEAAAABHQNgB39/f39/f38AYAZ/f39/f38AYAV/f39/fwF/AwQDAAECBQMBAAEHIAQDbWVtAgAEc2NhbgAABXNjYW40AAEHY29sbGVjdAACCv4CA48BAwN/AX4BfyAAIQkCQANAIAcgA08NAUIAIQpBACEIAkADQCAIIAJPDQEgCiAJKQMAIAEgCEEDdGopAwCFe3whCiAJQQhqIQkgCEEBaiEIDAALCyAFIAdBAXRqIAqnOwEAIAQgB2otAAAEQCAGIAqnQQJ0aiELIAsgCygCAEEBajYCAAsgB0EBaiEHDAALCwucAQIEfwR+IAEpAwAhCiABKQMIIQsgASkDECEMIAEpAxghDSAAIQcCQANAIAYgAk8NASAHKQMAIAqFeyAHKQMIIAuFe3wgBykDECAMhXsgBykDGCANhXt8fKchCCAEIAZBAXRqIAg7AQAgAyAGai0AAARAIAUgCEECdGohCSAJIAkoAgBBAWo2AgALIAdBIGohByAGQQFqIQYMAAsLC00BAn8CQANAIAUgAk8NASAAIAVBAXRqLwEAIANNIAEgBWotAABBAEdxBEAgBCAGQQJ0aiAFNgIAIAZBAWohBgsgBUEBaiEFDAALCyAGCw==';
+const WASM_BASE64 = 'AGFzbQEAAAABHQNgB39/f39/f38AYAZ/f39/f38AYAV/f39/fwF/AwQDAAECBQMBAAEHIQQDbWVtAgAEc2NhbgAABXNjYW40AAEIY29sbGVjdDgAAgqMBAOPAQMDfwF+AX8gACEJAkADQCAHIANPDQFCACEKQQAhCAJAA0AgCCACTw0BIAogCSkDACABIAhBA3RqKQMAhXt8IQogCUEIaiEJIAhBAWohCAwACwsgBSAHQQF0aiAKpzsBACAEIAdqLQAABEAgBiAKp0ECdGohCyALIAsoAgBBAWo2AgALIAdBAWohBwwACwsLnAECBH8EfiABKQMAIQogASkDCCELIAEpAxAhDCABKQMYIQ0gACEHAkADQCAGIAJPDQEgBykDACAKhXsgBykDCCALhXt8IAcpAxAgDIV7IAcpAxggDYV7fHynIQggBCAGQQF0aiAIOwEAIAMgBmotAAAEQCAFIAhBAnRqIQkgCSAJKAIAQQFqNgIACyAHQSBqIQcgBkEBaiEGDAALCwvaAQMDfwF7AX8gA/0QIQggAkF4cSEJAkADQCAFIAlPDQEgACAFQQF0av0ABAAgCP00IAEgBWr9XQMA/YkB/QwAAAAAAAAAAAAAAAAAAAAA/S79Tv2EASEHAkADQCAHRQ0BIAQgBkECdGogBSAHaGo2AgAgBkEBaiEGIAcgB0EBa3EhBwwACwsgBUEIaiEFDAALCwJAA0AgBSACTw0BIAAgBUEBdGovAQAgA00gASAFai0AAEEAR3EEQCAEIAZBAnRqIAU2AgAgBkEBaiEGCyAFQQFqIQUMAAsLIAYL';
 
 type ScanFn = (codes: number, q: number, w: number, n: number, ok: number, dist: number, hist: number) => void;
 type Scan4Fn = (codes: number, q: number, n: number, ok: number, dist: number, hist: number) => void;
@@ -43,7 +44,7 @@ function instantiate(): Kernel | null {
   if (disabled || !WA) return null;
   try {
     const inst = new WA.Instance(new WA.Module(Buffer.from(WASM_BASE64, 'base64')), {});
-    return { mem: inst.exports.mem as WasmMemory, scan: inst.exports.scan as ScanFn, scan4: inst.exports.scan4 as Scan4Fn, collect: inst.exports.collect as CollectFn };
+    return { mem: inst.exports.mem as WasmMemory, scan: inst.exports.scan as ScanFn, scan4: inst.exports.scan4 as Scan4Fn, collect: inst.exports.collect8 as CollectFn };
   } catch {
     disabled = true;
     return null;
