@@ -32,12 +32,12 @@
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/index.js';
-import { changesSince } from './change-log.js';
+import { changesSince, followLog } from './change-log.js';
 import { ftsTerms, type FtsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
 import { RowSlots } from './row-slots.js';
-import { followChunkLog, TopK } from './vector-index.js';
+import { TopK } from './vector-index.js';
 import { bestTerms, type TextQuery } from './fulltext.js';
 
 /**
@@ -167,7 +167,7 @@ export class TermIndex {
   private readonly touched = new IntList(256);
 
   constructor(private readonly db: Db) {
-    followChunkLog(db, this);
+    followLog(db, 'vec_log', this);
   }
 
   /** The highest `vec_log` seq applied (the log is not trimmed past it). */

@@ -24,7 +24,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/index.js';
 import { CodeStore } from './hamming.js';
 import { RowSlots } from './row-slots.js';
-import { changesSince } from './change-log.js';
+import { changesSince, followLog, trimLog, unfollowLog } from './change-log.js';
 import { dotAt, VectorStore } from './dots.js';
 
 export interface VectorSearchOptions {
@@ -115,17 +115,7 @@ export const MEMORY_VECTORS: VectorSource = {
   floorKey: 'memory_vec_log_floor',
 };
 
-const LOG_TRIM_AT = 200_000;
 const byDb = new WeakMap<Db, Map<VectorSource, Map<number, DimIndex>>>();
-/** Other copies that follow `vec_log` on a connection (term-index.ts): the log is never trimmed past them. */
-const chunkLogFollowers = new WeakMap<Db, Set<{ readonly logSeq: number }>>();
-
-/** Registers another follower of the chunks' `vec_log` on `db`: trimming keeps what it has not applied. */
-export function followChunkLog(db: Db, follower: { readonly logSeq: number }): void {
-  let s = chunkLogFollowers.get(db);
-  if (!s) chunkLogFollowers.set(db, (s = new Set()));
-  s.add(follower);
-}
 
 function cached(db: Db, source: VectorSource): Map<number, DimIndex> {
   let bySource = byDb.get(db);
@@ -160,6 +150,7 @@ export function memoryVectorIndex(db: Db, dim: number): DimIndex {
 
 /** Drops the in-memory copies of `db`, every source (next search rebuilds them). */
 export function forgetVectorIndexes(db: Db): void {
+  for (const m of byDb.get(db)?.values() ?? []) for (const ix of m.values()) unfollowLog(db, ix.source.log, ix);
   byDb.delete(db);
 }
 
@@ -260,6 +251,7 @@ export class DimIndex {
   constructor(private readonly db: Db, readonly dim: number, readonly source: VectorSource = CHUNK_VECTORS, vecTable?: string) {
     this.sql = indexSql(source, dim, vecTable);
     this.store = new VectorStore(dim);
+    followLog(db, source.log, this);
     this.tagVals = source.tags.map(() => new Int32Array(0));
   }
 
@@ -365,21 +357,12 @@ export class DimIndex {
       this.codes = null;
       this.maybeBuildCodes(true);
     }
-    this.trimLog(floor);
+    trimLog(this.db, this.source.log, this.sql, floor);
   }
 
-  private trimLog(floor: number): void {
-    let upTo = this.seq;
-    if (this.source === CHUNK_VECTORS) for (const f of chunkLogFollowers.get(this.db) ?? []) upTo = Math.min(upTo, f.logSeq);
-    if (upTo - floor < LOG_TRIM_AT || this.db.readonly || this.db.inTransaction) return;
-    try {
-      this.db.transaction(() => {
-        this.db.prepare(this.sql.trim).run(upTo);
-        this.db.prepare(this.sql.setFloor).run(String(upTo));
-      })();
-    } catch {
-      // Busy or read-only: trimming is an optimisation only.
-    }
+  /** The last log entry applied (change-log.ts: the log is not trimmed past it). */
+  get logSeq(): number {
+    return this.seq;
   }
 
   /** Rebuilds the whole copy from the tables, in one read transaction (a consistent snapshot). */
