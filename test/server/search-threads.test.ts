@@ -14,6 +14,19 @@ import type { Db } from '../../src/store/index.js';
 const LINES = Array.from({ length: 300 }, (_, i) =>
   `note ${i}: the ${['harbour', 'pier', 'tide', 'lighthouse', 'ferry'][i % 5]} and the ${['north', 'south', 'east'][i % 3]} wall, entry ${i % 17}`);
 
+/** Runs `f` with a pool of `threads` attached to the Client's connection; detaches and closes it after. */
+async function withPool(c: Client, path: string, threads: number, f: (pool: SearchPool) => Promise<void>): Promise<void> {
+  const db = (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
+  const pool = new SearchPool({ path, threads });
+  attachSearchPool(db, pool);
+  try {
+    await f(pool);
+  } finally {
+    detachSearchPool(db);
+    await pool.close();
+  }
+}
+
 describe('startServer({ searchThreads })', () => {
   test('retrieval on search threads equals retrieval in-process, and follows writes at once', async ({ dir }) => {
     const path = join(dir, 'kb.db');
@@ -65,19 +78,13 @@ describe('startServer({ searchThreads })', () => {
       const added = await doc!.addChunk({ content: 'ospreyword over the estuary' });
       const params = { dataset_ids: [ds.id], question: 'ospreyword', similarity_threshold: 0.05, vector_similarity_weight: 0.01 };
       const local = await c.retrieveWithTotals(params);
-      const db = (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
-      const pool = new SearchPool({ path, threads: 1 });
-      attachSearchPool(db, pool);
-      try {
+      await withPool(c, path, 1, async (pool) => {
         expect(await c.retrieveWithTotals(params)).toEqual(local);
         expect(pool.served).toBe(1); // ranked on the thread, not bypassed
         await pool.close();
         expect((await c.retrieve(params)).map((x) => x.id)).toEqual([added.id]);
         expect(pool.served).toBe(1); // the closed pool's search ran here
-      } finally {
-        detachSearchPool(db);
-        await pool.close();
-      }
+      });
     } finally {
       await c.close();
     }
@@ -95,34 +102,31 @@ describe('startServer({ searchThreads })', () => {
       const paramsList = ['ospreyword', 'estuary', 'pier', 'ospreyword estuary', 'nothing like it'].map((question) =>
         ({ dataset_ids: [ds.id], question, similarity_threshold: 0.05, vector_similarity_weight: 0.3 }));
       // The in-process answers, before any pool is attached.
-      const local = [];
+      const local: Awaited<ReturnType<Client['retrieveWithTotals']>>[] = [];
       for (const p of paramsList) local.push(await c.retrieveWithTotals(p));
       expect(local[0]!.total).toBeGreaterThan(0);
 
-      const db = (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
-      const pool = new SearchPool({ path, threads: 2 });
-      // Test-side reach into the pool (no hook in src): its threads, its unanswered requests, and
-      // its `run`, wrapped so that the threads are killed in the very tick the last request is
-      // posted. They are still starting then (no index yet), so none can have answered: every
-      // request is pending when its thread dies.
-      const inner = pool as unknown as {
-        workers: { w: { terminate(): Promise<number> }; dead: boolean }[];
-        pending: Map<number, unknown>;
-        run: SearchPool['run'];
-      };
-      const run = inner.run.bind(pool);
-      let posted = 0;
-      let terminated: Promise<unknown> | undefined;
-      inner.run = (...args) => {
-        const out = run(...args);
-        if (++posted === paramsList.length) {
-          expect(inner.pending.size).toBe(paramsList.length); // all in flight, on both threads
-          terminated = Promise.all(inner.workers.map((x) => x.w.terminate()));
-        }
-        return out;
-      };
-      attachSearchPool(db, pool);
-      try {
+      await withPool(c, path, 2, async (pool) => {
+        // Test-side reach into the pool (no hook in src): its threads, its unanswered requests, and
+        // its `run`, wrapped so that the threads are killed in the very tick the last request is
+        // posted. They are still starting then (no index yet), so none can have answered: every
+        // request is pending when its thread dies.
+        const inner = pool as unknown as {
+          workers: { w: { terminate(): Promise<number> }; dead: boolean }[];
+          pending: Map<number, unknown>;
+          run: SearchPool['run'];
+        };
+        const run = inner.run.bind(pool);
+        let posted = 0;
+        let terminated: Promise<unknown> | undefined;
+        inner.run = (...args) => {
+          const out = run(...args);
+          if (++posted === paramsList.length) {
+            expect(inner.pending.size).toBe(paramsList.length); // all in flight, on both threads
+            terminated = Promise.all(inner.workers.map((x) => x.w.terminate()));
+          }
+          return out;
+        };
         const got = await Promise.all(paramsList.map((p) => c.retrieveWithTotals(p)));
         expect(posted).toBe(paramsList.length); // each request did go to the pool
         expect(terminated).toBeDefined();
@@ -135,10 +139,7 @@ describe('startServer({ searchThreads })', () => {
         for (const [i, p] of paramsList.entries()) expect(await c.retrieveWithTotals(p)).toEqual(local[i]);
         expect(posted).toBe(2 * paramsList.length);
         expect(pool.served).toBe(0);
-      } finally {
-        detachSearchPool(db);
-        await pool.close();
-      }
+      });
     } finally {
       await c.close();
     }
