@@ -211,7 +211,7 @@ export class DimIndex {
   private n = 0;
   private live = 0;
   /** the rows' vectors (dots.ts: in WebAssembly memory when it can) */
-  private readonly store: VectorStore;
+  private store: VectorStore;
   private get vecs(): Float32Array {
     return this.store.vecs;
   }
@@ -381,6 +381,8 @@ export class DimIndex {
       this.partLive.fill(0);
       this.codes = null;
       this.mean = null;
+      // A new store: a WebAssembly memory never shrinks, and the rows may now be far fewer.
+      this.store = new VectorStore(this.dim);
       this.grow(Math.max(count, 1024));
       if (sql.state) {
         // vec0 vectors: the rows decide. A vector without its row (an orphan) is skipped, a
