@@ -10,6 +10,7 @@
  *   npx tsx bench/server.ts [--sizes 10000,100000] [--clients 1,8,32] [--requests 1000]
  *                           [--chat-requests 300] [--db FILE] [--profile FILE] [--docs docs/benchmarks.md]
  *                           [--search-threads N]   (startServer's searchThreads; default: its default)
+ *                           [--runs N]   (each level measured N times in a row; the table gives medians and ranges)
  *
  * Setup, through the REST interface as a user would: one dataset (naive, chunk_token_num 64,
  * delimiter "\n"), the ~200-word synthetic passages of bench/lib/chunks.ts uploaded 1,000 per
@@ -56,8 +57,11 @@ const { values: args } = parseArgs({
     docs: { type: 'string' },
     client: { type: 'boolean', default: false },
     'search-threads': { type: 'string' },
+    runs: { type: 'string', default: '1' },
   },
 });
+const RUNS = Number(args.runs);
+if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`--runs must be a whole number ≥ 1, got ${args.runs}`);
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
@@ -279,8 +283,9 @@ async function run(size: number, clients: number[], profile: string | undefined)
     ];
     for (const o of ops) {
       if (o.requests <= 0) continue; // `--chat-requests 0`: retrieval only
-      for (const c of clients) {
-        const profiling = profile && o.op === 'retrieval' && c === 8;
+      // This machine's speed drifts between runs minutes apart: --runs repeats a level back to back.
+      for (const c of clients) for (let run = 0; run < RUNS; run++) {
+        const profiling = profile && o.op === 'retrieval' && c === 8 && run === 0;
         const session = profiling ? new Session() : undefined;
         if (session) {
           session.connect();
@@ -311,12 +316,31 @@ async function run(size: number, clients: number[], profile: string | undefined)
   return rows;
 }
 
+/** One row per level; with several runs of a level, each figure is the median (req/s and p95 with their range). */
 function table(rows: Row[]): string {
   const f = (x: number, d = 1) => x.toFixed(d);
+  const levels = new Map<string, Row[]>();
+  for (const r of rows) {
+    const key = `${r.size}|${r.op}|${r.clients}`;
+    levels.set(key, [...(levels.get(key) ?? []), r]);
+  }
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  const cell = (xs: number[], d: number, scale = 1) => {
+    const v = xs.map((x) => x * scale);
+    return v.length === 1 ? f(v[0]!, d) : `${f(median(v), d)} (${f(Math.min(...v), d)}–${f(Math.max(...v), d)})`;
+  };
+  const many = [...levels.values()].some((g) => g.length > 1);
   return [
-    '| chunks | request | clients | requests | errors | req/s | p50 ms | p95 ms | p99 ms | server CPU | client CPU |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.chunks.toLocaleString('en')} | ${r.op === 'retrieval' ? '`POST /retrieval`' : '`POST /chats/{id}/completions` (built-in, non-stream)'} | ${r.clients} | ${r.requests} | ${r.errors} | ${f(r.rps, 0)} | ${f(r.p50)} | ${f(r.p95)} | ${f(r.p99)} | ${f(100 * r.serverCpu, 0)}% | ${f(100 * r.clientCpu, 0)}% |`),
+    `| chunks | request | clients | ${many ? 'runs | ' : ''}requests | errors | req/s | p50 ms | p95 ms | p99 ms | server CPU | client CPU |`,
+    `|---:|---|---:|${many ? '---:|' : ''}---:|---:|---:|---:|---:|---:|---:|---:|`,
+    ...[...levels.values()].map((g) => {
+      const r = g[0]!;
+      const pick = (k: keyof Row) => g.map((x) => x[k] as number);
+      return `| ${r.chunks.toLocaleString('en')} | ${r.op === 'retrieval' ? '`POST /retrieval`' : '`POST /chats/{id}/completions` (built-in, non-stream)'} | ${r.clients} | ${many ? `${g.length} | ` : ''}${r.requests} | ${pick('errors').reduce((a, b) => a + b, 0)} | ${cell(pick('rps'), 0)} | ${f(median(pick('p50')))} | ${cell(pick('p95'), 1)} | ${f(median(pick('p99')))} | ${f(100 * median(pick('serverCpu')), 0)}% | ${f(100 * median(pick('clientCpu')), 0)}% |`;
+    }),
   ].join('\n');
 }
 
