@@ -11,40 +11,19 @@
  * Layout of the memory, in bytes: [0, Q) the question widened to f64, [Q, Q + cap·dim·4) the
  * rows, then scratch for a call (the slots as u32, the results as f64).
  */
+import { compileWasm, instantiateWasm, WASM_PAGE, wasmMemory, type WasmMemory } from './wasm.js';
+
 const WASM_BASE64 =
   'AGFzbQEAAAABGANgA39/fwF8YAJ7ewF8YAZ/f39/f38BfwIMAQNlbnYDbWVtAgABAwQDAAECBwgBBGRvdHMAAgqwBgOiAQIDewF/RAAAAAAAAAAA/RQhA0QAAAAAAAAAAP0UIQQgASACQQJ0aiEGAkADQCABIAZPDQEgAf0ABAAhBSADIAD9AAQAIAX9X/3yAf3wASEDIAQgAP0ABBAgBSAF/Q0ICQoLDA0ODwgJCgsMDQ4P/V/98gH98AEhBCABQRBqIQEgAEEgaiEADAALCyAD/SEAIAP9IQGgIAT9IQCgIAT9IQGgCxkAIAD9IQAgAP0hAaAgAf0hAKAgAf0hAaAL7wQDCH8LewF/IAJBAnQhBwJAA0AgBkEEaiAESw0BIAMgBkECdGohGSABIBkoAgAgB2xqIQogASAZKAIEIAdsaiELIAEgGSgCCCAHbGohDCABIBkoAgwgB2xqIQ1EAAAAAAAAAAD9FCEORAAAAAAAAAAA/RQhD0QAAAAAAAAAAP0UIRBEAAAAAAAAAAD9FCERRAAAAAAAAAAA/RQhEkQAAAAAAAAAAP0UIRNEAAAAAAAAAAD9FCEURAAAAAAAAAAA/RQhFUEAIQggACEJAkADQCAIIAdPDQEgCf0ABAAhFiAJ/QAEECEXIAogCGr9AAQAIRggDiAWIBj9X/3yAf3wASEOIA8gFyAYIBj9DQgJCgsMDQ4PCAkKCwwNDg/9X/3yAf3wASEPIAsgCGr9AAQAIRggECAWIBj9X/3yAf3wASEQIBEgFyAYIBj9DQgJCgsMDQ4PCAkKCwwNDg/9X/3yAf3wASERIAwgCGr9AAQAIRggEiAWIBj9X/3yAf3wASESIBMgFyAYIBj9DQgJCgsMDQ4PCAkKCwwNDg/9X/3yAf3wASETIA0gCGr9AAQAIRggFCAWIBj9X/3yAf3wASEUIBUgFyAYIBj9DQgJCgsMDQ4PCAkKCwwNDg/9X/3yAf3wASEVIAhBEGohCCAJQSBqIQkMAAsLIAUgBkEDdGohGSAZIA4gDxABOQMAIBkgECAREAE5AwggGSASIBMQATkDECAZIBQgFRABOQMYIAZBBGohBgwACwsCQANAIAYgBE8NASAFIAZBA3RqIAAgASADIAZBAnRqKAIAIAdsaiACEAA5AwAgBkEBaiEGDAALC0EACw==';
 
 type DotsFn = (q: number, vecs: number, dim: number, slots: number, count: number, out: number) => number;
-interface WasmMemory { readonly buffer: ArrayBuffer; grow(pages: number): number }
-// The project's tsconfig has no DOM lib, so WebAssembly is typed here.
-const WA = (globalThis as unknown as {
-  WebAssembly?: {
-    Module: new (bytes: Uint8Array) => object;
-    Instance: new (m: object, imports: object) => { exports: Record<string, unknown> };
-    Memory: new (d: { initial: number }) => WasmMemory;
-  };
-}).WebAssembly;
-
-const PAGE = 65536;
+const PAGE = WASM_PAGE;
 /** What one WebAssembly memory can address (wasm32): past it, the store stays in JS memory. */
 const MAX_BYTES = 4 * 1024 ** 3 - PAGE;
 
-let module: object | null | undefined;
-function wasmModule(): object | null {
-  if (module !== undefined) return module;
-  module = null;
-  if (process.env.RAGLOOM_NO_WASM === '1' || !WA) return module;
-  try {
-    module = new WA.Module(Buffer.from(WASM_BASE64, 'base64'));
-  } catch {
-    // No SIMD in this runtime: the fallback.
-  }
-  return module;
-}
-
 /** Whether vector stores use the WebAssembly kernel (false: the TypeScript fallback). */
 export function dotsBackend(): 'wasm' | 'js' {
-  return wasmModule() ? 'wasm' : 'js';
+  return compileWasm(WASM_BASE64) ? 'wasm' : 'js';
 }
 
 interface Kernel { mem: WasmMemory; dots: DotsFn }
@@ -59,12 +38,11 @@ export class VectorStore {
 
   constructor(readonly dim: number) {
     this.at = Math.ceil((dim * 8) / PAGE) * PAGE || PAGE;
-    const m = dim % 4 === 0 && dim > 0 ? wasmModule() : null;
+    const m = dim % 4 === 0 && dim > 0 ? compileWasm(WASM_BASE64) : null;
     if (m) {
       try {
-        const mem = new WA!.Memory({ initial: this.at / PAGE });
-        const inst = new WA!.Instance(m, { env: { mem } });
-        this.k = { mem, dots: inst.exports.dots as DotsFn };
+        const mem = wasmMemory(this.at / PAGE);
+        this.k = { mem, dots: instantiateWasm(m, { env: { mem } }).dots as DotsFn };
       } catch {
         this.k = null;
       }
@@ -116,7 +94,7 @@ export class VectorStore {
   dots(q: Float32Array, slots: ArrayLike<number>, count: number, out: Float64Array): void {
     const k = this.k;
     const dim = this.dim;
-    if (!k || count < 4) {
+    if (!k) {
       jsDots(q, this.vecs, dim, slots, count, out);
       return;
     }

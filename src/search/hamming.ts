@@ -12,41 +12,33 @@
  *   then                distances (u16 per slot, scratch)
  *   then                selected slots (u32 per slot, scratch)
  */
+import { compileWasm, instantiateWasm, WASM_PAGE, type WasmMemory } from './wasm.js';
+
 const WASM_BASE64 = 'AGFzbQEAAAABHQNgB39/f39/f38AYAZ/f39/f38AYAV/f39/fwF/AwQDAAECBQMBAAEHIQQDbWVtAgAEc2NhbgAABXNjYW40AAEIY29sbGVjdDgAAgqMBAOPAQMDfwF+AX8gACEJAkADQCAHIANPDQFCACEKQQAhCAJAA0AgCCACTw0BIAogCSkDACABIAhBA3RqKQMAhXt8IQogCUEIaiEJIAhBAWohCAwACwsgBSAHQQF0aiAKpzsBACAEIAdqLQAABEAgBiAKp0ECdGohCyALIAsoAgBBAWo2AgALIAdBAWohBwwACwsLnAECBH8EfiABKQMAIQogASkDCCELIAEpAxAhDCABKQMYIQ0gACEHAkADQCAGIAJPDQEgBykDACAKhXsgBykDCCALhXt8IAcpAxAgDIV7IAcpAxggDYV7fHynIQggBCAGQQF0aiAIOwEAIAMgBmotAAAEQCAFIAhBAnRqIQkgCSAJKAIAQQFqNgIACyAHQSBqIQcgBkEBaiEGDAALCwvaAQMDfwF7AX8gA/0QIQggAkF4cSEJAkADQCAFIAlPDQEgACAFQQF0av0ABAAgCP00IAEgBWr9XQMA/YkB/QwAAAAAAAAAAAAAAAAAAAAA/S79Tv2EASEHAkADQCAHRQ0BIAQgBkECdGogBSAHaGo2AgAgBkEBaiEGIAcgB0EBa3EhBwwACwsgBUEIaiEFDAALCwJAA0AgBSACTw0BIAAgBUEBdGovAQAgA00gASAFai0AAEEAR3EEQCAEIAZBAnRqIAU2AgAgBkEBaiEGCyAFQQFqIQUMAAsLIAYL';
 
 type ScanFn = (codes: number, q: number, w: number, n: number, ok: number, dist: number, hist: number) => void;
 type Scan4Fn = (codes: number, q: number, n: number, ok: number, dist: number, hist: number) => void;
 type CollectFn = (dist: number, ok: number, n: number, cut: number, out: number) => number;
-interface WasmMemory { readonly buffer: ArrayBuffer; grow(pages: number): number }
 interface Kernel { mem: WasmMemory; scan: ScanFn; scan4: Scan4Fn; collect: CollectFn }
-// The project's tsconfig has no DOM lib, so WebAssembly is typed here.
-const WA = (globalThis as unknown as {
-  WebAssembly?: {
-    Module: new (bytes: Uint8Array) => object;
-    Instance: new (m: object, imports: object) => { exports: Record<string, unknown> };
-  };
-}).WebAssembly;
 
 const QUERY_AT = 0;
 const HIST_AT = 4096;
 const HIST_LEN = 512;
 const CODES_AT = 8192;
-const PAGE = 65536;
-
-let disabled = process.env.RAGLOOM_NO_WASM === '1';
+const PAGE = WASM_PAGE;
 
 /** Whether the WebAssembly kernel is in use (false: the TypeScript fallback). */
 export function hammingBackend(): 'wasm' | 'js' {
-  return disabled || !WA ? 'js' : 'wasm';
+  return compileWasm(WASM_BASE64) ? 'wasm' : 'js';
 }
 
 function instantiate(): Kernel | null {
-  if (disabled || !WA) return null;
+  const m = compileWasm(WASM_BASE64);
+  if (!m) return null;
   try {
-    const inst = new WA.Instance(new WA.Module(Buffer.from(WASM_BASE64, 'base64')), {});
-    return { mem: inst.exports.mem as WasmMemory, scan: inst.exports.scan as ScanFn, scan4: inst.exports.scan4 as Scan4Fn, collect: inst.exports.collect8 as CollectFn };
+    const x = instantiateWasm(m);
+    return { mem: x.mem as WasmMemory, scan: x.scan as ScanFn, scan4: x.scan4 as Scan4Fn, collect: x.collect8 as CollectFn };
   } catch {
-    disabled = true;
     return null;
   }
 }

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { dotAt, dotsBackend, jsDots, VectorStore } from '../../src/search/dots.js';
+import { hammingBackend } from '../../src/search/hamming.js';
 
 /** Seeded values in [-1, 1) with float32 precision, as stored vectors have. */
 function rows(count: number, dim: number, seed: number): Float32Array {
@@ -13,6 +14,7 @@ function rows(count: number, dim: number, seed: number): Float32Array {
 describe('VectorStore: the rows of a vector index and their dot products', () => {
   test('the WebAssembly kernel is in use on this runtime (Node 20 has SIMD)', () => {
     expect(dotsBackend()).toBe('wasm');
+    expect(hammingBackend()).toBe('wasm');
     expect(new VectorStore(256).backend).toBe('wasm');
     // A dimension not a multiple of 4 has no kernel: the fallback serves it.
     expect(new VectorStore(10).backend).toBe('js');
@@ -65,16 +67,17 @@ describe('VectorStore: the rows of a vector index and their dot products', () =>
     expect(out[10]).toBe(-9);
   });
 
-  test('RAGLOOM_NO_WASM=1: the TypeScript fallback, with the same numbers', () => {
+  test('RAGLOOM_NO_WASM=1: both kernels\' TypeScript fallbacks (src/search/wasm.ts), with the same numbers', () => {
     const code = `
       import { VectorStore, dotsBackend, dotAt } from ${JSON.stringify(new URL('../../src/search/dots.ts', import.meta.url).pathname)};
+      import { hammingBackend } from ${JSON.stringify(new URL('../../src/search/hamming.ts', import.meta.url).pathname)};
       const s = new VectorStore(8); s.reserve(4, 0);
       s.vecs.set(Float32Array.from({ length: 32 }, (_, i) => Math.fround(Math.sin(i))));
       const q = Float32Array.from({ length: 8 }, (_, i) => Math.fround(Math.cos(i)));
       const out = new Float64Array(4); s.dots(q, [3, 2, 1, 0], 4, out);
-      console.log(JSON.stringify({ b: dotsBackend(), sb: s.backend, ok: [3, 2, 1, 0].every((r, k) => out[k] === dotAt(q, s.vecs, r * 8, 8)) }));`;
+      console.log(JSON.stringify({ b: dotsBackend(), h: hammingBackend(), sb: s.backend, ok: [3, 2, 1, 0].every((r, k) => out[k] === dotAt(q, s.vecs, r * 8, 8)) }));`;
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { env: { ...process.env, RAGLOOM_NO_WASM: '1' }, encoding: 'utf8' });
     expect(r.stderr).not.toMatch(/Error/);
-    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ b: 'js', sb: 'js', ok: true });
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ b: 'js', h: 'js', sb: 'js', ok: true });
   });
 });
