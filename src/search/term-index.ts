@@ -698,7 +698,6 @@ export class TermIndex {
           }
           ends.push(nc);
         }
-        nc = ends.length ? ends[ends.length - 1]! : 0;
         cand = mergeRuns(cand, ends, this.mergeBuf.length < nc ? (this.mergeBuf = new Int32Array(nc)) : this.mergeBuf);
         for (j++; j < m; j++) {
           const i = ord[j]!;

@@ -210,8 +210,8 @@ export class DimIndex {
   /** slots in use (live or freed) */
   private n = 0;
   private live = 0;
-  /** the rows' vectors (dots.ts: in WebAssembly memory when it can) */
-  private store: VectorStore;
+  /** the rows' vectors (dots.ts: in WebAssembly memory when it can); made by reload, which every index runs first */
+  private store!: VectorStore;
   private get vecs(): Float32Array {
     return this.store.vecs;
   }
@@ -250,7 +250,6 @@ export class DimIndex {
   /** `vecTable`: the vec0 table of `dim` (sources with `vectors.vecIndex`). */
   constructor(private readonly db: Db, readonly dim: number, readonly source: VectorSource = CHUNK_VECTORS, vecTable?: string) {
     this.sql = indexSql(source, dim, vecTable);
-    this.store = new VectorStore(dim);
     followLog(db, source.log, this);
     this.tagVals = source.tags.map(() => new Int32Array(0));
   }
@@ -381,7 +380,7 @@ export class DimIndex {
       this.partLive.fill(0);
       this.codes = null;
       this.mean = null;
-      // A new store: a WebAssembly memory never shrinks, and the rows may now be far fewer.
+      // A new store each time: a WebAssembly memory never shrinks, and the rows may now be far fewer.
       this.store = new VectorStore(this.dim);
       this.grow(Math.max(count, 1024));
       if (sql.state) {
@@ -631,7 +630,9 @@ export class DimIndex {
     for (let s = 0; s < n; s++) if (admit(s)) hist[dist[s]!]!++;
     let cut = 0;
     for (let acc = 0; cut <= dim && acc + hist[cut]! < want; cut++) acc += hist[cut]!;
-    for (let s = 0; s < n; s++) if (dist[s]! <= cut && admit(s)) top.push(s, dotAt(q, this.vecs, s * dim, dim));
+    const picked: number[] = [];
+    for (let s = 0; s < n; s++) if (dist[s]! <= cut && admit(s)) picked.push(s);
+    this.pushDots(top, q, picked, picked.length);
     return this.hits(top);
   }
 
