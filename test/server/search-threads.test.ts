@@ -27,6 +27,16 @@ async function withPool(c: Client, path: string, threads: number, f: (pool: Sear
   }
 }
 
+/** A dataset of one document holding these chunks, in a new Client over `path`. */
+async function chunksKb(path: string, contents: string[]) {
+  const c = new Client({ path });
+  const ds = await c.createDataset({ name: 'kb' });
+  const [doc] = await ds.uploadDocuments([{ display_name: 'a.txt', blob: new TextEncoder().encode('x') }]);
+  const chunks = [];
+  for (const content of contents) chunks.push(await doc!.addChunk({ content }));
+  return { c, ds, chunks };
+}
+
 describe('startServer({ searchThreads })', () => {
   test('retrieval on search threads equals retrieval in-process, and follows writes at once', async ({ dir }) => {
     const path = join(dir, 'kb.db');
@@ -50,7 +60,7 @@ describe('startServer({ searchThreads })', () => {
       for (let i = 0; i < 4; i++) {
         const added = await d!.addChunk({ content: `pelicanword${i} on the harbour wall` });
         const got = await remote.retrieve({ dataset_ids: [ds.id], question: `pelicanword${i}`, similarity_threshold: 0.05, vector_similarity_weight: 0.01 });
-        expect(got.map((c) => c.id)).toEqual([added.id]);
+        expect(got.map((c) => c.id)).toEqual([added!.id]);
         await d!.deleteChunks({ ids: [added.id] });
         expect(await remote.retrieve({ dataset_ids: [ds.id], question: `pelicanword${i}`, similarity_threshold: 0.05, vector_similarity_weight: 0.01 })).toEqual([]);
       }
@@ -71,18 +81,15 @@ describe('startServer({ searchThreads })', () => {
 
   test('a pool whose threads are gone: the search runs on the calling thread', async ({ dir }) => {
     const path = join(dir, 'kb.db');
-    const c = new Client({ path });
+    const { c, ds, chunks: [added] } = await chunksKb(path, ['ospreyword over the estuary']);
     try {
-      const ds = await c.createDataset({ name: 'kb' });
-      const [doc] = await ds.uploadDocuments([{ display_name: 'a.txt', blob: new TextEncoder().encode('x') }]);
-      const added = await doc!.addChunk({ content: 'ospreyword over the estuary' });
       const params = { dataset_ids: [ds.id], question: 'ospreyword', similarity_threshold: 0.05, vector_similarity_weight: 0.01 };
       const local = await c.retrieveWithTotals(params);
       await withPool(c, path, 1, async (pool) => {
         expect(await c.retrieveWithTotals(params)).toEqual(local);
         expect(pool.served).toBe(1); // ranked on the thread, not bypassed
         await pool.close();
-        expect((await c.retrieve(params)).map((x) => x.id)).toEqual([added.id]);
+        expect((await c.retrieve(params)).map((x) => x.id)).toEqual([added!.id]);
         expect(pool.served).toBe(1); // the closed pool's search ran here
       });
     } finally {
@@ -92,13 +99,8 @@ describe('startServer({ searchThreads })', () => {
 
   test('a thread dying with requests in flight: they rank on the calling thread, as do later ones', async ({ dir }) => {
     const path = join(dir, 'kb.db');
-    const c = new Client({ path });
+    const { c, ds } = await chunksKb(path, ['ospreyword over the estuary', 'the ospreyword nest on the pier', 'gulls over the estuary wall', 'a ferry at the pier']);
     try {
-      const ds = await c.createDataset({ name: 'kb' });
-      const [doc] = await ds.uploadDocuments([{ display_name: 'a.txt', blob: new TextEncoder().encode('x') }]);
-      for (const content of ['ospreyword over the estuary', 'the ospreyword nest on the pier', 'gulls over the estuary wall', 'a ferry at the pier']) {
-        await doc!.addChunk({ content });
-      }
       const paramsList = ['ospreyword', 'estuary', 'pier', 'ospreyword estuary', 'nothing like it'].map((question) =>
         ({ dataset_ids: [ds.id], question, similarity_threshold: 0.05, vector_similarity_weight: 0.3 }));
       // The in-process answers, before any pool is attached.
