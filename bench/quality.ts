@@ -107,7 +107,7 @@ async function cranfieldDetail(): Promise<void> {
     rows.push(await run(c, db, `hybrid w = ${w}, vector feedback only`, { ...rank, vector_similarity_weight: w }, noTermFb));
     rows.push(await run(c, db, `hybrid w = ${w}, vector + term feedback (default)`, { ...rank, vector_similarity_weight: w }));
   }
-  rows.push(await run(c, db, 'DEFAULT call (w 0.3, threshold 0.2, page_size 30, top_k 1024)', {}));
+  rows.push(await run(c, db, 'DEFAULT call (no weight given: w 0.3 with vector agreement; threshold 0.2, page_size 30, top_k 1024)', {}));
   
   // Term feedback (RM3) settings around the defaults (10 docs, 10 terms, question weight 0.7, depth 30; Anserini's weight is 0.5).
   const rm3: Row[] = [];
@@ -148,7 +148,7 @@ async function cranfieldDetail(): Promise<void> {
   if (args.json) writeFileSync(args.json, JSON.stringify(out, null, 2));
   if (args.docs) {
     upsertSection(args.docs, 'Retrieval quality', [
-      `Measured ${new Date().toISOString().slice(0, 10)} with \`npx tsx bench/quality.ts --docs docs/benchmarks.md\` on Cranfield (1,398 non-empty abstracts,`,
+      `Measured ${new Date().toISOString().slice(0, 10)} with \`npx tsx bench/quality.ts --cranfield --docs docs/benchmarks.md\` on Cranfield (1,398 non-empty abstracts,`,
       `${out.queries} queries with a relevant document), through \`client.retrieve\`, embedding model \`${out.model}\`.`,
       'One document per abstract, named after its title; one chunk each. Graded nDCG@10 (gain 5 − code), binary recall@100 and MAP',
       '(codes 1–4 relevant, `-1` not). Ranking rows use similarity_threshold 0 and page_size 100 (MAP over the 100 returned);',
