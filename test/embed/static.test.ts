@@ -17,6 +17,7 @@ import { TransformersEmbedder } from '../../src/embed/providers/transformers.js'
 import { WordPieceTokenizer } from '../../src/embed/providers/wordpiece.js';
 import { WorkerPoolEmbedder } from '../../src/embed/worker/pool.js';
 import { DType, encodeModel, float16Bytes, int64Bytes, readInitializers, type ModelSpec } from '../../scripts/distill/onnx-writer.js';
+import { staticOnnx } from '../../scripts/distill/static-onnx.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -303,6 +304,22 @@ describe('StaticEmbedder: graphs', () => {
       const t = readStaticGraph(readFileSync(join(m.path, 'onnx', 'model.onnx')));
       expect(t).toMatchObject({ kind: 'int8', rows: V, dim: m.dim });
     }
+  });
+
+  it("reads back what the distiller's writer (scripts/distill/static-onnx.ts) writes, int8 and float16", () => {
+    const rows = 5;
+    const dims = 4;
+    const table = Float32Array.from({ length: rows * dims }, (_, i) => (i % 7) * 0.13 - 0.4 + (i === 3 ? 0 : i * 1e-3));
+    table.fill(0, 0, dims); // a zero row ([PAD]) has scale 0
+    const meta = { graphName: 'g', docString: 'd', metadata: { method: 'test' } };
+    const q = readStaticGraph(staticOnnx({ table, rows, dims, quant: 'int8', ...meta }));
+    expect(q).toMatchObject({ kind: 'int8', rows, dim: dims });
+    if (q.kind !== 'int8') return;
+    expect(q.scale[0]).toBe(0);
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < dims; c++) expect(Math.abs(q.q[r * dims + c]! * q.scale[r]! - table[r * dims + c]!)).toBeLessThanOrEqual(q.scale[r]! / 2 + 1e-7);
+    }
+    expect(readStaticGraph(staticOnnx({ table, rows, dims, quant: 'fp16', ...meta }))).toMatchObject({ kind: 'fp16', rows, dim: dims });
   });
 
   it('refuses a graph that is not a static embedding, naming what it found', async () => {
