@@ -1,6 +1,6 @@
 export { hybridSearch, resolveRetrievalOptions, DEFAULT_RETRIEVAL_OPTIONS } from './retrieve.js';
 export type { SearchRequest, WireSearchRequest, RetrieveResult, DocAgg, RetrievalOptions } from './retrieve.js';
-export { termIndex, termIndexOptions } from './term-index.js';
+export { termIndex, builtTermIndex, termIndexStep, termIndexOptions } from './term-index.js';
 export type { TermIndex, TermHit } from './term-index.js';
 export { SearchPool, SearchPoolClosed, attachSearchPool, detachSearchPool, searchPoolOf } from './search-pool.js';
 export type { SearchPoolOptions } from './search-pool.js';

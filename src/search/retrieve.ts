@@ -16,7 +16,7 @@ import { analyzeForIndex } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, type DimIndex } from './vector-index.js';
 import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows } from './fulltext.js';
-import { termIndex } from './term-index.js';
+import { builtTermIndex, termIndexOptions, termIndexStep } from './term-index.js';
 import { searchPoolOf, SearchPoolClosed } from './search-pool.js';
 import { filterDocuments, type MetadataFilter } from './metadata.js';
 import type { Reranker } from './rerank.js';
@@ -293,8 +293,10 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   // A searchable row of the datasets (and the scope): the text side asks this of every row it touches.
   const inDatasets = ix ? ix.matcher({ datasets: kbIds }) : () => false;
   const accept = scope ? (rid: number): boolean => scope.has(rid) && inDatasets(rid) : inDatasets;
-  // The in-memory copy of chunk_fts (term-index.ts) answers for FTS5 when it is on.
-  const tix = termIndex(db);
+  // The in-memory copy of chunk_fts (term-index.ts) answers for FTS5 once it is built; until
+  // then FTS5 answers (the same ranking) and each search builds a part of it (end of rank).
+  const started = performance.now();
+  const tix = builtTermIndex(db);
   const tq = textQuery(db, question, { index: tix });
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {
@@ -452,6 +454,11 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
       if (d) count(d.id, d.name);
     }
   }
+  // Building the term index costs about 20 µs a chunk (2 s per 100k), and pays off only for a
+  // store searched many times: each search without it spends about as long again on building it
+  // as it spent itself (at most termIndexOptions.buildStepMs), so one question to a large store
+  // is not made to wait for the whole copy, and a store searched often has it after a few hundred.
+  if (!tix) termIndexStep(db, Math.min(termIndexOptions.buildStepMs, performance.now() - started));
   return {
     total: survivors.length,
     page: pageRows.map((c) => {

@@ -26,8 +26,9 @@
  * A document's rename rewrites its chunks' FTS5 titles and logs them (store/chunks.ts
  * retitleDocumentChunks); like `rowTerms`, this copy reads the current name when it re-reads a chunk.
  *
- * Memory: ~1.1–1.3 KB per ~200-word chunk (the forward rows' term ids, the postings), built on
- * the first search (~3 s per 100k such chunks).
+ * Memory: ~1.1–1.3 KB per ~200-word chunk (the forward rows' term ids, the postings). Building
+ * takes ~2 s per 100k such chunks: retrieve.ts builds it a slice per search (`advance`), FTS5
+ * answering until it is built; `termIndex(db)` builds it at once (the search threads, tests).
  */
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
@@ -41,10 +42,15 @@ import { TopK } from './vector-index.js';
 import { bestTerms, type TextQuery } from './fulltext.js';
 
 /**
- * Process-wide switch (tests and benchmarks compare both paths; `RAGLOOM_TERM_INDEX=0` starts a
- * process with it off, every search then asks FTS5). @default { enabled: true }
+ * Process-wide settings. `enabled`: tests and benchmarks compare both paths; `RAGLOOM_TERM_INDEX=0`
+ * starts a process with it off, every search then asks FTS5. `buildStepMs`: the longest one search
+ * spends building the index while it is not built (retrieve.ts `rank`: about as long as the
+ * search itself took, at least one slice of rows). @default { enabled: true, buildStepMs: 100 }
  */
-export const termIndexOptions = { enabled: process.env.RAGLOOM_TERM_INDEX !== '0' };
+export const termIndexOptions = { enabled: process.env.RAGLOOM_TERM_INDEX !== '0', buildStepMs: 100 };
+
+/** Rows read per statement while the copy is built (one slice is the least a build step does). */
+const SLICE_ROWS = 512;
 
 const SQL = {
   /** change-log.ts: the log's floor, its last seq and the highest rowid */
@@ -55,8 +61,8 @@ const SQL = {
   countFresh: 'SELECT COUNT(*) FROM chunk WHERE rowid > ?',
   logged: 'SELECT rid FROM vec_log WHERE seq > ? AND seq <= ?',
   freshIds: 'SELECT rowid FROM chunk WHERE rowid > ? AND rowid <= ?',
-  all: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id FROM chunk c
-    LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid <= ? ORDER BY c.rowid`,
+  slice: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id FROM chunk c
+    LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid > ? AND c.rowid <= ? ORDER BY c.rowid LIMIT ?`,
   one: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid = ?`,
   tokenizer: "SELECT sql FROM sqlite_master WHERE name = 'chunk_fts'",
@@ -80,13 +86,33 @@ const W = COLUMN_WEIGHTS;
 const byDb = new WeakMap<Db, TermIndex>();
 
 /**
- * The synced term index of `db`'s chunks (built on first use), or undefined when switched off
+ * The synced term index of `db`'s chunks, built now if it is not yet; undefined when switched off
  * (`termIndexOptions.enabled`).
  */
 export function termIndex(db: Db): TermIndex | undefined {
+  return termIndexStep(db, Infinity);
+}
+
+/**
+ * The synced term index of `db`'s chunks if it is built, else undefined (and nothing is built):
+ * the caller asks FTS5, which ranks the same.
+ */
+export function builtTermIndex(db: Db): TermIndex | undefined {
+  const ix = termIndexOptions.enabled ? byDb.get(db) : undefined;
+  if (!ix?.ready) return undefined;
+  ix.sync();
+  return ix;
+}
+
+/**
+ * Builds `db`'s term index for about `ms` (at least one slice of rows, `TermIndex.advance`);
+ * the synced index once it is built, else undefined.
+ */
+export function termIndexStep(db: Db, ms: number): TermIndex | undefined {
   if (!termIndexOptions.enabled) return undefined;
   let ix = byDb.get(db);
   if (!ix) byDb.set(db, (ix = new TermIndex(db)));
+  if (!ix.advance(ms)) return undefined;
   ix.sync();
   return ix;
 }
@@ -160,6 +186,8 @@ export class TermIndex {
   private seq = -1;
   private maxRow = 0;
   private loaded = false;
+  /** A build in steps (advance): the log seq and highest rowid it started at, the last rowid read. */
+  private building: { seq: number; maxRow: number; next: number } | null = null;
   private readonly stmts = new Map<string, Statement>();
   private tok?: { db: Database.Database; ins: Statement; sel: Statement; clear: Statement };
   /** scratch: weighted frequency per token while a row is read */
@@ -170,9 +198,14 @@ export class TermIndex {
     followLog(db, 'vec_log', this);
   }
 
-  /** The highest `vec_log` seq applied (the log is not trimmed past it). */
+  /** The highest `vec_log` seq applied (the log is not trimmed past it, nor past a build's start). */
   get logSeq(): number {
-    return this.loaded ? this.seq : 0;
+    return this.loaded ? this.seq : this.building ? this.building.seq : 0;
+  }
+
+  /** Built and usable (then `sync` keeps it in step). */
+  get ready(): boolean {
+    return this.loaded;
   }
 
   /** Chunks held (every chunk row, available or not: FTS5's rows). */
@@ -211,23 +244,55 @@ export class TermIndex {
     if (this.dead > Math.max(1000, this.n / 4) || this.tailCount > Math.max(50_000, this.baseSlot.length / 4)) this.compact();
   }
 
-  /** Rebuilds the whole copy from the tables, in one read transaction (a consistent snapshot). */
+  /** Rebuilds the whole copy from the tables now. */
   reload(): void {
     this.loaded = false;
-    this.n = 0;
-    this.live = 0;
-    this.dead = 0;
-    this.poolLen = 0;
-    this.slotOf.clear();
-    this.df.fill(0);
-    this.db.transaction(() => {
-      this.seq = this.db.prepare(SQL.maxSeq).pluck().get() as number;
-      this.maxRow = this.db.prepare(SQL.maxRow).pluck().get() as number;
-      for (const r of this.db.prepare(SQL.all).raw().iterate(this.maxRow) as IterableIterator<RowTuple>) this.addRow(r[0], rowCols(r), r[6]);
-    })();
+    this.building = null;
+    this.advance(Infinity);
+  }
+
+  /**
+   * Builds more of the copy, slice by slice, until `budgetMs` has passed (at least one slice of
+   * SLICE_ROWS chunks); true once it is built. The rows before a build's start are read in
+   * slices, each its own snapshot: whatever changes meanwhile is in the log past the start's seq
+   * (held back from trimming) or is a row past its highest rowid, which `sync` then applies, as
+   * it does for any write after a full read.
+   */
+  advance(budgetMs: number): boolean {
+    if (this.loaded) return true;
+    const t0 = performance.now();
+    if (!this.building) {
+      this.n = 0;
+      this.live = 0;
+      this.dead = 0;
+      this.poolLen = 0;
+      this.slotOf.clear();
+      this.df.fill(0);
+      this.building = this.db.transaction(() => ({
+        seq: this.db.prepare(SQL.maxSeq).pluck().get() as number,
+        maxRow: this.db.prepare(SQL.maxRow).pluck().get() as number,
+        next: 0,
+      }))();
+    }
+    const b = this.building;
+    const slice = this.stmt(SQL.slice).raw();
+    for (;;) {
+      let read = 0;
+      for (const r of slice.iterate(b.next, b.maxRow, SLICE_ROWS) as IterableIterator<RowTuple>) {
+        this.addRow(r[0], rowCols(r), r[6]);
+        b.next = r[0];
+        read++;
+      }
+      if (read < SLICE_ROWS) break;
+      if (performance.now() - t0 >= budgetMs) return false;
+    }
     this.canonicalise();
     this.compact();
+    this.seq = b.seq;
+    this.maxRow = b.maxRow;
+    this.building = null;
     this.loaded = true;
+    return true;
   }
 
   private grow(min: number): void {

@@ -26,6 +26,7 @@ import { CodeStore } from './hamming.js';
 import { RowSlots } from './row-slots.js';
 import { changesSince, followLog, trimLog, unfollowLog } from './change-log.js';
 import { dotAt, VectorStore } from './dots.js';
+import { readVec0Shadow } from './vec0-shadow.js';
 
 export interface VectorSearchOptions {
   /** Exact scan below this many live vectors. @default 4096 */
@@ -34,10 +35,12 @@ export interface VectorSearchOptions {
   minCandidates: number;
   /** Codes kept per wanted result. @default 10 */
   oversample: number;
+  /** Load vec0 vectors from the table's shadow tables when their layout is known (vec0-shadow.ts). @default true */
+  vec0Shadow: boolean;
 }
 
-/** Process-wide settings of the vector side (benchmarks change them). */
-export const vectorSearchOptions: VectorSearchOptions = { exactBelow: 4096, minCandidates: 500, oversample: 10 };
+/** Process-wide settings of the vector side (benchmarks and tests change them). */
+export const vectorSearchOptions: VectorSearchOptions = { exactBelow: 4096, minCandidates: 500, oversample: 10, vec0Shadow: true };
 
 export interface VectorHit {
   rowid: number;
@@ -248,7 +251,7 @@ export class DimIndex {
   }
 
   /** `vecTable`: the vec0 table of `dim` (sources with `vectors.vecIndex`). */
-  constructor(private readonly db: Db, readonly dim: number, readonly source: VectorSource = CHUNK_VECTORS, vecTable?: string) {
+  constructor(private readonly db: Db, readonly dim: number, readonly source: VectorSource = CHUNK_VECTORS, private readonly vecTable?: string) {
     this.sql = indexSql(source, dim, vecTable);
     followLog(db, source.log, this);
     this.tagVals = source.tags.map(() => new Int32Array(0));
@@ -389,10 +392,13 @@ export class DimIndex {
         // off (ids are dense: one byte each).
         const state = new Uint8Array(this.maxRow + 1);
         for (const [r, a] of this.db.prepare(sql.state).raw().iterate(this.dim) as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
-        const it = this.db.prepare(sql.load).raw().iterate() as IterableIterator<[number | bigint, string, Buffer]>;
-        for (const [rid, ds, blob] of it) {
-          const r = Number(rid);
+        const visit = (r: number, ds: string, blob: Buffer) => {
           if (r <= this.maxRow && state[r]) this.put(r, ds, state[r] === 1, blob, NO_TAGS);
+        };
+        // The shadow tables when their layout is known (vec0-shadow.ts), else a scan of the table: the same rows in the same order.
+        if (!(vectorSearchOptions.vec0Shadow && readVec0Shadow(this.db, this.vecTable!, this.dim, visit))) {
+          const it = this.db.prepare(sql.load).raw().iterate() as IterableIterator<[number | bigint, string, Buffer]>;
+          for (const [rid, ds, blob] of it) visit(Number(rid), ds, blob);
         }
       } else {
         // Vectors in the row table: one pass (a row without a vector has none to index).
@@ -457,8 +463,7 @@ export class DimIndex {
       this.live++;
     } else this.partLive[this.part[s]!]!--;
     // Copy the bytes: better-sqlite3 may reuse the Buffer's memory.
-    const src = new Float32Array(blob.buffer, blob.byteOffset, this.dim);
-    if (blob.byteOffset % 4 === 0) this.vecs.set(src, s * this.dim);
+    if (blob.byteOffset % 4 === 0) this.vecs.set(new Float32Array(blob.buffer, blob.byteOffset, this.dim), s * this.dim);
     else this.vecs.set(new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength)), s * this.dim);
     this.rowids[s] = rid;
     const part = this.partId(ds);
@@ -489,19 +494,21 @@ export class DimIndex {
     if (this.codes || this.live < vectorSearchOptions.exactBelow) return;
     if (!force && !this.loaded) return; // reload() builds them once at the end
     const dim = this.dim;
+    const vecs = this.vecs; // a getter: once, not per element
+    const rowids = this.rowids;
     const mean = new Float64Array(dim);
     let cnt = 0;
     for (let s = 0; s < this.n; s++) {
-      if (this.rowids[s]! < 0) continue;
+      if (rowids[s]! < 0) continue;
       const o = s * dim;
-      for (let d = 0; d < dim; d++) mean[d]! += this.vecs[o + d]!;
+      for (let d = 0; d < dim; d++) mean[d]! += vecs[o + d]!;
       cnt++;
     }
     this.mean = Float32Array.from(mean, (x) => x / Math.max(1, cnt));
     const codes = new CodeStore(dim);
     codes.reserve(this.cap);
     for (let s = 0; s < this.n; s++) {
-      codes.set(s, this.vecs, s * dim, dim, this.mean);
+      codes.set(s, vecs, s * dim, dim, this.mean);
       codes.setOk(s, this.ok[s] === 1);
     }
     this.codes = codes;

@@ -1,0 +1,59 @@
+/**
+ * Reads all vectors of a vec0 table from its shadow tables, ~14 times faster than a scan of the
+ * virtual table (100k rows of 256: 35 ms against 485 ms), for building the in-memory vector
+ * index (vector-index.ts) on the first search.
+ *
+ * The layout is sqlite-vec's (tables created by v0.1.x): `<t>_chunks(chunk_id, size, sequence_id,
+ * partition00, validity, rowids)` holds per chunk of `size` slots a validity bitmap (bit i of
+ * byte i/8, least significant first) and the slots' rowids (int64, little-endian);
+ * `<t>_vector_chunks00(rowid = chunk_id, vectors)` the slots' float32 vectors back to back. It is
+ * sqlite-vec's private format, so it is used only when the table says it was created by 0.1.x
+ * and every column and blob has the expected shape; otherwise `null`, and the caller scans the
+ * virtual table. test/search/vec0-shadow.test.ts checks both readings agree.
+ */
+import type { Db } from '../store/index.js';
+
+/** One vector: its rowid, its partition (the dataset id) and its bytes (a view, valid during the visit). */
+export type Vec0Visit = (rowid: number, partition: string, vector: Buffer) => void;
+
+const CHUNK_COLUMNS = 'chunk_id,size,sequence_id,partition00,validity,rowids';
+const VECTOR_COLUMNS = 'rowid,vectors';
+
+/**
+ * Visits every valid vector of the vec0 table `table` (one partition key, one `float[dim]`
+ * column), chunk by chunk and slot by slot, the order a scan of the table gives them; false
+ * (nothing visited) when the shadow tables are not in the layout above. Call inside a read
+ * transaction.
+ */
+export function readVec0Shadow(db: Db, table: string, dim: number, visit: Vec0Visit): boolean {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) return false;
+  const columns = (t: string): string => (db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]).join(',');
+  if (columns(`${table}_chunks`) !== CHUNK_COLUMNS || columns(`${table}_vector_chunks00`) !== VECTOR_COLUMNS) return false;
+  if (columns(`${table}_vector_chunks01`) !== '') return false; // a second vector column: not ours
+  const version = new Map(db.prepare(`SELECT key, value FROM "${table}_info"`).raw().all() as [string, unknown][]);
+  if (version.get('CREATE_VERSION_MAJOR') !== 0 || version.get('CREATE_VERSION_MINOR') !== 1) return false;
+  const bad = db
+    .prepare(
+      `SELECT COUNT(*) FROM "${table}_chunks" c LEFT JOIN "${table}_vector_chunks00" v ON v.rowid = c.chunk_id
+       WHERE typeof(c.size) != 'integer' OR c.size < 0 OR typeof(c.validity) != 'blob' OR typeof(c.rowids) != 'blob'
+         OR typeof(v.vectors) != 'blob' OR length(c.rowids) != c.size * 8 OR length(c.validity) * 8 < c.size
+         OR length(v.vectors) != c.size * ? OR typeof(c.partition00) != 'text'`,
+    )
+    .pluck()
+    .get(dim * 4) as number;
+  if (bad) return false;
+
+  // Chunk by chunk, slot by slot: the order a scan of the virtual table gives (the index's slots,
+  // so its ties, follow the order rows arrive in).
+  const rows = db
+    .prepare(`SELECT c.partition00, c.size, c.validity, c.rowids, v.vectors FROM "${table}_chunks" c JOIN "${table}_vector_chunks00" v ON v.rowid = c.chunk_id ORDER BY c.chunk_id`)
+    .raw()
+    .iterate() as IterableIterator<[string, number, Buffer, Buffer, Buffer]>;
+  const bytes = dim * 4;
+  for (const [partition, size, validity, ids, vectors] of rows) {
+    for (let i = 0; i < size; i++) {
+      if (validity[i >> 3]! & (1 << (i & 7))) visit(Number(ids.readBigInt64LE(i * 8)), partition, vectors.subarray(i * bytes, (i + 1) * bytes));
+    }
+  }
+  return true;
+}
