@@ -4,7 +4,7 @@
  * Written by distill.ts and contrastive.ts; read by src/embed/providers/static.ts, which accepts
  * exactly these two graphs.
  */
-import { DType, encodeModel, float16Bytes, int64Bytes } from './onnx-writer.js';
+import { DType, encodeModel, float16Bytes, int64Bytes, type ModelSpec } from './onnx-writer.js';
 
 export interface StaticOnnx {
   /** Row-major table, `rows × dims`. */
@@ -33,6 +33,11 @@ function quantizeRows(t: Float32Array, rows: number, dims: number): { q: Int8Arr
 
 /** The model.onnx bytes of a static embedding table. */
 export function staticOnnx(m: StaticOnnx): Uint8Array {
+  return encodeModel(staticOnnxSpec(m));
+}
+
+/** The graph of {@link staticOnnx}, before encoding (tests alter it to make near misses). */
+export function staticOnnxSpec(m: StaticOnnx): ModelSpec {
   const { table, rows: V, dims: DIMS, quant: QUANT } = m;
   const common = {
     graphName: m.graphName,
@@ -63,9 +68,8 @@ export function staticOnnx(m: StaticOnnx): Uint8Array {
     { op: 'Cast', inputs: ['attention_mask'], outputs: ['mask'], attrs: { to: DType.FLOAT } },
     { op: 'Unsqueeze', inputs: ['mask', 'axis_last'], outputs: ['mask3'] },
   ];
-  let onnx: Uint8Array;
   if (QUANT === 'fp16') {
-    onnx = encodeModel({
+    return {
       ...common,
       initializers: [{ name: 'embeddings', dataType: DType.FLOAT16, dims: [V, DIMS], raw: float16Bytes(table) }, ...axes],
       nodes: [
@@ -75,10 +79,10 @@ export function staticOnnx(m: StaticOnnx): Uint8Array {
         { op: 'Mul', inputs: ['tok', 'mask3'], outputs: ['last_hidden_state'] },
         ...pool,
       ],
-    });
+    };
   } else {
     const { q, scale } = quantizeRows(table, V, DIMS);
-    onnx = encodeModel({
+    return {
       ...common,
       initializers: [
         { name: 'embeddings_q', dataType: DType.INT8, dims: [V, DIMS], raw: new Uint8Array(q.buffer) },
@@ -94,7 +98,6 @@ export function staticOnnx(m: StaticOnnx): Uint8Array {
         { op: 'Mul', inputs: ['tokq', 'w'], outputs: ['last_hidden_state'] },
         ...pool,
       ],
-    });
+    };
   }
-  return onnx;
 }

@@ -16,8 +16,8 @@ import { readStaticGraph, StaticEmbedder } from '../../src/embed/providers/stati
 import { TransformersEmbedder } from '../../src/embed/providers/transformers.js';
 import { WordPieceTokenizer } from '../../src/embed/providers/wordpiece.js';
 import { WorkerPoolEmbedder } from '../../src/embed/worker/pool.js';
-import { DType, encodeModel, float16Bytes, int64Bytes, readInitializers, type ModelSpec } from '../../scripts/distill/onnx-writer.js';
-import { staticOnnx } from '../../scripts/distill/static-onnx.js';
+import { DType, encodeModel, int64Bytes, readInitializers, type ModelSpec } from '../../scripts/distill/onnx-writer.js';
+import { staticOnnx, staticOnnxSpec } from '../../scripts/distill/static-onnx.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -256,38 +256,12 @@ const io = (dims: number): Pick<ModelSpec, 'inputs' | 'outputs'> => ({
     { name: 'sentence_embedding', elemType: DType.FLOAT, shape: ['batch_size', dims] },
   ],
 });
-const constants = [
-  { name: 'axis_last', dataType: DType.INT64, dims: [1], raw: int64Bytes([-1]) },
-  { name: 'axis_seq', dataType: DType.INT64, dims: [1], raw: int64Bytes([1]) },
-  { name: 'one', dataType: DType.FLOAT, dims: [], raw: new Uint8Array(new Float32Array([1]).buffer) },
-];
-const pooling = [
-  { op: 'Cast', inputs: ['attention_mask'], outputs: ['mask'], attrs: { to: DType.FLOAT } },
-  { op: 'Unsqueeze', inputs: ['mask', 'axis_last'], outputs: ['mask3'] },
-];
-const reduce = [
-  { op: 'ReduceSum', inputs: ['last_hidden_state', 'axis_seq'], outputs: ['summed'], attrs: { keepdims: 0 } },
-  { op: 'ReduceSum', inputs: ['mask', 'axis_seq'], outputs: ['count'], attrs: { keepdims: 1 } },
-  { op: 'Max', inputs: ['count', 'one'], outputs: ['count1'] },
-  { op: 'Div', inputs: ['summed', 'count1'], outputs: ['sentence_embedding'] },
-];
-/** The distiller's float16 graph over a small random table. */
+/** The distiller's float16 graph (scripts/distill/static-onnx.ts) over a small random table. */
 function fp16Static(dims: number): ModelSpec {
   let s = 11;
   const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647;
   const table = Float32Array.from({ length: V * dims }, () => (rnd() - 0.5) * 0.2);
-  return {
-    graphName: 'fp16-static',
-    ...io(dims),
-    initializers: [{ name: 'embeddings', dataType: DType.FLOAT16, dims: [V, dims], raw: float16Bytes(table) }, ...constants],
-    nodes: [
-      { op: 'Gather', inputs: ['embeddings', 'input_ids'], outputs: ['tok16'], attrs: { axis: 0 } },
-      { op: 'Cast', inputs: ['tok16'], outputs: ['tok'], attrs: { to: DType.FLOAT } },
-      ...pooling,
-      { op: 'Mul', inputs: ['tok', 'mask3'], outputs: ['last_hidden_state'] },
-      ...reduce,
-    ],
-  };
+  return staticOnnxSpec({ table, rows: V, dims, quant: 'fp16', graphName: 'fp16-static', docString: '', metadata: {} });
 }
 
 describe('StaticEmbedder: graphs', () => {
