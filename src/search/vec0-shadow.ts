@@ -13,8 +13,15 @@
  */
 import type { Db } from '../store/index.js';
 
-/** One vector: its rowid, its partition (the dataset id) and its bytes (a view, valid during the visit). */
-export type Vec0Visit = (rowid: number, partition: string, vector: Buffer) => void;
+/** One vector: its rowid, its partition (the dataset id) and its floats (a view, valid during the visit). */
+export type Vec0Visit = (rowid: number, partition: string, vector: Float32Array) => void;
+
+/** `b`'s bytes as float32 (a view when aligned, else a copy); empty when they are not whole floats. */
+export function floatsOf(b: Uint8Array): Float32Array {
+  if (b.byteLength % 4 !== 0) return new Float32Array(0);
+  if (b.byteOffset % 4 === 0) return new Float32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
+  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}
 
 const CHUNK_COLUMNS = 'chunk_id,size,sequence_id,partition00,validity,rowids';
 const VECTOR_COLUMNS = 'rowid,vectors';
@@ -49,10 +56,12 @@ export function readVec0Shadow(db: Db, table: string, dim: number, visit: Vec0Vi
     .prepare(`SELECT c.partition00, c.size, c.validity, c.rowids, v.vectors FROM "${table}_chunks" c JOIN "${table}_vector_chunks00" v ON v.rowid = c.chunk_id ORDER BY c.chunk_id`)
     .raw()
     .iterate() as IterableIterator<[string, number, Buffer, Buffer, Buffer]>;
-  const bytes = dim * 4;
   for (const [partition, size, validity, ids, vectors] of rows) {
+    const floats = floatsOf(vectors);
+    // rowids: int64 little-endian, read as two 32-bit halves (no BigInt per row); below 2^53.
+    const halves = ids.byteOffset % 4 === 0 ? new Int32Array(ids.buffer, ids.byteOffset, size * 2) : new Int32Array(ids.buffer.slice(ids.byteOffset, ids.byteOffset + size * 8));
     for (let i = 0; i < size; i++) {
-      if (validity[i >> 3]! & (1 << (i & 7))) visit(Number(ids.readBigInt64LE(i * 8)), partition, vectors.subarray(i * bytes, (i + 1) * bytes));
+      if (validity[i >> 3]! & (1 << (i & 7))) visit(halves[2 * i + 1]! * 2 ** 32 + (halves[2 * i]! >>> 0), partition, floats.subarray(i * dim, (i + 1) * dim));
     }
   }
   return true;

@@ -26,7 +26,7 @@ import { CodeStore } from './hamming.js';
 import { RowSlots } from './row-slots.js';
 import { changesSince, followLog, trimLog, unfollowLog } from './change-log.js';
 import { dotAt, VectorStore } from './dots.js';
-import { readVec0Shadow } from './vec0-shadow.js';
+import { floatsOf, readVec0Shadow } from './vec0-shadow.js';
 
 export interface VectorSearchOptions {
   /** Exact scan below this many live vectors. @default 4096 */
@@ -350,7 +350,7 @@ export class DimIndex {
       const c = row.get(rid) as [number, string, number, Buffer | null, ...string[]] | undefined;
       const blob = c && c[2] === this.dim ? (vec ? (vec.get(BigInt(rid)) as Buffer | undefined) : c[3]) : undefined;
       if (!c || !blob) this.remove(rid);
-      else this.put(rid, c[1], c[0] === 1, blob, nTags ? (c.slice(4) as string[]) : NO_TAGS);
+      else this.put(rid, c[1], c[0] === 1, floatsOf(blob), nTags ? (c.slice(4) as string[]) : NO_TAGS);
     }
     this.maxRow = change.maxRow;
     this.seq = change.seq;
@@ -392,19 +392,19 @@ export class DimIndex {
         // off (ids are dense: one byte each).
         const state = new Uint8Array(this.maxRow + 1);
         for (const [r, a] of this.db.prepare(sql.state).raw().iterate(this.dim) as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
-        const visit = (r: number, ds: string, blob: Buffer) => {
-          if (r <= this.maxRow && state[r]) this.put(r, ds, state[r] === 1, blob, NO_TAGS);
+        const visit = (r: number, ds: string, v: Float32Array) => {
+          if (r <= this.maxRow && state[r]) this.put(r, ds, state[r] === 1, v, NO_TAGS);
         };
         // The shadow tables when their layout is known (vec0-shadow.ts), else a scan of the table: the same rows in the same order.
         if (!(vectorSearchOptions.vec0Shadow && readVec0Shadow(this.db, this.vecTable!, this.dim, visit))) {
           const it = this.db.prepare(sql.load).raw().iterate() as IterableIterator<[number | bigint, string, Buffer]>;
-          for (const [rid, ds, blob] of it) visit(Number(rid), ds, blob);
+          for (const [rid, ds, blob] of it) visit(Number(rid), ds, floatsOf(blob));
         }
       } else {
         // Vectors in the row table: one pass (a row without a vector has none to index).
         const nTags = this.source.tags.length;
         const it = this.db.prepare(sql.load).raw().iterate(this.dim, this.maxRow) as IterableIterator<[number, string, Buffer | null, number, ...string[]]>;
-        for (const r of it) if (r[2]) this.put(r[0], r[1], r[3] === 1, r[2], nTags ? (r.slice(4) as string[]) : NO_TAGS);
+        for (const r of it) if (r[2]) this.put(r[0], r[1], r[3] === 1, floatsOf(r[2]), nTags ? (r.slice(4) as string[]) : NO_TAGS);
       }
     })();
     this.loaded = true;
@@ -450,8 +450,9 @@ export class DimIndex {
     return id;
   }
 
-  private put(rid: number, ds: string, available: boolean, blob: Buffer, tags: readonly string[]): void {
-    if (blob.byteLength !== this.dim * 4) return;
+  /** Holds row `rid`'s vector `v` (copied: it may be a view of a buffer better-sqlite3 reuses). */
+  private put(rid: number, ds: string, available: boolean, v: Float32Array, tags: readonly string[]): void {
+    if (v.length !== this.dim) return;
     let s = this.slotOf.get(rid);
     if (s === undefined) {
       s = this.free.pop();
@@ -462,9 +463,7 @@ export class DimIndex {
       this.slotOf.set(rid, s);
       this.live++;
     } else this.partLive[this.part[s]!]!--;
-    // Copy the bytes: better-sqlite3 may reuse the Buffer's memory.
-    if (blob.byteOffset % 4 === 0) this.vecs.set(new Float32Array(blob.buffer, blob.byteOffset, this.dim), s * this.dim);
-    else this.vecs.set(new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength)), s * this.dim);
+    this.vecs.set(v, s * this.dim);
     this.rowids[s] = rid;
     const part = this.partId(ds);
     this.part[s] = part;

@@ -110,7 +110,7 @@ describe("vec0's shadow tables", () => {
 
       const scan = (db.prepare(`SELECT rowid, dataset_id, embedding FROM ${table}`).raw().all() as [number, string, Buffer][]).map(([r, d, v]) => [Number(r), d, Buffer.from(v).toString('hex')]);
       const shadow: [number, string, string][] = [];
-      expect(db.transaction(() => readVec0Shadow(db, table, dim, (r, d, v) => shadow.push([r, d, Buffer.from(v).toString('hex')])))()).toBe(true);
+      expect(db.transaction(() => readVec0Shadow(db, table, dim, (r, d, v) => shadow.push([r, d, Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')])))()).toBe(true);
       expect(scan.length).toBeGreaterThan(600); // more than one vec0 chunk (256 slots) per partition
       expect(shadow).toEqual(scan);
       expect(new Set(shadow.map((r) => r[1])).size).toBe(2);
