@@ -4,9 +4,9 @@
  *
  * - Words of space-separated scripts are lower-cased and NFKC-normalised; Latin diacritics are
  *   dropped ("café" → "cafe").
- * - English words: wink-nlp's stop-word flag (plus its lexicon of function words) removes stop
- *   and question words, then the Porter2 (Snowball English) stemmer of wink's English model
- *   reduces the rest ("investigations" → "investig"). Numbers stay as they are.
+ * - English words: wink-nlp's stop words (its English model's stop-word flag, as a list:
+ *   stop-words.ts) are removed, then the Porter2 (Snowball English) stemmer of wink's English
+ *   model reduces the rest ("investigations" → "investig"). Numbers stay as they are.
  * - Scripts written without spaces (Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar) become
  *   overlapping character bigrams, so any two-character word of the question matches.
  * - Other scripts (Cyrillic, Greek, Arabic, Devanagari, …) keep the lower-cased word.
@@ -16,6 +16,7 @@
  * full-text rows of an older version when it opens the file.
  */
 import { createRequire } from 'node:module';
+import { WINK_STOP_WORDS } from './stop-words.js';
 
 /** Bumped when analyze() changes; stored in the database next to the FTS index. */
 export const ANALYZER_VERSION = 2;
@@ -41,24 +42,10 @@ let wink: Wink | null | undefined;
 function loadWink(): Wink | null {
   if (wink !== undefined) return wink;
   try {
-    const winkNLP = require('wink-nlp') as (m: unknown, pipe?: string[]) => {
-      readDoc(t: string): { tokens(): { out(f: unknown): unknown[] } };
-      its: { stopWordFlag: unknown };
-    };
-    const model = require('wink-eng-lite-web-model') as { core(): { features: { lexeme: { hash: Record<string, number> } } } };
-    const nlp = winkNLP(model, []);
-    // Only words of wink's lexicon can be stop words: others skip the (36 µs) document read.
-    const lexicon = model.core().features.lexeme.hash;
+    // Only the stemmer module of the model: its stop-word flags are the list of stop-words.ts
+    // (reading the whole model cost ~100 ms per process).
     const stem = require('wink-eng-lite-web-model/dist/porter-stemmer.js') as Stemmer;
-    const flag = nlp.its.stopWordFlag;
-    wink = {
-      stem,
-      isStop: (w) => {
-        if (!Object.prototype.hasOwnProperty.call(lexicon, w)) return false;
-        const out = nlp.readDoc(w).tokens().out(flag);
-        return out.length === 1 && out[0] === true;
-      },
-    };
+    wink = { stem, isStop: (w) => WINK_STOP_WORDS.has(w) };
   } catch {
     wink = null;
   }
