@@ -23,36 +23,27 @@ export const ANALYZER_VERSION = 2;
 
 const require = createRequire(import.meta.url);
 
-// A fallback list, used only if wink's model cannot be loaded (SMART/Lucene core + question words).
-const FALLBACK_STOP = new Set(`a about above after again against all am an and any are aren't as at be because been before being
-below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each few for
-from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how
-how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor not of off on
-once only or other ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't so some such
-than that that's the their theirs them themselves then there there's these they they'd they'll they're they've this those
-through to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where where's
-which while who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves
-also may might must shall will us within without upon whether`.split(/\s+/));
-
 type Stemmer = (w: string) => string;
-interface Wink { isStop(w: string): boolean; stem: Stemmer }
 
-let wink: Wink | null | undefined;
+let porter: Stemmer | null | undefined;
 
-function loadWink(): Wink | null {
-  if (wink !== undefined) return wink;
-  try {
-    // Only the stemmer module of the model: its stop-word flags are the list of stop-words.ts
-    // (reading the whole model cost ~100 ms per process).
-    const stem = require('wink-eng-lite-web-model/dist/porter-stemmer.js') as Stemmer;
-    wink = { stem, isStop: (w) => WINK_STOP_WORDS.has(w) };
-  } catch {
-    wink = null;
+/**
+ * The Porter2 stemmer module of wink's English model, alone: of the model only it and the
+ * stop-word flags were used, and these are the list of stop-words.ts (reading the whole model
+ * cost ~100 ms per process). null when it cannot be loaded (then lightStem).
+ */
+function porterStemmer(): Stemmer | null {
+  if (porter === undefined) {
+    try {
+      porter = require('wink-eng-lite-web-model/dist/porter-stemmer.js') as Stemmer;
+    } catch {
+      porter = null;
+    }
   }
-  return wink;
+  return porter;
 }
 
-/** Light English suffix stripping, used only when wink's stemmer is unavailable. */
+/** Light English suffix stripping, used only when the Porter2 stemmer cannot be loaded. */
 function lightStem(w: string): string {
   if (w.length <= 3 || /\d/.test(w)) return w;
   if (w.endsWith('ies') && w.length > 4) return `${w.slice(0, -3)}y`;
@@ -76,9 +67,8 @@ export function stem(w: string): string {
   let out: string;
   if (/^[0-9]+$/.test(w)) out = w;
   else {
-    const wk = loadWink();
-    if (wk) out = w.length > 1 && /^[a-z]+$/.test(w) && wk.isStop(w) ? '' : wk.stem(w);
-    else out = FALLBACK_STOP.has(w) ? '' : lightStem(w);
+    // The list holds only words of letters a–z; its single letters (a, i) are dropped below anyway.
+    out = WINK_STOP_WORDS.has(w) ? '' : (porterStemmer() ?? lightStem)(w);
     if (w.length === 1 && !/[0-9]/.test(w)) out = ''; // single letters carry no meaning
   }
   if (memo.size >= MEMO_MAX) memo.clear();
