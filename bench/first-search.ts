@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client } from '../src/index.js';
-import { builtTermIndex, termIndex, termIndexOptions, vectorSearchOptions } from '../src/search/index.js';
+import { builtTermIndex, termIndex, vectorSearchOptions } from '../src/search/index.js';
 import type { Db } from '../src/store/index.js';
 import { syntheticChunks } from './lib/chunks.js';
 import { CACHE_DIR } from './lib/cran-db.js';
@@ -110,9 +110,7 @@ async function main(): Promise<void> {
     const path = await store(size);
     for (let r = 0; r < runs; r++) {
       for (const mode of ['eager', 'now']) {
-        const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', path, '--mode', mode], {
-          encoding: 'utf8', env: { ...process.env, RAGLOOM_TERM_INDEX: termIndexOptions.enabled ? '1' : '0' }, maxBuffer: 1 << 20,
-        });
+        const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', path, '--mode', mode], { encoding: 'utf8' });
         const s = { ...(JSON.parse(out) as Sample), size };
         samples.push(s);
         process.stderr.write(`${JSON.stringify(s)}\n`);

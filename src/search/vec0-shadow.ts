@@ -8,8 +8,8 @@
  * byte i/8, least significant first) and the slots' rowids (int64, little-endian);
  * `<t>_vector_chunks00(rowid = chunk_id, vectors)` the slots' float32 vectors back to back. It is
  * sqlite-vec's private format, so it is used only when the table says it was created by 0.1.x
- * and every column and blob has the expected shape; otherwise `null`, and the caller scans the
- * virtual table. test/search/vec0-shadow.test.ts checks both readings agree.
+ * and every column and blob has the expected shape; otherwise nothing is read, and the caller
+ * scans the virtual table. test/search/first-search.test.ts checks both readings agree.
  */
 import type { Db } from '../store/index.js';
 
