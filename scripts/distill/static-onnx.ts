@@ -1,10 +1,11 @@
 /**
  * The ONNX graph of a static embedding model: a token table lookup and masked mean pooling, the
  * table stored as int8 with a float scale per row (or float16) and dequantised after the lookup.
- * Written by distill.ts and contrastive.ts; read by src/embed/providers/static.ts, which accepts
- * exactly these two graphs.
+ * Written by distill.ts and contrastive.ts; read by src/embed/providers/static.ts, whose node
+ * lists (STATIC_GRAPHS) these graphs are built from.
  */
 import { DType, encodeModel, float16Bytes, int64Bytes, type ModelSpec } from './onnx-writer.js';
+import { STATIC_GRAPHS } from '../../src/embed/providers/static.js';
 
 export interface StaticOnnx {
   /** Row-major table, `rows × dims`. */
@@ -57,47 +58,25 @@ export function staticOnnxSpec(m: StaticOnnx): ModelSpec {
     { name: 'axis_seq', dataType: DType.INT64, dims: [1], raw: int64Bytes([1]) },
     { name: 'one', dataType: DType.FLOAT, dims: [], raw: new Uint8Array(new Float32Array([1]).buffer) },
   ];
-  // Masked mean pooling: last_hidden_state = tok · mask; sentence_embedding = Σ_seq / max(Σ mask, 1).
-  const pool = [
-    { op: 'ReduceSum', inputs: ['last_hidden_state', 'axis_seq'], outputs: ['summed'], attrs: { keepdims: 0 } },
-    { op: 'ReduceSum', inputs: ['mask', 'axis_seq'], outputs: ['count'], attrs: { keepdims: 1 } },
-    { op: 'Max', inputs: ['count', 'one'], outputs: ['count1'] },
-    { op: 'Div', inputs: ['summed', 'count1'], outputs: ['sentence_embedding'] },
-  ];
-  const maskNodes = [
-    { op: 'Cast', inputs: ['attention_mask'], outputs: ['mask'], attrs: { to: DType.FLOAT } },
-    { op: 'Unsqueeze', inputs: ['mask', 'axis_last'], outputs: ['mask3'] },
-  ];
+  // The nodes are the reader's own (Gather → dequantise → mask → masked mean pooling), so the
+  // embedder accepts exactly what is written here.
+  const { nodes, table: tableName, scale: scaleName } = STATIC_GRAPHS[QUANT];
+  const graph = nodes.map((n) => ({ ...n, inputs: [...n.inputs], outputs: [...n.outputs] }));
   if (QUANT === 'fp16') {
     return {
       ...common,
-      initializers: [{ name: 'embeddings', dataType: DType.FLOAT16, dims: [V, DIMS], raw: float16Bytes(table) }, ...axes],
-      nodes: [
-        { op: 'Gather', inputs: ['embeddings', 'input_ids'], outputs: ['tok16'], attrs: { axis: 0 } },
-        { op: 'Cast', inputs: ['tok16'], outputs: ['tok'], attrs: { to: DType.FLOAT } },
-        ...maskNodes,
-        { op: 'Mul', inputs: ['tok', 'mask3'], outputs: ['last_hidden_state'] },
-        ...pool,
-      ],
-    };
-  } else {
-    const { q, scale } = quantizeRows(table, V, DIMS);
-    return {
-      ...common,
-      initializers: [
-        { name: 'embeddings_q', dataType: DType.INT8, dims: [V, DIMS], raw: new Uint8Array(q.buffer) },
-        { name: 'embeddings_scale', dataType: DType.FLOAT, dims: [V, 1], raw: new Uint8Array(scale.buffer) },
-        ...axes,
-      ],
-      nodes: [
-        { op: 'Gather', inputs: ['embeddings_q', 'input_ids'], outputs: ['tok8'], attrs: { axis: 0 } },
-        { op: 'Cast', inputs: ['tok8'], outputs: ['tokq'], attrs: { to: DType.FLOAT } },
-        { op: 'Gather', inputs: ['embeddings_scale', 'input_ids'], outputs: ['tokscale'], attrs: { axis: 0 } },
-        ...maskNodes,
-        { op: 'Mul', inputs: ['tokscale', 'mask3'], outputs: ['w'] },
-        { op: 'Mul', inputs: ['tokq', 'w'], outputs: ['last_hidden_state'] },
-        ...pool,
-      ],
+      initializers: [{ name: tableName, dataType: DType.FLOAT16, dims: [V, DIMS], raw: float16Bytes(table) }, ...axes],
+      nodes: graph,
     };
   }
+  const { q, scale } = quantizeRows(table, V, DIMS);
+  return {
+    ...common,
+    initializers: [
+      { name: tableName, dataType: DType.INT8, dims: [V, DIMS], raw: new Uint8Array(q.buffer) },
+      { name: scaleName!, dataType: DType.FLOAT, dims: [V, 1], raw: new Uint8Array(scale.buffer) },
+      ...axes,
+    ],
+    nodes: graph,
+  };
 }

@@ -246,16 +246,11 @@ function modelFolder(root: string, name: string, model: Uint8Array, hidden: numb
 }
 
 const V = 79_435; // the shipped vocabulary
-const io = (dims: number): Pick<ModelSpec, 'inputs' | 'outputs'> => ({
-  inputs: [
-    { name: 'input_ids', elemType: DType.INT64, shape: ['batch_size', 'sequence_length'] },
-    { name: 'attention_mask', elemType: DType.INT64, shape: ['batch_size', 'sequence_length'] },
-  ],
-  outputs: [
-    { name: 'last_hidden_state', elemType: DType.FLOAT, shape: ['batch_size', 'sequence_length', dims] },
-    { name: 'sentence_embedding', elemType: DType.FLOAT, shape: ['batch_size', dims] },
-  ],
-});
+/** The inputs and outputs of the distiller's graphs, for graphs that are not one of them. */
+const io = (dims: number): Pick<ModelSpec, 'inputs' | 'outputs'> => {
+  const { inputs, outputs } = staticOnnxSpec({ table: new Float32Array(dims), rows: 1, dims, quant: 'fp16', graphName: '', docString: '', metadata: {} });
+  return { inputs, outputs };
+};
 /** The distiller's float16 graph (scripts/distill/static-onnx.ts) over a small random table. */
 function fp16Static(dims: number): ModelSpec {
   let s = 11;

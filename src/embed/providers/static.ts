@@ -207,7 +207,7 @@ function decodeGraph(model: Uint8Array): OnnxGraph {
 // ---------------------------------------------------------------------------------------------
 // The two graphs the distiller writes.
 
-type Spec = { op: string; inputs: string[]; outputs: string[]; attrs?: Record<string, number> };
+export type Spec = { op: string; inputs: string[]; outputs: string[]; attrs?: Record<string, number> };
 const MASK: Spec[] = [
   { op: 'Cast', inputs: ['attention_mask'], outputs: ['mask'], attrs: { to: DT.FLOAT } },
   { op: 'Unsqueeze', inputs: ['mask', 'axis_last'], outputs: ['mask3'] },
@@ -218,7 +218,11 @@ const POOL: Spec[] = [
   { op: 'Max', inputs: ['count', 'one'], outputs: ['count1'] },
   { op: 'Div', inputs: ['summed', 'count1'], outputs: ['sentence_embedding'] },
 ];
-const GRAPHS: Record<'int8' | 'fp16', { nodes: Spec[]; table: string; tableType: number; scale?: string }> = {
+/**
+ * The two graphs, node by node, as scripts/distill/static-onnx.ts writes them (it builds its
+ * nodes from these, so writer and reader cannot drift apart).
+ */
+export const STATIC_GRAPHS: Readonly<Record<'int8' | 'fp16', { nodes: readonly Spec[]; table: string; tableType: number; scale?: string }>> = {
   int8: {
     table: 'embeddings_q',
     tableType: DT.INT8,
@@ -249,7 +253,7 @@ const GRAPHS: Record<'int8' | 'fp16', { nodes: Spec[]; table: string; tableType:
 const showNode = (n: { op: string; inputs: string[]; outputs: string[] }) => `${n.op}(${n.inputs.join(', ')}) → ${n.outputs.join(', ')}`;
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-function matchNodes(nodes: OnnxNode[], spec: Spec[]): string | null {
+function matchNodes(nodes: OnnxNode[], spec: readonly Spec[]): string | null {
   if (nodes.length !== spec.length) return `${nodes.length} nodes, expected ${spec.length}`;
   for (let i = 0; i < spec.length; i++) {
     const n = nodes[i]!;
@@ -296,7 +300,7 @@ export function readStaticGraph(bytes: Uint8Array, where = 'model.onnx'): Static
   if (g.sparse) refuse('it has sparse initializers');
   const kind = g.initializers.some((t) => t.name === 'embeddings_q') ? 'int8' : g.initializers.some((t) => t.name === 'embeddings') ? 'fp16' : undefined;
   if (!kind) refuse('no "embeddings_q" or "embeddings" initializer');
-  const spec = GRAPHS[kind!];
+  const spec = STATIC_GRAPHS[kind!];
   const bad = matchNodes(g.nodes, spec.nodes);
   if (bad) refuse(bad);
   if (g.opset < 13) refuse(`opset ${g.opset} (ReduceSum / Unsqueeze with axes inputs need ≥ 13)`);
