@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { test, enc } from '../helpers.js';
 import { Client, type DataSet } from '../../src/index.js';
 import { builtTermIndex, termIndexOptions, vectorIndex, vectorSearchOptions, forgetVectorIndexes } from '../../src/search/index.js';
-import { readVec0Shadow } from '../../src/search/vec0-shadow.js';
+import { floatsOf, readVec0Shadow } from '../../src/search/vec0-shadow.js';
 import type { Db } from '../../src/store/index.js';
 
 const dbOf = (c: Client) => (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
@@ -145,6 +145,15 @@ describe("vec0's shadow tables", () => {
       // …and the index still loads, by the scan.
       forgetVectorIndexes(db);
       expect(vectorIndex(db, dim)!.search(q, 5, { datasets: [a.id] }, { exact: true }).length).toBe(5);
+
+      // Blobs as floats: a view when aligned, a copy when not, nothing when the bytes are not whole floats.
+      const bytes = new Uint8Array(new Float32Array([1.5, -2, 3]).buffer);
+      const odd = new Uint8Array(13);
+      odd.set(bytes, 1);
+      expect([...floatsOf(bytes)]).toEqual([1.5, -2, 3]);
+      expect(floatsOf(bytes).buffer).toBe(bytes.buffer);
+      expect([...floatsOf(odd.subarray(1))]).toEqual([1.5, -2, 3]);
+      expect(floatsOf(bytes.subarray(0, 7)).length).toBe(0);
     } finally {
       await c.close();
     }
