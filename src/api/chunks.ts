@@ -2,7 +2,7 @@ import type { Engine, Ctx } from '../core/index.js';
 import { ownedDataset, refreshDatasetCounts, getDocument, documentToWire, type DocumentRow, chunkToWire, chunkVectors } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
-import { sqlCount, toNumber } from './validate.js';
+import { sqlCount, toNumber, vectorParam } from './validate.js';
 import { upsertChunk, removeChunkRows, rewriteChunk, type ChunkRow } from '../store/index.js';
 import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
 import { countTokens, analyze } from '../text/index.js';
@@ -45,11 +45,13 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
     const bad = [...kw, ...qs].find((t) => typeof t !== 'string');
     throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError('sequence item 0: expected str instance, ${pyType(bad)} found')`);
   }
+  // ragloom: the caller's own vector (a LangChain or LlamaIndex store's embeddings) instead of the dataset model's.
+  const own = req.vector === undefined || req.vector === null ? undefined : vectorParam(req.vector, 'vector');
   const questions = qs.map((q) => q.trim()).filter(Boolean);
   const content = req.content;
   const id = chunkId(content, doc.id);
   const embedText = questions.length ? questions.join('\n') : content;
-  const [vector] = await chunkVectors(e, kb.embd_id, doc.name, [embedText], titleWeight(doc.parser_config));
+  const [vector] = own ? [own] : await chunkVectors(e, kb.embd_id, doc.name, [embedText], titleWeight(doc.parser_config));
   faultPoint('chunks.add:embedded');
   const now = Date.now();
   // Embedding awaited outside; the document may have been deleted meanwhile (by this process or
