@@ -16,6 +16,7 @@ import { formatTable } from './table.js';
 import { agentCommand } from './agent.js';
 import { MigrationError } from '../migrate/index.js';
 import { runMigrateCommand, MigrateUsageError } from './migrate.js';
+import { mcpCommand } from './mcp.js';
 import {
   type Command, type OptionSpec, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText, wantsJson,
   intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag,
@@ -377,7 +378,7 @@ const migrate: Command = {
 
 /** Every subcommand, in the order `ragloom --help` lists them. A new one is one more entry. */
 export const COMMANDS: Readonly<Record<string, Command>> = {
-  quickstart, ingest, list, retrieve, ask, models, serve, agent: agentCommand, migrate, workspace,
+  quickstart, ingest, list, retrieve, ask, models, serve, mcp: mcpCommand, agent: agentCommand, migrate, workspace,
 };
 
 /** Aliases (`search` → `retrieve`). */
