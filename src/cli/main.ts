@@ -19,7 +19,7 @@ import { runMigrateCommand, MigrateUsageError } from './migrate.js';
 import { mcpCommand } from './mcp.js';
 import {
   type Command, type OptionSpec, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText, wantsJson,
-  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag,
+  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag, untilStopped,
 } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -347,15 +347,7 @@ again. With --json, one JSON line when it listens: {"url", "openai_url", "db", "
         ? `Admin API key (shown once; keep it): ${srv.apiKey}\n`
         : 'Admin API key: printed when this database was first served (`ragloom serve --new-key` issues another).\n');
     }
-    await new Promise<void>((done) => {
-      const stop = () => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        done();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
+    await untilStopped();
     if (!c.json) c.out.write('ragloom: shutting down (finishing in-flight requests)…\n');
     await srv.close();
     return 0;

@@ -4,7 +4,7 @@
  */
 import { Client } from '../client/index.js';
 import { MissingPackageError } from '../util/index.js';
-import { type Command, intFlag, stringFlag, dbFlag, existingDatabase, DB_OPTION } from './args.js';
+import { type Command, intFlag, stringFlag, dbFlag, existingDatabase, untilStopped, DB_OPTION } from './args.js';
 
 const PACKAGES = ['@modelcontextprotocol/sdk', 'zod'] as const;
 
@@ -20,20 +20,6 @@ async function loadMcp() {
     }
     throw e;
   }
-}
-
-/** Resolves on SIGINT or SIGTERM, or when `also` resolves. */
-function stopped(also?: Promise<void>): Promise<void> {
-  return new Promise<void>((done) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-    void also?.then(stop);
-  });
 }
 
 export const mcpCommand: Command = {
@@ -68,7 +54,7 @@ An assistant's configuration: docs/integrations.md.`,
         const srv = await mcp.serveMcpHttp(client, { port, host, readOnly });
         if (c.json) c.out.write(`${JSON.stringify({ url: srv.url, db, read_only: readOnly })}\n`);
         else c.out.write(`ragloom MCP server for ${db} at ${srv.url}${readOnly ? ' (read-only)' : ''}\n`);
-        await stopped();
+        await untilStopped();
         await srv.close();
         return 0;
       }
@@ -77,7 +63,7 @@ An assistant's configuration: docs/integrations.md.`,
       const closed = new Promise<void>((done) => { transport.onclose = done; });
       process.stdin.once('end', () => void server.close());
       await server.connect(transport);
-      await stopped(closed);
+      await untilStopped(closed);
       await server.close();
       return 0;
     } finally {

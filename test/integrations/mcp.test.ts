@@ -18,6 +18,7 @@ import { Client } from '../../src/index.js';
 import { startServer } from '../../src/server/index.js';
 import { serveMcpHttp, MCP_TOOLS } from '../../src/integrations/mcp/index.js';
 import { parsedDataset, EMBD, LLM } from '../acceptance/modes.js';
+import { run } from '../cli/run.js';
 
 const CLI = fileURLToPath(new URL('../faults/fixtures/cli.mjs', import.meta.url));
 const TSX = import.meta.resolve('tsx');
@@ -138,10 +139,13 @@ describe('ragloom mcp (stdio, a child process)', () => {
   it('answers the SDK client: every tool, bad arguments as tool errors, datasets as resources; ends when the client closes', async () => {
     const { mcp, transport, stderr } = stdioClient(['--db', db]);
     await mcp.connect(transport);
-    expect(mcp.getServerVersion()).toMatchObject({ name: 'ragloom' });
-    await exercise(mcp, true);
     const pid = transport.pid!;
-    await mcp.close();
+    try {
+      expect(mcp.getServerVersion()).toMatchObject({ name: 'ragloom' });
+      await exercise(mcp, true);
+    } finally {
+      await mcp.close();
+    }
     // The process has ended (no signal needed).
     await expect.poll(() => { try { process.kill(pid, 0); return 'alive'; } catch { return 'gone'; } }, { timeout: 10_000 }).toBe('gone');
     expect(stderr()).toBe('');
@@ -151,8 +155,11 @@ describe('ragloom mcp (stdio, a child process)', () => {
     const before = (await stat(db)).mtimeMs;
     const { mcp, transport } = stdioClient(['--db', db, '--read-only']);
     await mcp.connect(transport);
-    await exercise(mcp, false);
-    await mcp.close();
+    try {
+      await exercise(mcp, false);
+    } finally {
+      await mcp.close();
+    }
     expect((await stat(db)).mtimeMs).toBe(before);
   }, 120_000);
 
@@ -170,21 +177,38 @@ describe('ragloom mcp (stdio, a child process)', () => {
   }, 60_000);
 });
 
+describe('ragloom mcp --help and bad flags', () => {
+  it('lists its options, and refuses a bad flag by its name before opening anything', async () => {
+    const help = await run(['mcp', '--help']);
+    expect(help.code).toBe(0);
+    for (const f of ['--db FILE', '--read-only', '--http', '--port N', '--host H', 'ragflow_retrieval', 'npm install @modelcontextprotocol/sdk zod']) expect(help.out).toContain(f);
+    expect((await run(['--help'])).out).toContain('ragloom mcp [--db FILE] [--read-only] [--http [--port N] [--host H]]');
+    const bad = await run(['mcp', '--db', db, '--http', '--port', 'ten']);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain("--port must be a whole number, got 'ten'");
+    const typo = await run(['mcp', '--db', db, '--readonly']);
+    expect(typo.err).toContain('unknown option --readonly; did you mean --read-only?');
+  });
+});
+
 describe('ragloom mcp --http', () => {
   it('listens where it says, answers the SDK client over streamable HTTP, and stops on SIGTERM', async () => {
     const child = spawn(process.execPath, ['--import', TSX, CLI, 'mcp', '--db', db, '--http', '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     const exited = new Promise<number | null>((r) => child.on('close', r));
-    await expect.poll(() => out.includes('\n'), { timeout: 60_000 }).toBe(true);
-    const { url, read_only } = JSON.parse(out) as { url: string; read_only: boolean };
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    expect(read_only).toBe(false);
-    const mcp = new McpClient({ name: 'ragloom-test', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(url)));
-    await exercise(mcp, true);
-    await mcp.close();
-    child.kill('SIGTERM');
+    try {
+      await expect.poll(() => out.includes('\n'), { timeout: 60_000 }).toBe(true);
+      const { url, read_only } = JSON.parse(out) as { url: string; read_only: boolean };
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      expect(read_only).toBe(false);
+      const mcp = new McpClient({ name: 'ragloom-test', version: '1.0.0' });
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(url)));
+      await exercise(mcp, true);
+      await mcp.close();
+    } finally {
+      child.kill('SIGTERM');
+    }
     expect(await exited).toBe(0);
   }, 120_000);
 });

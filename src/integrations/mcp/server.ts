@@ -75,6 +75,12 @@ const documentMetadata = (d: Document) => ({
   dataset_id: d.dataset_id, meta_fields: d.meta_fields ?? {},
 });
 
+/** `page` and `page_size` of a listing tool (RAGFlow's list tools' bounds and defaults). */
+const paging = (size: number, max: number) => ({
+  page: z.number().int().min(1).default(1).describe('Page number'),
+  page_size: z.number().int().min(1).max(max).default(size).describe('Results per page'),
+});
+
 const metadataConditionSchema = z.object({
   logic: z.enum(['and', 'or']).optional(),
   conditions: z.array(z.object({ name: z.string(), comparison_operator: z.string(), value: z.unknown().optional() })),
@@ -152,10 +158,7 @@ export async function createMcpServer(client: Client, opts: McpServerOptions = {
   server.registerTool('ragflow_list_datasets', {
     description: 'List all accessible datasets (knowledge bases). Returns dataset IDs, names, and descriptions, one JSON object per line. '
       + 'Use this tool to discover which datasets are available before performing retrieval.',
-    inputSchema: {
-      page: z.number().int().min(1).default(1).describe('Page number'),
-      page_size: z.number().int().min(1).max(1000).default(100).describe('Results per page'),
-    },
+    inputSchema: paging(100, 1000),
     annotations: { title: 'List datasets', ...READ },
   }, (a) => run(async () => {
     const rows = await client.listDatasets({ page: a.page, page_size: Math.min(a.page_size, 100) });
@@ -167,10 +170,7 @@ export async function createMcpServer(client: Client, opts: McpServerOptions = {
   server.registerTool('ragflow_list_chats', {
     description: 'List all accessible chat assistants. Returns chat assistant IDs, names, and descriptions, one JSON object per line. '
       + 'Use this tool to discover the chat assistants that ragloom_ask can ask.',
-    inputSchema: {
-      page: z.number().int().min(1).default(1).describe('Page number'),
-      page_size: z.number().int().min(1).max(100).default(30).describe('Results per page'),
-    },
+    inputSchema: paging(30, 100),
     annotations: { title: 'List chat assistants', ...READ },
   }, (a) => run(async () => {
     const rows = await client.listChats({ page: a.page, page_size: a.page_size });
@@ -203,10 +203,7 @@ export async function createMcpServer(client: Client, opts: McpServerOptions = {
 
   server.registerTool('ragloom_list_memories', {
     description: 'List the memories (stores of an agent\'s conversation turns) with their ids, names and types, one JSON object per line.',
-    inputSchema: {
-      page: z.number().int().min(1).default(1).describe('Page number'),
-      page_size: z.number().int().min(1).max(100).default(50).describe('Results per page'),
-    },
+    inputSchema: paging(50, 100),
     annotations: { title: 'List memories', ...READ },
   }, (a) => run(async () => {
     const r = await client.listMemory({ page: a.page, page_size: a.page_size });
