@@ -2,7 +2,7 @@
  * ragloom/langchain against the real @langchain/core (and @langchain/openai's ChatOpenAI talking
  * to a loopback OpenAI-protocol stand-in), over a local and a remote Client.
  */
-import { describe, expect, beforeAll, afterAll } from 'vitest';
+import { describe, expect, beforeAll, afterAll, it } from 'vitest';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
 import { RunnablePassthrough, RunnableSequence } from '@langchain/core/runnables';
 import { StringOutputParser } from '@langchain/core/output_parsers';
@@ -172,5 +172,21 @@ describe.each(MODES)('%s mode', (mode) => {
       await expect(store.similaritySearch('x', 0)).rejects.toThrow(/k must be/);
       await expect(store.delete({} as never)).rejects.toThrow(TypeError);
     });
+  });
+});
+
+describe('RagloomEmbeddings', () => {
+  it("gives ragloom's vectors, and a failing model fails once (no LangChain retries by default)", async () => {
+    const e = new RagloomEmbeddings();
+    expect(e.model).toBe('ragloom-static-en-256@Builtin');
+    const [a, b] = await e.embedDocuments(['the moon and the tides', 'bread dough']);
+    expect(a).toHaveLength(256);
+    expect(await e.embedQuery('the moon and the tides')).toEqual(a);
+    expect(b).not.toEqual(a);
+    let calls = 0;
+    const failing = new RagloomEmbeddings({ model: { id: 'down@Test', embed: async () => { calls++; throw new Error('model down'); } } });
+    await expect(failing.embedQuery('q')).rejects.toThrow('model down');
+    expect(calls).toBe(1);
+    expect(() => new RagloomEmbeddings({ model: 'nope@Nowhere' })).toThrow(/Embedding model "nope@Nowhere"/);
   });
 });

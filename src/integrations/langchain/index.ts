@@ -79,9 +79,10 @@ export class RagloomEmbeddings extends Embeddings {
   /** `name@factory` of the model. */
   readonly model: string;
 
+  /** `maxRetries` defaults to 0: a local model that fails fails again (LangChain's default retries 6 times). */
   constructor(fields: EmbeddingOptions & EmbeddingsParams = {}) {
     const { model, models, ...params } = fields;
-    super(params);
+    super({ maxRetries: 0, ...params });
     this.embedder = resolveEmbedder({ model, models });
     this.model = this.embedder.id;
   }
@@ -150,6 +151,8 @@ export class RagloomVectorStore extends VectorStore {
     this.own ??= this.embeddings instanceof RagloomEmbeddings
       ? this.store.dataset().then((d) => d.embedding_model === (this.embeddings as RagloomEmbeddings).model)
       : Promise.resolve(false);
+    // A failed look-up (the server unreachable) is asked again next time.
+    this.own.catch(() => { this.own = undefined; });
     return this.own;
   }
 

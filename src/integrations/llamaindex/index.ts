@@ -139,6 +139,8 @@ export class RagloomVectorStore extends BaseVectorStore<Client, RagloomQueryPara
     this.own ??= this.embedModel instanceof RagloomEmbedding
       ? this.store.dataset().then((d) => d.embedding_model === (this.embedModel as RagloomEmbedding).model)
       : Promise.resolve(false);
+    // A failed look-up (the server unreachable) is asked again next time.
+    this.own.catch(() => { this.own = undefined; });
     return this.own;
   }
 
