@@ -3,13 +3,13 @@
  * `ragflow_list_datasets` and `ragflow_list_chats` as RAGFlow 0.26.3 added them), ragloom's own
  * (a cited answer from a chat, memories), and datasets as resources, over any Client.
  */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ErrorCode, type CallToolResult, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 import { ApiError, type Client, type Chunk, type DataSet, type Document, type MetadataCondition, type ReferenceChunk } from '../../client/index.js';
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 /** The package's version (package.json, three folders up from src/integrations/mcp and dist/integrations/mcp alike). */
 const VERSION: string = (JSON.parse(readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), '../../../package.json'), 'utf8')) as { version: string }).version;
