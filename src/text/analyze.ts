@@ -17,7 +17,7 @@
  */
 import { createRequire } from 'node:module';
 import { WINK_STOP_WORDS } from './stop-words.js';
-import { LANGS, type Lang, type LangDef, type Script } from './languages.js';
+import { LANGS, type Lang, type Script } from './languages.js';
 import { stemmerOf, stopWords } from './snowball.js';
 import { chineseTerms, japaneseTerms, koreanTerms, pushBigrams } from './cjk.js';
 
@@ -127,6 +127,7 @@ export function analyze(text: string, lang: Analysis = 'en'): string[] {
   // Turkish has a dotted and a dotless i: "I" lower-cases to "ı", "İ" to "i".
   const norm = lang === 'tr' ? nfkc.toLocaleLowerCase('tr') : nfkc.toLowerCase();
   const english = lang === 'v2' || lang === 'en';
+  const memo = english ? undefined : memoOf(lang as Lang);
   for (const m of norm.matchAll(TOKEN)) {
     let tok = m[0];
     if (english && (tok.includes("'") || tok.includes('’'))) {
@@ -135,7 +136,7 @@ export function analyze(text: string, lang: Analysis = 'en'): string[] {
     }
     if (!NOSPACE.test(tok)) {
       if (english) pushEnglish(tok, out);
-      else pushWord(tok, lang, out);
+      else pushWord(tok, lang as Lang, memo!, out);
     } else if (lang === 'v2') pushMixedV2(tok, out);
     else pushMixed(tok, lang, out);
   }
@@ -144,19 +145,18 @@ export function analyze(text: string, lang: Analysis = 'en'): string[] {
 
 /** A word as analyzer version 2 read every word: English stems for Latin, others as they are. */
 function pushEnglish(word: string, out: string[]): void {
+  const t = englishTerm(word);
+  if (t) out.push(t);
+}
+
+/** The term of a word read as English ('' for none): version 2's reading of every word. */
+function englishTerm(word: string): string {
   let tok = word;
   if (tok.includes("'") || tok.includes('’')) tok = tok.replace(/['’]s$/, '').replace(/['’]/g, '');
-  if (!tok) return;
-  if (ASCII_WORD.test(tok)) {
-    const s = stem(tok);
-    if (s) out.push(s);
-    return;
-  }
+  if (!tok) return '';
+  if (ASCII_WORD.test(tok)) return stem(tok);
   const plain = tok.normalize('NFKD').replace(LATIN_MARKS, '');
-  if (ASCII_WORD.test(plain)) {
-    const s = stem(plain);
-    if (s) out.push(s);
-  } else out.push(tok);
+  return ASCII_WORD.test(plain) ? stem(plain) : tok;
 }
 
 const SCRIPT_OF: ReadonlyArray<[RegExp, Script]> = [
@@ -166,52 +166,53 @@ const scriptOf = (w: string): Script | undefined => SCRIPT_OF.find(([re]) => re.
 // Elided articles and pronouns before an apostrophe ("l'homme", "dell'uomo", "qu'il"): the word is what follows.
 const ELISION = /^(?:[cdjlmnst]|qu|jusqu|lorsqu|puisqu|quoiqu|presqu|all|dall|dell|nell|sull|coll|quell|quest|un|d)['’]/;
 
-/** A word of a text analysed as `lang` (not English). */
-function pushWord(word: string, lang: Lang, out: string[]): void {
-  const def = LANGS[lang];
-  const script = scriptOf(word);
-  if (script === 'latin' && def.script !== 'latin') return pushEnglish(word, out);
-  if (script !== def.script) {
-    // Another script than the language's (a Cyrillic name in a German text): as version 2 did.
-    const tok = word.replace(/['’]/g, '');
-    if (tok) out.push(tok);
+// Per language: lower-cased word → term ('' = none). Bounded like stem()'s memo.
+const memos = new Map<Lang, Map<string, string>>();
+
+function memoOf(lang: Lang): Map<string, string> {
+  let memo = memos.get(lang);
+  if (!memo) memos.set(lang, (memo = new Map()));
+  return memo;
+}
+
+/** A word of a text analysed as `lang` (not English); `memo`: `lang`'s. */
+function pushWord(word: string, lang: Lang, memo: Map<string, string>, out: string[]): void {
+  if (word.length > STEM_MAX) {
+    out.push(word);
     return;
   }
+  let t = memo.get(word);
+  if (t === undefined) {
+    t = wordTerm(word, lang);
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(word, t);
+  }
+  if (t) out.push(t);
+}
+
+/** The term of one lower-cased word of a text in `lang`; '' for a stop word or none. */
+function wordTerm(word: string, lang: Lang): string {
+  const def = LANGS[lang];
+  const script = scriptOf(word);
+  if (script === 'latin' && def.script !== 'latin') return englishTerm(word);
+  // Another script than the language's (a Cyrillic name in a German text): as version 2 kept it.
+  if (script !== def.script) return word.replace(/['’]/g, '');
   let w = word;
   if (w.includes("'") || w.includes('’')) {
     if (lang === 'fr' || lang === 'it') w = w.replace(ELISION, '');
     // Turkish marks a proper noun's suffixes with an apostrophe ("Türkiye'nin"): the noun is the word.
     else if (lang === 'tr') w = w.replace(/['’].*$/, '');
     w = w.replace(/['’]/g, '');
-    if (!w) return;
+    if (!w) return '';
   }
-  const t = wordTerm(w, lang, def);
-  if (t) out.push(t);
-}
-
-const memos = new Map<Lang, Map<string, string>>();
-
-/** The index term of one lower-cased word of `lang`'s script; '' for a stop word. */
-function wordTerm(w: string, lang: Lang, def: LangDef): string {
-  if (w.length > STEM_MAX) return w;
-  let memo = memos.get(lang);
-  if (!memo) memos.set(lang, (memo = new Map()));
-  const hit = memo.get(w);
-  if (hit !== undefined) return hit;
-  let out: string;
-  if (/^[0-9]+$/.test(w)) out = w;
-  else if ([...w].length === 1 && def.script === 'latin') out = ''; // single letters carry no meaning
-  else if (stopWords(lang)?.has(w)) out = '';
-  else {
-    // The stemmer reads the word with its diacritics (German "ä" is not "a" to it); what it
-    // leaves is folded, as FTS5's tokenizer would fold it anyway.
-    const stemmer = stemmerOf(lang);
-    out = stemmer ? stemmer(w) : w;
-    if (def.script === 'latin') out = out.normalize('NFKD').replace(LATIN_MARKS, '');
-  }
-  if (memo.size >= MEMO_MAX) memo.clear();
-  memo.set(w, out);
-  return out;
+  if (/^[0-9]+$/.test(w)) return w;
+  if (def.script === 'latin' && [...w].length === 1) return ''; // single letters carry no meaning
+  if (stopWords(lang)?.has(w)) return '';
+  // The stemmer reads the word with its diacritics (German "ä" is not "a" to it); what it leaves
+  // is folded, as FTS5's tokenizer would fold it anyway.
+  const stemmer = stemmerOf(lang);
+  const out = stemmer ? stemmer(w) : w;
+  return def.script === 'latin' ? out.normalize('NFKD').replace(LATIN_MARKS, '') : out;
 }
 
 /** Splits a run holding no-space scripts ("gpt模型", "東京都に") by script and analyses each part. */
@@ -238,12 +239,19 @@ function pushMixed(run: string, lang: Lang, out: string[]): void {
 }
 
 type RunClass = 'han' | 'hangul' | 'other' | 'word';
-const HAN_OR_KANA = /[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2fa1f}]/u;
-const HANGUL = /[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]/u;
+
+/** The run a character belongs to, by code point (this runs per character of every CJK text). */
+function runClass(ch: string): RunClass {
+  const c = ch.codePointAt(0)!;
+  // Kana, Han (with Japanese's iteration mark 々 and prolonged sound mark ー, which belong to the run they are in)
+  if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x31f0 && c <= 0x31ff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff)
+    || (c >= 0xf900 && c <= 0xfaff) || (c >= 0x20000 && c <= 0x2fa1f) || c === 0x3005) return 'han';
+  if ((c >= 0xac00 && c <= 0xd7af) || (c >= 0x1100 && c <= 0x11ff) || (c >= 0x3130 && c <= 0x318f)) return 'hangul';
+  // Thai, Lao, Myanmar, Khmer
+  if ((c >= 0x0e00 && c <= 0x0eff) || (c >= 0x1000 && c <= 0x109f) || (c >= 0x1780 && c <= 0x17ff)) return 'other';
+  return 'word';
+}
 const KANA = /[\u3040-\u30ff\u31f0-\u31ff]/u;
-// Japanese's prolonged sound mark and iteration marks belong to the run they are in.
-const runClass = (ch: string): RunClass =>
-  HAN_OR_KANA.test(ch) || ch === '々' || ch === 'ー' ? 'han' : HANGUL.test(ch) ? 'hangul' : NOSPACE.test(ch) ? 'other' : 'word';
 
 function pushMixedV2(run: string, out: string[]): void {
   // Split mixed runs ("gpt模型") into no-space-script and other parts.

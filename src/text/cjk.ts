@@ -44,6 +44,7 @@ const simplified = new Map<string, string>();
 /** `run` with each traditional character replaced by its simplified form (OpenCC, Taiwan variants included). */
 export function foldChinese(run: string): string {
   let out = '';
+  let same = true;
   for (const ch of run) {
     let s = simplified.get(ch);
     if (s === undefined) {
@@ -51,9 +52,10 @@ export function foldChinese(run: string): string {
       s = toSimplified(ch);
       simplified.set(ch, s);
     }
+    if (s !== ch) same = false;
     out += s;
   }
-  return out;
+  return same ? run : out;
 }
 
 /** Overlapping bigrams of `chars`; a single character alone. */
@@ -63,12 +65,9 @@ export function pushBigrams(chars: readonly string[], out: string[]): void {
 }
 
 function pushWords(words: readonly string[], mode: string, stop: ReadonlySet<string> | null, out: string[]): void {
-  for (const w of words) {
-    const n = [...w].length;
-    if (mode === 'bigram+long' ? n < 3 : false) continue;
-    if (!/[\p{L}\p{N}]/u.test(w) || stop?.has(w)) continue;
-    out.push(w);
-  }
+  // Runs hold letters only (analyze.ts splits them off punctuation); lengths in UTF-16 units.
+  const min = mode === 'bigram+long' ? 3 : 1;
+  for (const w of words) if (w.length >= min && !stop?.has(w)) out.push(w);
 }
 
 /** The terms of one run of Han characters read as Chinese. */
