@@ -1,6 +1,6 @@
 import type { Db } from './db.js';
 import { vecTable, toBlob, fromBlob } from './vectors.js';
-import { ftsTerms, isLang, type FtsTerms, type Lang, type Analysis } from '../text/index.js';
+import { ftsTerms, isLang, englishIsV2, type FtsTerms, type Lang, type Analysis } from '../text/index.js';
 import { cachedStatement as stmt } from './db.js';
 import type { Statement } from 'better-sqlite3';
 import { faultPoint } from '../util/index.js';
@@ -255,6 +255,12 @@ export function reindexDatasetSlice(db: Db, datasetId: string, after: number, li
     const questions = JSON.parse(qs) as string[];
     const want = langOf(text, keywords, questions);
     if (want === lang) continue;
+    const same = lang === null && want === 'en' && [title, text, kw, qs].every(englishIsV2);
+    if (same) {
+      // A version-2 row whose English terms are the same (no Chinese, Japanese, Korean…): only its lang is new.
+      stmt(db, 'UPDATE chunk SET lang = ? WHERE rowid = ?').run(want, rowid);
+      continue;
+    }
     const old = ftsTerms(title, text, keywords, questions, storedAnalysis(lang));
     const terms = ftsTerms(title, text, keywords, questions, want);
     if (terms.some((t, i) => t !== old[i])) {

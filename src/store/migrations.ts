@@ -361,12 +361,14 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   // 13: languages (analyzer version 3). `chunk.lang` is the language a chunk's full-text row is
   // analysed as (NULL: analyzer version 2, rows written before); `dataset.fts_language` the
   // analysis its chunks' rows were last re-indexed to (languages.ts `languageSetting` of its
-  // `language`; NULL: none yet). Where it differs from the setting, core/reindex.ts re-indexes
+  // `language`; NULL: version 2). Where it differs from the setting, core/reindex.ts re-indexes
   // the dataset's rows in the background, searchable throughout; this step only adds the columns.
   (db) => {
     const cols = (t: string) => (db.prepare(`PRAGMA table_info(${t})`).all() as { name: string }[]).map((c) => c.name);
     if (!cols('chunk').includes('lang')) db.exec('ALTER TABLE chunk ADD COLUMN lang TEXT');
-    if (!cols('dataset').includes('fts_language')) db.exec('ALTER TABLE dataset ADD COLUMN fts_language TEXT');
+    // New datasets are English (the `language` default) and their chunks are written as such:
+    // nothing to re-index. Those that exist now have rows of version 2 (NULL: re-index them).
+    if (!cols('dataset').includes('fts_language')) db.exec("ALTER TABLE dataset ADD COLUMN fts_language TEXT DEFAULT 'en'; UPDATE dataset SET fts_language = NULL");
     db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('analyzer_version', ?)").run(String(ANALYZER_VERSION));
   },
 ];

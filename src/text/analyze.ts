@@ -143,6 +143,13 @@ export function analyze(text: string, lang: Analysis = 'en'): string[] {
   return out;
 }
 
+/**
+ * Whether English analysis of `text` is sure to give analyzer version 2's terms: English changed
+ * only the no-space scripts (Chinese words, runs split by script). Lets a re-index skip text
+ * without them.
+ */
+export const englishIsV2 = (text: string): boolean => !NOSPACE.test(text);
+
 /** A word as analyzer version 2 read every word: English stems for Latin, others as they are. */
 function pushEnglish(word: string, out: string[]): void {
   const t = englishTerm(word);

@@ -1,5 +1,5 @@
 export { countTokens, truncateTokens, cl100kEncoder } from './tokens.js';
-export { analyze, analyzeForIndex, stem, ANALYZER_VERSION } from './analyze.js';
+export { analyze, analyzeForIndex, stem, englishIsV2, ANALYZER_VERSION } from './analyze.js';
 export type { Analysis } from './analyze.js';
 export { ftsTerms, chunkLanguage, questionLanguage } from './fts-terms.js';
 export type { FtsTerms } from './fts-terms.js';
