@@ -61,7 +61,7 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
       id, document_id: doc.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw, questions, tag_kwd: tags,
       positions: [], available: true, chunk_order: order, token_num: countTokens(content),
       create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vector!,
-      lang: chunkLanguage(languageSetting(kb.language), content, kw, questions),
+      lang: chunkLanguage(languageNow(e, kb.id), content, kw, questions),
     });
     recount(e, doc);
     faultPoint('chunks.add:counted');
@@ -75,6 +75,13 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
     available: w.available, positions: w.positions, docnm_kwd: doc.name, document_keyword: doc.name,
   };
 }
+
+/**
+ * The dataset's analysis as it is now, read in the writing transaction: its language may have
+ * changed while the chunk was embedded, and the background re-index may have passed already.
+ */
+const languageNow = (e: Engine, datasetId: string) =>
+  languageSetting(e.db.prepare('SELECT language FROM dataset WHERE id = ?').pluck().get(datasetId) as string | null);
 
 /** The sort keys of a chunk's positions `[[page, x0, x1, top, bottom], …]`: its first one's page and top. */
 function positionKeys(positions: unknown[]): { page_num: number; top: number } {
@@ -164,7 +171,7 @@ export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, docume
     rewriteChunk(e.db, row.rowid, {
       id: row.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw as string[], questions, tag_kwd: tags as string[],
       positions: positions as number[][], available, token_num: countTokens(content), vector: vector!, ...positionKeys(positions),
-      lang: chunkLanguage(languageSetting(kb.language), content, kw as string[], questions),
+      lang: chunkLanguage(languageNow(e, kb.id), content, kw as string[], questions),
     });
     recount(e, doc);
     faultPoint('chunks.update:counted');
