@@ -13,6 +13,12 @@ import { RagloomRetriever, RagloomVectorStore, RagloomEmbeddings } from '../../s
 import { ApiError } from '../../src/index.js';
 import { MODES, acceptance, caught, parsedDataset } from '../acceptance/modes.js';
 import { startChatServer, type ChatServer, type ChatRequestBody } from '../support/chat-server.js';
+import { startEmbeddingServer } from '../support/embedding-server.js';
+import { startServer } from '../../src/server/index.js';
+import { Client } from '../../src/index.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 let llm: ChatServer;
 beforeAll(async () => {
@@ -187,6 +193,34 @@ describe('RagloomEmbeddings', () => {
     const failing = new RagloomEmbeddings({ model: { id: 'down@Test', embed: async () => { calls++; throw new Error('model down'); } } });
     await expect(failing.embedQuery('q')).rejects.toThrow('model down');
     expect(calls).toBe(1);
-    expect(() => new RagloomEmbeddings({ model: 'nope@Nowhere' })).toThrow(/Embedding model "nope@Nowhere"/);
+    // A model this process cannot run can be named (a server's own); using it here says why not.
+    const remoteOnly = new RagloomEmbeddings({ model: 'nope@Nowhere' });
+    expect(remoteOnly.model).toBe('nope@Nowhere');
+    await expect(remoteOnly.embedQuery('q')).rejects.toThrow(/Embedding model "nope@Nowhere"/);
+  });
+});
+
+describe("RagloomVectorStore over a server whose dataset uses the server's own embedding model", () => {
+  it('names the model without running it here: the server embeds chunks and questions', async () => {
+    const emb = await startEmbeddingServer(64);
+    const dir = await mkdtemp(join(tmpdir(), 'ragloom-lc-remote-'));
+    const server = await startServer({ path: join(dir, 'kb.db'), port: 0, models: [{ type: 'embedding', name: 'hash-64', factory: 'OpenAI-API-Compatible', base_url: emb.url }] });
+    const client = new Client({ baseUrl: server.url, apiKey: server.apiKey });
+    try {
+      const ds = await client.createDataset({ name: 'remote', embedding_model: 'hash-64@OpenAI-API-Compatible' });
+      const store = new RagloomVectorStore(new RagloomEmbeddings({ model: 'hash-64@OpenAI-API-Compatible' }), { client, dataset_id: ds.id });
+      expect(await store.ownEmbeddings()).toBe(true);
+      await store.addDocuments(NOTES.map((n) => new Document({ pageContent: n.text, metadata: n.meta })));
+      const hits = await store.similaritySearchWithScore('bread dough knead', 1);
+      expect(hits[0]![0].metadata.source).toBe('kitchen/bread.md');
+      expect(hits[0]![1]).toBeGreaterThan(0);
+      // Every text went to the server's model: the 3 chunks (with their document names) and the question.
+      expect(emb.requests.flatMap((r) => r.body.input)).toEqual(expect.arrayContaining([NOTES[1]!.text, 'bread dough knead']));
+    } finally {
+      await client.close();
+      await server.close();
+      await emb.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -35,3 +35,16 @@ export async function embedTexts(e: Embedder, texts: string[], signal?: AbortSig
   const vs = await e.embed(texts, signal ? { signal } : undefined);
   return vs.map((v) => Array.from(v));
 }
+
+/**
+ * The model's id now, its embedder on first use: a store whose dataset ragloom embeds (a remote
+ * server's own model) never needs the model here, so naming it must not require it.
+ */
+export function lazyEmbedder(o: EmbeddingOptions = {}): { readonly id: string; get(): Embedder } {
+  if (o.model !== undefined && typeof o.model !== 'string') {
+    const e = resolveEmbedder(o);
+    return { id: e.id, get: () => e };
+  }
+  let e: Embedder | undefined;
+  return { id: o.model ?? DEFAULT_EMBEDDING_MODEL, get: () => (e ??= resolveEmbedder(o)) };
+}

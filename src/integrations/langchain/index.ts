@@ -19,7 +19,7 @@ import { maximalMarginalRelevance } from '@langchain/core/utils/math';
 import type { CallbackManagerForRetrieverRun } from '@langchain/core/callbacks/manager';
 import type { Client, MetadataCondition, RetrieveParams } from '../../client/index.js';
 import { citedChunk, type CitedChunk } from '../internal/chunks.js';
-import { resolveEmbedder, embedTexts, type EmbeddingOptions } from '../internal/embedder.js';
+import { lazyEmbedder, embedTexts, type EmbeddingOptions } from '../internal/embedder.js';
 import { DatasetStore, metadataCondition, type Hit } from '../internal/store.js';
 import type { Embedder } from '../../embed/index.js';
 
@@ -75,16 +75,25 @@ export class RagloomRetriever extends BaseRetriever<RagloomChunkMetadata> {
  * created with, a {@link RagloomVectorStore} leaves embedding to ragloom.
  */
 export class RagloomEmbeddings extends Embeddings {
-  readonly embedder: Embedder;
+  private readonly lazy: ReturnType<typeof lazyEmbedder>;
   /** `name@factory` of the model. */
   readonly model: string;
 
-  /** `maxRetries` defaults to 0: a local model that fails fails again (LangChain's default retries 6 times). */
+  /**
+   * The model is loaded on first use (a model this process cannot run is an error then, naming
+   * it), so a store over a server's dataset can name the server's model. `maxRetries` defaults to
+   * 0: a local model that fails fails again (LangChain's default retries 6 times).
+   */
   constructor(fields: EmbeddingOptions & EmbeddingsParams = {}) {
     const { model, models, ...params } = fields;
     super({ maxRetries: 0, ...params });
-    this.embedder = resolveEmbedder({ model, models });
-    this.model = this.embedder.id;
+    this.lazy = lazyEmbedder({ model, models });
+    this.model = this.lazy.id;
+  }
+
+  /** The model (loaded now if it was not yet). */
+  get embedder(): Embedder {
+    return this.lazy.get();
   }
 
   embedDocuments(documents: string[]): Promise<number[][]> {

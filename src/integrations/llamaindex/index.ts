@@ -22,7 +22,7 @@ import type { QueryBundle } from '@llamaindex/core/query-engine';
 import type { Client, MetadataCondition, MetadataOperator, RetrieveParams } from '../../client/index.js';
 import type { Embedder } from '../../embed/index.js';
 import { citedChunk, type CitedChunk } from '../internal/chunks.js';
-import { resolveEmbedder, embedTexts, type EmbeddingOptions } from '../internal/embedder.js';
+import { lazyEmbedder, embedTexts, type EmbeddingOptions } from '../internal/embedder.js';
 import { DatasetStore, type Entry } from '../internal/store.js';
 
 export type { CitedChunk } from '../internal/chunks.js';
@@ -34,16 +34,22 @@ export type { EmbeddingOptions } from '../internal/embedder.js';
  * (or the store's `embedModel`): with the dataset's own model, ragloom embeds and ranks by text.
  */
 export class RagloomEmbedding extends BaseEmbedding {
-  readonly embedder: Embedder;
+  private readonly lazy: ReturnType<typeof lazyEmbedder>;
   /** `name@factory` of the model. */
   readonly model: string;
 
+  /** The model is loaded on first use, so a store over a server's dataset can name the server's model. */
   constructor(opts: EmbeddingOptions = {}) {
     super();
-    this.embedder = resolveEmbedder(opts);
-    this.model = this.embedder.id;
+    this.lazy = lazyEmbedder(opts);
+    this.model = this.lazy.id;
     this.embedBatchSize = 256;
     this.getTextEmbeddings = (texts: string[]) => embedTexts(this.embedder, texts);
+  }
+
+  /** The model (loaded now if it was not yet). */
+  get embedder(): Embedder {
+    return this.lazy.get();
   }
 
   async getTextEmbedding(text: string): Promise<number[]> {
