@@ -59,8 +59,9 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(await ranked(VectorStoreQueryMode.HYBRID, 0.6)).toEqual(await direct(0.6));
       expect((await ranked(VectorStoreQueryMode.HYBRID))[0]![0]).toBe('tides.md');
 
-      // The nodes come back with their source's metadata and source id.
-      const [hit] = await index.asRetriever({ similarityTopK: 1 }).retrieve({ query: question });
+      // The nodes come back with their source's metadata and source id, also from an index opened over the store alone.
+      const reopened = await VectorStoreIndex.fromVectorStore(new RagloomVectorStore({ client, dataset_id: ds.id }));
+      const [hit] = await reopened.asRetriever({ similarityTopK: 1 }).retrieve({ query: question });
       expect(hit!.node.metadata).toEqual(SOURCES[0]!.metadata);
       expect(hit!.node.sourceNode?.nodeId).toBe('tides');
       expect(hit!.node.getContent(MetadataMode.NONE)).toBe(SOURCES[0]!.text);
