@@ -1,0 +1,9 @@
+export { openPostgres } from './open.js';
+export { PgDb, PG_DEFAULTS, isPostgresUrl, targetOf } from './db.js';
+export type { PostgresOptions, PgQuery, PgTx, TxOptions } from './db.js';
+export type { PgConnectionConfig } from './driver.js';
+export { migratePostgres, PG_MIGRATIONS, PG_SCHEMA_VERSION, PG_TABLES } from './migrations.js';
+export {
+  PostgresStoreError, DatabaseUnavailableError, DatabaseMissingError, CommitOutcomeUnknownError, StatementTimeoutError, SchemaError,
+  isConnectionError, isUniqueViolation, isRetryableConflict, isStatementTimeout,
+} from './errors.js';
