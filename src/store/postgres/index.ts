@@ -7,3 +7,5 @@ export {
   PostgresStoreError, DatabaseUnavailableError, DatabaseMissingError, CommitOutcomeUnknownError, StatementTimeoutError, SchemaError,
   isConnectionError, isUniqueViolation, isRetryableConflict, isStatementTimeout,
 } from './errors.js';
+export { feedStart, readFeed, reportReader, dropReader, trimFeed, FeedFollower, FEED_CHANNEL } from './feed.js';
+export type { FeedPosition, Change, FeedPage, FollowerOptions } from './feed.js';
