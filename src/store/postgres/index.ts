@@ -9,3 +9,5 @@ export {
 } from './errors.js';
 export { feedStart, readFeed, reportReader, dropReader, trimFeed, FeedFollower, FEED_CHANNEL } from './feed.js';
 export type { FeedPosition, Change, FeedPage, FollowerOptions } from './feed.js';
+export { PARSE_JOBS, MEMORY_TASKS, claimJobs, renewLeases, holdLease, releaseLease, enqueueParse, finishParseJob, leaseOwner, LeaseKeeper } from './claims.js';
+export type { LeaseQueue, Lease } from './claims.js';

@@ -227,7 +227,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         dataset_id TEXT NOT NULL,
         queued_at bigint NOT NULL,
         lease_owner TEXT, lease_token uuid, lease_until bigint,
-        claims integer NOT NULL DEFAULT 0
+        claims integer NOT NULL DEFAULT 0,
+        -- queued again while leased: it runs once more after the current run ends
+        again boolean NOT NULL DEFAULT false
       );
       CREATE INDEX IF NOT EXISTS parse_job_queue ON parse_job (queued_at, document_id);
     `),
