@@ -11,3 +11,5 @@ export { feedStart, readFeed, reportReader, dropReader, trimFeed, FeedFollower, 
 export type { FeedPosition, Change, FeedPage, FollowerOptions } from './feed.js';
 export { PARSE_JOBS, MEMORY_TASKS, claimJobs, renewLeases, holdLease, releaseLease, enqueueParse, finishParseJob, leaseOwner, LeaseKeeper } from './claims.js';
 export type { LeaseQueue, Lease } from './claims.js';
+export { lockMemory, evictFor, insertMessages, resizeMemory } from './memories.js';
+export type { PgNewMessage, PgUsage, InsertOutcome } from './memories.js';
