@@ -13,3 +13,5 @@ export { PARSE_JOBS, MEMORY_TASKS, claimJobs, renewLeases, holdLease, releaseLea
 export type { LeaseQueue, Lease } from './claims.js';
 export { lockMemory, evictFor, insertMessages, resizeMemory } from './memories.js';
 export type { PgNewMessage, PgUsage, InsertOutcome } from './memories.js';
+export { NAME_INDEXES, nameClash, insertUnderFreeName, foldAscii } from './names.js';
+export type { NameIndex } from './names.js';
