@@ -86,7 +86,7 @@ describe.skipIf(!server)('PostgreSQL name uniqueness', () => {
     });
     const names = await Promise.all(dbs.map((db, i) => upload(db, `up${i}`, 'a.txt')));
     expect([...names].sort()).toEqual(['a(1).txt', 'a(2).txt', 'a(3).txt', 'a(4).txt', 'a(5).txt', 'a.txt']);
-    await dbs[0]!.run("UPDATE document SET name = 'A.TXT' WHERE id = 'up0'");
+    expect(await dbs[0]!.run("UPDATE document SET name = 'A.TXT' WHERE name = 'a(1).txt'")).toBe(1); // beside a.txt
     const other = (await dbs[0]!.one<{ name: string }>("SELECT name FROM document WHERE id = 'up1'"))!.name;
     expect(nameClash(await dbs[0]!.run("UPDATE document SET name = $1 WHERE id = 'up2'", [other]).then(() => null, (x: unknown) => x))).toBe('document_name_unique');
   });
