@@ -15,3 +15,5 @@ export { lockMemory, evictFor, insertMessages, resizeMemory } from './memories.j
 export type { PgNewMessage, PgUsage, InsertOutcome } from './memories.js';
 export { NAME_INDEXES, nameClash, insertUnderFreeName, foldAscii } from './names.js';
 export type { NameIndex } from './names.js';
+export { stageBlob, commitBlob, putBlob, readBlob, getBlob, blobInfo, pruneBlobs, sweepStaged, BLOB_PART_BYTES } from './blobs.js';
+export type { StagedBlob } from './blobs.js';
