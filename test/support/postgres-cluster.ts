@@ -3,7 +3,8 @@
  * the server binaries, initdb, pg_ctl start / stop as a user PostgreSQL accepts, a watchdog. No
  * vitest import here: the global setup (postgres-global.ts) loads it in vitest's own process.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -56,6 +57,21 @@ export function asPostgres(bin: string, tool: string, args: string[], opts: { ti
   const exe = join(bin, tool);
   const [cmd, argv] = isRoot() ? ['runuser', ['-u', 'postgres', '--', exe, ...args]] : [exe, args];
   return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeout ?? 120_000 });
+}
+
+/** asPostgres without blocking this process (the tests keep writing while the server stops and starts). */
+export async function asPostgresAsync(bin: string, tool: string, args: string[]): Promise<string> {
+  const exe = join(bin, tool);
+  const [cmd, argv] = isRoot() ? ['runuser', ['-u', 'postgres', '--', exe, ...args]] : [exe, args];
+  return (await promisify(execFile)(cmd, argv, { encoding: 'utf8', timeout: 120_000 })).stdout;
+}
+
+/** Stops the cluster (fast: open transactions roll back, connections close) and starts it again on the same port. */
+export async function restartCluster(s: { bin: string; dataDir: string; home: string; port: number }, downMs = 0): Promise<void> {
+  await asPostgresAsync(s.bin, 'pg_ctl', ['-D', s.dataDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
+  if (downMs) await new Promise((r) => setTimeout(r, downMs));
+  const opts = [`-p ${s.port}`, `-k ${s.home}`, '-c listen_addresses=127.0.0.1', ...TEST_SETTINGS].join(' ');
+  await asPostgresAsync(s.bin, 'pg_ctl', ['-D', s.dataDir, '-o', opts, '-l', join(s.home, `log-${s.port}`), '-w', '-t', '60', 'start']);
 }
 
 /** A folder the server's user may write (a root-owned 0700 temp folder is not one). */

@@ -16,7 +16,7 @@
  *   process, which would otherwise hold back every node's change feed (feed.ts).
  */
 import { hostname } from 'node:os';
-import { loadPg, typeParsers, type PgClient, type PgConnectionConfig, type PgModule, type PgPool, type PgPoolClient } from './driver.js';
+import { loadPg, sturdyClient, typeParsers, type PgClient, type PgConnectionConfig, type PgModule, type PgPool, type PgPoolClient } from './driver.js';
 import {
   CommitOutcomeUnknownError, DatabaseMissingError, DatabaseUnavailableError, SchemaError, StatementTimeoutError,
   isConnectionError, isMissingDatabase, isRetryableConflict, isStatementTimeout, type PgTarget,
@@ -111,7 +111,7 @@ export class PgDb implements PgQuery {
   private readonly listeners = new Set<() => Promise<void>>();
   /** Errors of idle connections the pool dropped (tests read it; nothing else needs them). */
   idleErrors = 0;
-  /** Units of work run again after a connection loss or a conflict (tests and benchmarks read it). */
+  /** Units of work run again after a connection loss or a conflict, or waiting for the server (tests and benchmarks read it). */
   retries = 0;
 
   private constructor(
@@ -142,6 +142,7 @@ export class PgDb implements PgQuery {
       statement_timeout: opts.statementTimeoutMs,
       idle_in_transaction_session_timeout: opts.idleInTransactionMs,
       types: typeParsers(pg.types),
+      Client: sturdyClient(pg),
     };
     const { target, database } = targetOf(options.connection);
     const pool = new pg.Pool(config);
@@ -189,18 +190,28 @@ export class PgDb implements PgQuery {
         if (!isConnectionError(e)) throw e;
         downSince ||= Date.now();
         if (Date.now() - downSince >= this.opts.unreachableMs) throw new DatabaseUnavailableError(this.target, Date.now() - downSince, e);
+        this.retries++;
         await sleep(delay);
         delay = Math.min(delay * 2, 1_000);
         continue;
       }
+      // A checked-out connection that dies between statements (the server ended it) reports it as
+      // an event; unheard, that event would crash the process. It is closed on release instead.
+      let died: Error | null = null;
+      const onError = (e: Error): void => {
+        died ??= e;
+      };
+      client.on('error', onError);
       try {
         const r = await work(client);
-        client.release();
+        client.removeListener('error', onError);
+        client.release(died ?? undefined);
         return r;
       } catch (e) {
+        client.removeListener('error', onError);
         const lost = e instanceof InCommit || isConnectionError(e);
         // A broken connection is closed, never handed to the next caller.
-        client.release(lost ? (e as Error) : undefined);
+        client.release(lost ? (e as Error) : died ?? undefined);
         if (e instanceof InCommit) {
           if (!idempotent) throw new CommitOutcomeUnknownError(this.target, e.lost);
         } else if (lost) {
@@ -273,8 +284,8 @@ export class PgDb implements PgQuery {
     let stopped = false;
     let timer: NodeJS.Timeout | null = null;
     const connect = async (): Promise<void> => {
-      const c = new this.pg.Client({ ...this.config, statement_timeout: 0 });
-      c.on('error', () => undefined); // followed by 'end', which reconnects
+      // Its 'error' event is followed by 'end', which reconnects (sturdyClient hears the error).
+      const c = new (this.config.Client as PgModule['Client'])({ ...this.config, statement_timeout: 0 });
       await c.connect();
       await c.query(`LISTEN ${channel}`);
       c.on('notification', () => wake('notify'));

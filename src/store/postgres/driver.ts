@@ -46,6 +46,8 @@ export interface PgClient extends PgQueryable {
 export interface PgPoolClient extends PgQueryable {
   /** Returns the client to the pool; with an error (or true) the connection is closed instead. */
   release(destroy?: Error | boolean): void;
+  on(event: 'error', f: (e: Error) => void): unknown;
+  removeListener(event: 'error', f: (e: Error) => void): unknown;
 }
 
 export interface PgPool extends PgQueryable {
@@ -58,6 +60,23 @@ export interface PgPool extends PgQueryable {
 }
 
 let loaded: Promise<PgModule> | undefined;
+
+/**
+ * pg's Client, with a listener for its 'error' event from birth. A connection the server ends
+ * (restart, failover, pg_terminate_backend) reports it as that event, and an event nobody hears
+ * crashes the process; pg-pool listens only while a client is idle in the pool, so one that dies
+ * while it connects, or while checked out between two statements, would. The failure still
+ * reaches whoever uses the client: its next query rejects, and the pool drops it.
+ */
+export function sturdyClient(pg: PgModule): PgModule['Client'] {
+  const Base = pg.Client as unknown as new (config: Record<string, unknown>) => PgClient;
+  return class SturdyClient extends Base {
+    constructor(config: Record<string, unknown>) {
+      super(config);
+      this.on('error', () => undefined);
+    }
+  } as unknown as PgModule['Client'];
+}
 
 /** The `pg` module; a MissingPackageError naming `pg` when it is not installed. */
 export function loadPg(): Promise<PgModule> {

@@ -7,14 +7,16 @@
  * Commit order: `seq` comes from a sequence, taken when the row is written, not when its
  * transaction commits, so reading "seq greater than the last one seen" misses a row whose
  * transaction took a lower seq but committed later. Each row therefore carries its transaction's
- * id (`txid`, xid8) and is read in (txid, seq) order, and only below the snapshot's xmin — the
- * oldest transaction still running. Every transaction below it has finished, so its rows are all
- * visible now and no row can appear below it later: a reader that has delivered everything up
- * to a position never sees a row appear behind it (nothing missed), and moves forward only
- * (nothing seen twice). The price: a row becomes readable once every transaction that started
- * writing before it has ended, so a long write transaction delays the feed (for every node) by
- * its length; store writes keep transactions short, and idle_in_transaction_session_timeout (db.ts)
- * ends a forgotten one.
+ * id (`txid`, xid8) and is read in (txid, seq) order, and only below the horizon: the oldest
+ * transaction still running in the read's snapshot (`ragloom_feed_horizon()`, migrations.ts;
+ * transactions of other databases on the same server are left out, as they cannot write here).
+ * Every transaction below it has ended, so its rows are all visible now and no row can appear
+ * below it later: a reader that has delivered everything up to a position never sees a row appear
+ * behind it (nothing missed), and moves forward only (nothing seen twice). The price: a row
+ * becomes readable once every transaction of this database that started writing before it has
+ * ended, so a long write transaction delays the feed (for every node) by its length; store
+ * writes keep transactions short, and idle_in_transaction_session_timeout (db.ts) ends a
+ * forgotten one.
  *
  * LISTEN/NOTIFY is only a wake-up: the triggers notify `ragloom_change` at commit, a follower then
  * reads. Notifications can be coalesced or lost while disconnected, so a follower also reads on a
@@ -64,22 +66,22 @@ const xid = (v: unknown): bigint => BigInt(String(v));
 
 /**
  * Where a copy built from the tables now must start following: every transaction below the
- * current xmin has finished, so the copy's reads (started after this call) see all of them;
+ * current horizon has finished, so the copy's reads (started after this call) see all of them;
  * anything later comes through the feed (a row read both ways is simply re-read: followers
  * re-read rows by id, they do not apply deltas).
  */
 export async function feedStart(db: PgQuery): Promise<FeedPosition> {
-  const r = await db.one<{ hi: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS hi');
+  const r = await db.one<{ hi: string }>('SELECT ragloom_feed_horizon()::text AS hi');
   return { txid: xid(r!.hi), seq: -1 };
 }
 
 /** The next page of changes after `after` (topics: only these; all when omitted). */
 export async function readFeed(db: PgQuery, after: FeedPosition, opts: { limit?: number; topics?: readonly string[] } = {}): Promise<FeedPage> {
   const limit = opts.limit ?? PAGE;
-  // One statement, one snapshot: the watermark, the floor and the rows agree.
+  // One statement, one snapshot: the horizon, the floor and the rows agree.
   const rows = await db.rows<{ hi: string; floor: string | null; held: boolean; txid: string | null; seq: number | null; topic: string | null; part: string | null; rid: number | null }>(`
     WITH s AS (
-      SELECT pg_snapshot_xmin(pg_current_snapshot()) AS hi, (SELECT value FROM meta WHERE key = 'feed_floor') AS floor
+      SELECT ragloom_feed_horizon() AS hi, (SELECT value FROM meta WHERE key = 'feed_floor') AS floor
     )
     SELECT s.hi::text AS hi, s.floor,
       EXISTS (SELECT 1 FROM change_log h WHERE h.txid >= s.hi) AS held,
@@ -96,7 +98,7 @@ export async function readFeed(db: PgQuery, after: FeedPosition, opts: { limit?:
   const changes: Change[] = head.txid === null ? [] : rows.map((r) => ({ topic: r.topic!, part: r.part!, rid: r.rid!, txid: xid(r.txid), seq: r.seq! }));
   const more = changes.length === limit;
   const last = changes[changes.length - 1];
-  // A full page continues after its last row; otherwise everything below the watermark is read.
+  // A full page continues after its last row; otherwise everything below the horizon is read.
   const next = more ? { txid: last!.txid, seq: last!.seq } : hi > after.txid ? { txid: hi, seq: -1 } : after;
   return { changes, next, more, reload: false, heldBack: head.held };
 }
@@ -113,7 +115,7 @@ export async function dropReader(db: PgDb, node: string): Promise<void> {
 }
 
 /**
- * Deletes the log below every live reader's position (and below the current watermark), records
+ * Deletes the log below every live reader's position (and below the current horizon), records
  * the floor, and forgets readers not seen for `staleMs` (they reload when they come back).
  * Returns the rows deleted and the floor.
  */
@@ -123,7 +125,7 @@ export async function trimFeed(db: PgDb, opts: { staleMs?: number } = {}): Promi
     // One trimmer at a time (the floor only moves up).
     await t.run("SELECT pg_advisory_xact_lock(hashtext('ragloom_feed_trim'))");
     await t.run('DELETE FROM feed_reader WHERE seen_at < ragloom_now_ms() - $1', [staleMs]);
-    const r = await t.one<{ up: string }>(`SELECT LEAST(pg_snapshot_xmin(pg_current_snapshot()), (SELECT min(txid) FROM feed_reader))::text AS up`);
+    const r = await t.one<{ up: string }>(`SELECT LEAST(ragloom_feed_horizon(), (SELECT min(txid) FROM feed_reader))::text AS up`);
     const up = xid(r!.up);
     const old = await t.one<{ value: string }>("SELECT value FROM meta WHERE key = 'feed_floor'");
     if (old && xid(old.value) >= up) return { deleted: 0, floor: xid(old.value) };
@@ -173,19 +175,32 @@ export class FeedFollower {
   /** Starts listening and polling. */
   async start(): Promise<void> {
     this.unlisten = await this.db.listen(FEED_CHANNEL, () => this.wake());
-    if (this.opts.node) await reportReader(this.db, this.opts.node, this.pos);
+    if (this.opts.node) {
+      await reportReader(this.db, this.opts.node, this.pos);
+      this.reported = Date.now();
+    }
     this.schedule(this.opts.pollMs ?? 1_000);
   }
 
-  /** Reads until nothing more is readable; concurrent calls share one read. */
+  /**
+   * Reads until nothing more is readable. A call made while a read runs joins it, and that read
+   * then goes round once more, so every call sees what was committed before it was made.
+   */
   catchUp(): Promise<void> {
     if (this.reading) {
       this.again = true;
       return this.reading;
     }
-    this.reading = this.readAll().finally(() => {
-      this.reading = null;
-    });
+    this.reading = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.readAll();
+        } while (this.again && !this.stopped);
+      } finally {
+        this.reading = null;
+      }
+    })();
     return this.reading;
   }
 
@@ -207,13 +222,11 @@ export class FeedFollower {
 
   private async readAll(): Promise<void> {
     for (;;) {
-      this.again = false;
       const page = await readFeed(this.db, this.pos, { topics: this.opts.topics });
       if (page.reload || page.changes.length) await this.opts.apply(page.changes, page.reload);
       this.pos = page.next;
       if (page.heldBack) this.schedule(this.opts.heldBackMs ?? 25);
-      if (page.more || this.again) continue;
-      break;
+      if (!page.more) break;
     }
     if (this.opts.node && Date.now() - this.reported > 5_000) {
       this.reported = Date.now();

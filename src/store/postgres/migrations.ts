@@ -216,6 +216,22 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE TABLE IF NOT EXISTS feed_reader (
         node TEXT PRIMARY KEY, txid xid8 NOT NULL, seen_at bigint NOT NULL
       );
+      -- The feed's horizon: below it every transaction that could write this database's log has
+      -- ended. The snapshot's oldest running transaction, leaving out those of backends connected
+      -- to other databases of the server (they cannot write here; a backend never changes
+      -- database, so an xid shown for one is theirs for good; one not shown yet counts as ours).
+      CREATE OR REPLACE FUNCTION ragloom_feed_horizon() RETURNS xid8 LANGUAGE sql STABLE AS $fn$
+        WITH s AS (SELECT pg_current_snapshot() AS snap),
+        other AS (
+          SELECT backend_xid::text::bigint AS x FROM pg_stat_activity
+          WHERE backend_xid IS NOT NULL AND datid IS DISTINCT FROM (SELECT oid FROM pg_database WHERE datname = current_database())
+        )
+        SELECT COALESCE(
+          (SELECT min(r) FROM pg_snapshot_xip(s.snap) AS r
+            WHERE NOT EXISTS (SELECT 1 FROM other WHERE other.x = r::text::bigint % 4294967296)),
+          pg_snapshot_xmax(s.snap))
+        FROM s
+      $fn$;
       ${logTrigger('chunk', 'chunk', 'dataset_id', 'rowid', ['available', 'vec_dim', 'vector', 'dataset_id', 'document_id', 'content', 'index_text', 'important_keywords', 'questions'])}
     `),
   },
