@@ -1,5 +1,5 @@
 import { MissingPackageError } from '../util/index.js';
-import { PostgresStoreError } from '../store/postgres/index.js';
+import { PostgresStoreError } from '../store/index.js';
 
 /** RAGFlow's numeric return codes (reference §1). */
 export const RetCode = {
