@@ -15,6 +15,10 @@
  */
 import type { PgTx } from './db.js';
 
+/**
+ * memory/allocator.ts's NewMessage plus its cost (`store/` may not import `memory/`). Once the
+ * store interface of issue 29 owns NewMessage, this becomes `NewMessage & { size: number }`.
+ */
 export interface PgNewMessage {
   message_type: string;
   /** 0 for raw messages; the raw message's id for extracted items. */
