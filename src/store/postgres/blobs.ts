@@ -18,6 +18,7 @@
  *   removes those older than an hour.
  */
 import { createHash } from 'node:crypto';
+import { faultPoint } from '../../util/index.js';
 import type { PgDb, PgTx } from './db.js';
 
 /** Bytes per stored part: large enough that a file is few rows, small enough to hold one in memory. */
@@ -53,6 +54,7 @@ export async function stageBlob(db: PgDb, source: AsyncIterable<Uint8Array> | It
     // Re-running this insert after a lost COMMIT finds the row there: idempotent.
     await db.run('INSERT INTO blob_part (content_id, n, data) VALUES ($1, $2, $3) ON CONFLICT (content_id, n) DO NOTHING',
       [contentId, n++, part.subarray(0, fill)], { idempotent: true });
+    faultPoint('pg-blob:part-written');
     fill = 0;
   };
   try {
@@ -85,6 +87,7 @@ export async function commitBlob(tx: PgTx, staged: StagedBlob): Promise<string> 
   const r = await tx.one<{ content_id: number }>(`INSERT INTO blob (sha256, size, parts, content_id) VALUES ($1, $2, $3, $4)
     ON CONFLICT (sha256) DO UPDATE SET sha256 = EXCLUDED.sha256 RETURNING content_id`, [staged.sha256, staged.size, staged.parts, staged.contentId]);
   if (Number(r!.content_id) !== staged.contentId) await tx.run('DELETE FROM blob_content WHERE id = $1', [staged.contentId]);
+  faultPoint('pg-blob:published');
   return staged.sha256;
 }
 

@@ -15,6 +15,7 @@
  *   is live.
  */
 import { hostname } from 'node:os';
+import { faultPoint } from '../../util/index.js';
 import { PgDb, type PgTx } from './db.js';
 
 /** A table of claimable rows. Every name is an identifier of the schema, never input. */
@@ -63,6 +64,7 @@ export async function claimJobs<K = string | number>(db: PgDb, q: LeaseQueue, n:
     RETURNING j.${q.key} AS key, j.lease_token::text AS token, j.claims, j.lease_until AS until`, [n, owner, leaseMs]));
   // A retried claim after a lost COMMIT would claim other rows and leave these leased to nobody
   // until they expire: harmless (they come due again), so the claim is not idempotent-retried.
+  faultPoint('pg-claims:claimed');
   return rows.map((r) => ({ key: r.key, token: r.token, claims: r.claims, until: r.until }));
 }
 
@@ -93,6 +95,7 @@ export async function renewLeases<K>(db: PgDb, q: LeaseQueue, leases: readonly L
  */
 export async function holdLease(tx: PgTx, q: LeaseQueue, lease: Lease): Promise<boolean> {
   const r = await tx.one(`SELECT 1 FROM ${q.table} WHERE ${q.key} = $1 AND lease_token = $2 FOR UPDATE`, [lease.key, lease.token]);
+  faultPoint('pg-claims:held');
   return r !== undefined;
 }
 

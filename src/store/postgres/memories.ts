@@ -13,6 +13,7 @@
  * nothing is deleted. Messages' costs are computed by the caller (content UTF-8 bytes + 4 × dim,
  * memory/allocator.ts `messageCost`) and stored on the rows, so eviction frees what was charged.
  */
+import { faultPoint } from '../../util/index.js';
 import type { PgTx } from './db.js';
 
 /**
@@ -136,6 +137,7 @@ export async function insertMessages(tx: PgTx, memoryId: string, msgs: readonly 
   const total = msgs.reduce((a, m) => a + m.size, 0);
   const evicted = await evictFor(tx, memoryId, u, total, opts.protect ?? 0);
   if (evicted === null) return { ok: false, needed: total, budget: u.budget, single: false };
+  faultPoint('pg-memory:evicted');
   if (!msgs.length) return { ok: true, ids: [], evicted };
   // Ids first (one statement), so they follow the batch's order whatever order rows are written in.
   const ids = (await tx.rows<{ id: number }>("SELECT nextval(pg_get_serial_sequence('memory_message', 'id')) AS id FROM generate_series(1, $1)", [msgs.length]))
@@ -150,6 +152,7 @@ export async function insertMessages(tx: PgTx, memoryId: string, msgs: readonly 
     msgs.map((m) => vectorBytes(m.vector)), msgs.map((m) => m.valid_at), msgs.map((m) => m.invalid_at), msgs.map((m) => m.fifo_at),
     msgs.map((m) => m.size),
   ]);
+  faultPoint('pg-memory:rows-written');
   await tx.run('UPDATE memory SET used_bytes = used_bytes + $2, message_count = message_count + $3 WHERE id = $1', [memoryId, total, msgs.length]);
   return { ok: true, ids, evicted };
 }
