@@ -18,12 +18,13 @@ const fields = (e: unknown): PgErrorLike => (e && typeof e === 'object' ? (e as 
 const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
 
 /**
- * SQLSTATEs of a server that is going away or not ready: admin_shutdown (57P01, also what
- * pg_terminate_backend sends), crash_shutdown (57P02), cannot_connect_now (57P03: starting up,
- * in recovery), too_many_connections (53300), and read_only_sql_transaction (25006: this server
+ * SQLSTATEs of a server that is going away or not ready, or that ended the session: admin_shutdown
+ * (57P01, also what pg_terminate_backend sends), crash_shutdown (57P02), cannot_connect_now
+ * (57P03: starting up, in recovery), idle_session_timeout (57P05), the idle-in-transaction
+ * timeout (25P03), too_many_connections (53300), and read_only_sql_transaction (25006: this server
  * is a standby now, after a failover; a new connection reaches the primary).
  */
-const GONE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '25006']);
+const GONE_STATES = new Set(['57P01', '57P02', '57P03', '57P05', '25P03', '53300', '25006']);
 
 /** node-postgres' own messages when the socket ends under it. */
 const GONE_MESSAGE = /Connection terminated|Connection ended|connection (?:is )?closed|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed|Connection refused/i;

@@ -28,7 +28,7 @@ export type NameIndex = keyof typeof NAME_INDEXES;
 /** The name index that refused a row, or undefined when `e` is not such a refusal. */
 export function nameClash(e: unknown): NameIndex | undefined {
   const f = e && typeof e === 'object' ? (e as { code?: unknown; constraint?: unknown }) : {};
-  return f.code === '23505' && typeof f.constraint === 'string' && f.constraint in NAME_INDEXES ? (f.constraint as NameIndex) : undefined;
+  return f.code === '23505' && typeof f.constraint === 'string' && Object.hasOwn(NAME_INDEXES, f.constraint) ? (f.constraint as NameIndex) : undefined;
 }
 
 /** SQLite's NOCASE: ASCII letters folded, nothing else (ragloom_nocase in the schema). */
