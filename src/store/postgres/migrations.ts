@@ -5,7 +5,9 @@
  * lock, so processes opening one database at once apply each step once. Steps are idempotent too
  * (IF NOT EXISTS, CREATE OR REPLACE). Never edit a released step: add a new one.
  *
- * Stock PostgreSQL ≥ 14, no extension. How it maps the SQLite schema:
+ * Stock PostgreSQL ≥ 14, no extension. It mirrors the SQLite schema as of its step 13; a new
+ * SQLite step that adds data must add it here too (a new step here once this one is released).
+ * How it maps the SQLite schema:
  * - Text columns are written `TEXT` below and become `text COLLATE "C"`: byte order, as SQLite's
  *   BINARY collation compares, so every ORDER BY ranks as on SQLite whatever the database's locale.
  *   SQLite's NOCASE (ASCII letters only) is `ragloom_nocase(x)`, in the unique indexes of names.
@@ -122,7 +124,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         doc_num bigint NOT NULL DEFAULT 0,
         chunk_num bigint NOT NULL DEFAULT 0,
         token_num bigint NOT NULL DEFAULT 0,
-        create_time bigint NOT NULL, update_time bigint NOT NULL
+        create_time bigint NOT NULL, update_time bigint NOT NULL,
+        -- the language its chunks' full-text rows are analysed as (SQLite's step 13)
+        fts_language TEXT DEFAULT 'en'
       );
       CREATE INDEX IF NOT EXISTS dataset_tenant ON dataset (tenant_id, create_time);
       CREATE UNIQUE INDEX IF NOT EXISTS dataset_name_unique ON dataset (tenant_id, ragloom_nocase(name)) WHERE status = '1';
@@ -196,7 +200,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         vector bytea,
         create_time TEXT NOT NULL,
         create_timestamp double precision NOT NULL,
-        index_text TEXT
+        index_text TEXT,
+        -- the language its full-text row is analysed as (SQLite's step 13)
+        lang TEXT
       );
       ALTER TABLE chunk ALTER COLUMN vector SET STORAGE EXTERNAL;
       CREATE INDEX IF NOT EXISTS chunk_document ON chunk (document_id, chunk_order, page_num, top);
@@ -232,7 +238,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
           pg_snapshot_xmax(s.snap))
         FROM s
       $fn$;
-      ${logTrigger('chunk', 'chunk', 'dataset_id', 'rowid', ['available', 'vec_dim', 'vector', 'dataset_id', 'document_id', 'content', 'index_text', 'important_keywords', 'questions'])}
+      ${logTrigger('chunk', 'chunk', 'dataset_id', 'rowid', ['available', 'vec_dim', 'vector', 'dataset_id', 'document_id', 'content', 'index_text', 'important_keywords', 'questions', 'lang'])}
     `),
   },
   {
