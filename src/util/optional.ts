@@ -16,6 +16,7 @@ export const OPTIONAL_PACKAGES = Object.freeze({
   ai: '`ragloom/ai-sdk` (the Vercel AI SDK adapter)',
   '@langchain/core': '`ragloom/langchain` (the LangChain.js adapter)',
   '@llamaindex/core': '`ragloom/llamaindex` (the LlamaIndex.TS adapter; `llamaindex` brings it)',
+  pg: 'a PostgreSQL store (`new Client({ postgres })`, `--db postgresql://…`)',
 } as const);
 
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;
