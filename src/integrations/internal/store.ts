@@ -122,6 +122,11 @@ export class DatasetStore {
     return this.ds;
   }
 
+  /** Whether `model` (a ragloom embedding model's id, if any) is the one the dataset embeds with. */
+  async embedsWith(model: string | undefined): Promise<boolean> {
+    return model !== undefined && (await this.dataset()).embedding_model === model;
+  }
+
   /** Every document of the dataset, with its meta_fields. */
   async documents(): Promise<Document[]> {
     return (await this.dataset()).listDocuments({ page_size: 0 });

@@ -141,7 +141,6 @@ export class RagloomVectorStore extends VectorStore {
   readonly datasetId: string;
   private readonly store: DatasetStore;
   private readonly args: RagloomVectorStoreArgs;
-  private own?: Promise<boolean>;
 
   _vectorstoreType(): string {
     return 'ragloom';
@@ -157,12 +156,7 @@ export class RagloomVectorStore extends VectorStore {
 
   /** True when ragloom embeds itself: the embeddings are RagloomEmbeddings of the dataset's model. */
   ownEmbeddings(): Promise<boolean> {
-    this.own ??= this.embeddings instanceof RagloomEmbeddings
-      ? this.store.dataset().then((d) => d.embedding_model === (this.embeddings as RagloomEmbeddings).model)
-      : Promise.resolve(false);
-    // A failed look-up (the server unreachable) is asked again next time.
-    this.own.catch(() => { this.own = undefined; });
-    return this.own;
+    return this.store.embedsWith(this.embeddings instanceof RagloomEmbeddings ? this.embeddings.model : undefined);
   }
 
   override async addDocuments(documents: DocumentInterface[], options?: { ids?: string[] }): Promise<string[]> {

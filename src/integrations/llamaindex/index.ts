@@ -127,7 +127,6 @@ export class RagloomVectorStore extends BaseVectorStore<Client, RagloomQueryPara
   private readonly ragloom: Client;
   private readonly store: DatasetStore;
   private readonly opts: RagloomVectorStoreOptions;
-  private own?: Promise<boolean>;
 
   constructor(opts: RagloomVectorStoreOptions) {
     super({ embedModel: opts?.embedModel ?? new RagloomEmbedding() });
@@ -142,12 +141,7 @@ export class RagloomVectorStore extends BaseVectorStore<Client, RagloomQueryPara
 
   /** True when ragloom embeds itself: `embedModel` is a RagloomEmbedding of the dataset's model. */
   ownEmbeddings(): Promise<boolean> {
-    this.own ??= this.embedModel instanceof RagloomEmbedding
-      ? this.store.dataset().then((d) => d.embedding_model === (this.embedModel as RagloomEmbedding).model)
-      : Promise.resolve(false);
-    // A failed look-up (the server unreachable) is asked again next time.
-    this.own.catch(() => { this.own = undefined; });
-    return this.own;
+    return this.store.embedsWith(this.embedModel instanceof RagloomEmbedding ? this.embedModel.model : undefined);
   }
 
   async add(nodes: BaseNode[]): Promise<string[]> {
