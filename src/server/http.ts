@@ -1,4 +1,4 @@
-/** Small HTTP helpers: a Python-like exception repr and `Content-Disposition`. */
+/** Small HTTP helpers: a Python-like exception repr, `Content-Disposition`, and what an `Accept` header asks for. */
 
 function pyStrRepr(s: string): string {
   const q = s.includes("'") && !s.includes('"') ? '"' : "'";
@@ -27,4 +27,20 @@ export function contentDisposition(name: string): string {
   const ascii = name.normalize('NFKD').replace(/[^\x20-\x7e]/g, '').replace(/\\/g, '\\\\').replace(/"/g, '\\"');
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+/**
+ * Does a request without `stream` want one JSON answer? Yes when its `Accept` names a JSON type and
+ * not `text/event-stream` (what OpenAI's clients send for a plain call: `Accept: application/json`,
+ * no `stream`); no when it asks for events, accepts any type (curl's default) or says nothing, where
+ * RAGFlow's default, a stream, stays.
+ */
+export function acceptsOnlyJson(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const types = accept.split(',').flatMap((part) => {
+    const [type, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    const q = params.find((p) => /^q=/.test(p));
+    return type && (!q || Number(q.slice(2)) > 0) ? [type] : [];
+  });
+  return types.some((t) => t === 'application/json' || /^application\/[\w.+-]*\+json$/.test(t)) && !types.includes('text/event-stream');
 }
