@@ -142,6 +142,42 @@ describe('the run loop', () => {
     expect(new Set(again.map(messageText)).size).toBe(1);
   });
 
+  it('a Message joining the branches of a Categorize runs after the branch taken (the others can no longer run)', async () => {
+    const mk = () => buildDsl({
+      begin: { type: 'Begin', down: ['Categorize:Triage'] },
+      'Categorize:Triage': {
+        type: 'Categorize',
+        params: {
+          llm_id: 'ragloom-extractive@Builtin',
+          category_description: {
+            billing: { description: 'Invoices, payments, refunds and charges on a card', examples: ['I was charged twice'], to: ['StringTransform:Bill'] },
+            technical: { description: 'Errors, crashes, bugs, installation problems', examples: ['The app crashes on start'], to: ['StringTransform:Tech'] },
+          },
+        },
+      },
+      'StringTransform:Bill': { type: 'StringTransform', params: { method: 'merge', script: 'billing desk', delimiters: [','] }, down: ['Message:Join'] },
+      'StringTransform:Tech': { type: 'StringTransform', params: { method: 'merge', script: 'tech desk', delimiters: [','] }, down: ['Message:Join'] },
+      'Message:Join': { type: 'Message', params: { content: ['[{StringTransform:Bill@result}{StringTransform:Tech@result}]'] } },
+    });
+    const billing = await run(mk(), { query: 'my credit card payment was charged two times' }).events;
+    expect(messageText(billing)).toBe('[billing desk]');
+    expect(finished(billing)).toEqual(['begin', 'Categorize:Triage', 'StringTransform:Bill', 'Message:Join']);
+    expect(messageText(await run(mk(), { query: 'the application crashes with an error' }).events)).toBe('[tech desk]');
+  });
+
+  it('a Message waits for a component that can still run: two branches joined after both ran', async () => {
+    const dsl = buildDsl({
+      begin: { type: 'Begin', down: ['StringTransform:A', 'StringTransform:B'] },
+      'StringTransform:A': { type: 'StringTransform', params: { method: 'merge', script: 'a', delimiters: [','] }, down: ['StringTransform:A2'] },
+      'StringTransform:A2': { type: 'StringTransform', params: { method: 'merge', script: '{StringTransform:A@result}2', delimiters: [','] }, down: ['Message:Join'] },
+      'StringTransform:B': { type: 'StringTransform', params: { method: 'merge', script: 'b', delimiters: [','] }, down: ['Message:Join'] },
+      'Message:Join': { type: 'Message', params: { content: ['{StringTransform:A2@result}+{StringTransform:B@result}'] } },
+    });
+    const evs = await run(dsl, { query: 'go' }).events;
+    expect(messageText(evs)).toBe('a2+b');
+    expect(finished(evs).filter((id) => id === 'Message:Join')).toHaveLength(1);
+  });
+
   it('iterates over an array, collecting each pass’s output', async () => {
     const dsl = buildDsl({
       begin: { type: 'Begin', params: { inputs: { items: { type: 'line', name: 'items' } } }, down: ['Iteration:Each'] },
