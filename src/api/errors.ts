@@ -114,6 +114,7 @@ export const CATALOGUE = {
   DOCUMENTS_LIST: [D, '`documents` should be a list'],
   SHOULD_BE_NUMBER: [A, '`%s` should be a number'],
   SHOULD_BE_INTEGER: [A, '`%s` should be an integer'],
+  THRESHOLD_RANGE: [A, '`similarity_threshold` should be in [0, 1]'],
   WEIGHT_RANGE: [A, '`vector_similarity_weight` should be in [0, 1]'],
   CROSS_LANGUAGES_LIST: [A, '`cross_languages` should be a list'],
   RERANK_ID_STRING: [A, '`rerank_id` should be a string'],

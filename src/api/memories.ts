@@ -434,6 +434,7 @@ export async function searchMessage(e: Engine, ctx: Ctx, q: P): Promise<Record<s
     return n;
   };
   const threshold = num(q.similarity_threshold, 0.2, 'similarity_threshold');
+  if (threshold < 0 || threshold > 1) argError('`similarity_threshold` should be in [0, 1]');
   const kw = num(q.keywords_similarity_weight, 0.7, 'keywords_similarity_weight');
   if (kw < 0 || kw > 1) argError('`keywords_similarity_weight` should be in [0, 1]');
   const topN = Math.trunc(num(q.top_n, 5, 'top_n'));

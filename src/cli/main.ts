@@ -18,7 +18,7 @@ import { MigrationError } from '../migrate/index.js';
 import { runMigrateCommand, MigrateUsageError } from './migrate.js';
 import {
   type Command, type OptionSpec, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText, wantsJson,
-  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag,
+  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag, nearest,
 } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -423,7 +423,11 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(usage());
         return 1;
       }
-      process.stderr.write(`Unknown command "${cmd}"\n\n${usage()}`);
+      // A typo gets the command it is closest to, not the whole usage.
+      const names = [...Object.keys(COMMANDS), ...Object.keys(ALIASES)];
+      const near = nearest(cmd.toLowerCase(), names);
+      process.stderr.write(`ragloom: unknown command "${cmd}"${near ? `; did you mean "${near}"?` : ''}\n`
+        + `Commands: ${Object.keys(COMMANDS).join(', ')} (ragloom --help describes each)\n`);
       return 1;
     }
     return await runCommand(command, rest);

@@ -5,7 +5,7 @@ import {
   type MigrationHooks, type MigrationProgress, type VerifyReport,
 } from '../migrate/index.js';
 import { formatTable } from './table.js';
-import { intFlag, numberFlag, UsageError, writeJson } from './args.js';
+import { intFlag, nearest, numberFlag, UsageError, writeJson } from './args.js';
 
 const HELP: Record<string, string> = {
   export: `ragloom migrate export --from <url|db-file> --out DIR [--api-key K] [--include-disabled] [--dry-run] [--json]
@@ -42,7 +42,10 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return sub === undefined ? 1 : 0;
   }
-  if (!(sub in HELP)) throw new MigrateUsageError(`unknown migrate command "${sub}"\n\n${USAGE}`);
+  if (!(sub in HELP)) {
+    const near = nearest(sub, Object.keys(HELP));
+    throw new MigrateUsageError(near ? `unknown migrate command "${sub}"; did you mean "${near}"? (ragloom migrate --help)` : `unknown migrate command "${sub}"\n\n${USAGE}`);
+  }
   let parsed;
   try {
     parsed = parseArgs({

@@ -56,6 +56,8 @@ const CASES: Case[] = [
   // retrieval
   ['retrieve: another tenant\'s dataset', (w) => w.client.retrieve({ question: 'q', dataset_ids: [NOT_AN_ID] }), 102, `You don't own the dataset ${NOT_AN_ID}.`],
   ['retrieve: weight out of range', (w) => w.client.retrieve({ question: 'q', dataset_ids: [w.ds.id], vector_similarity_weight: -1 }), 101, '`vector_similarity_weight` should be in [0, 1]'],
+  ['retrieve: threshold above 1', (w) => w.client.retrieve({ question: 'q', dataset_ids: [w.ds.id], similarity_threshold: 3 }), 101, '`similarity_threshold` should be in [0, 1]'],
+  ['retrieve: threshold below 0', (w) => w.client.retrieveWithTotals({ question: 'q', dataset_ids: [w.ds.id], similarity_threshold: -0.1 }), 101, '`similarity_threshold` should be in [0, 1]'],
   // chats, sessions, answers
   ['createChat: unknown llm_id', (w) => w.client.createChat({ name: 'x', llm_id: 'nope@X' }), 102, "`llm_id` nope@X doesn't exist"],
   ['Chat#update: not a dict', (w) => w.chat.update('x' as never), -1, '`update_message` must be a dict'],
@@ -68,6 +70,7 @@ const CASES: Case[] = [
   ['Memory#update: unknown permission', (w) => w.memory.update({ permissions: 'all' as never }), 101, "Unknown permission 'all'."],
   ['addMessage: unknown memory', (w) => w.client.addMessage({ memory_id: [NOT_AN_ID], agent_id: 'a', session_id: 's', user_input: 'q', agent_response: 'r' }), 500, 'Some messages failed to add. Detail:Memory not found.'],
   ['getRecentMessages: no memory', (w) => w.client.getRecentMessages({ memory_id: [] }), 101, 'memory_ids is required.'],
+  ['searchMessage: threshold above 1', (w) => w.client.searchMessage({ query: 'q', memory_id: [w.memory.id], similarity_threshold: 1.5 }), 101, '`similarity_threshold` should be in [0, 1]'],
   ['getMessageContent: unknown message', (w) => w.memory.getMessageContent(424242), 404, (w) => `Message '424242' in memory '${w.memory.id}' not found.`],
 ];
 

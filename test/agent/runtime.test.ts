@@ -94,6 +94,21 @@ describe('the run loop', () => {
     expect(chunks[0]!.document_name).toBe('energy.txt');
   });
 
+  it.each([
+    [{ similarity_threshold: 3 }, '[Retrieval] Similarity threshold 3 not supported, should be a float number in range [0, 1]'],
+    [{ keywords_similarity_weight: -0.5 }, '[Retrieval] Keyword similarity weight -0.5 not supported, should be a float number in range [0, 1]'],
+    [{ similarity_threshold: '0.5' }, '[Retrieval] Similarity threshold 0.5 not supported, should be a float number in range [0, 1]'],
+    [{ top_n: 0 }, '[Retrieval] Top N 0 not supported, should be positive numeric'],
+  ])('a Retrieval with %j fails with RAGFlow\'s parameter check', async (params, message) => {
+    const dsl = buildDsl({
+      begin: { type: 'Begin', down: ['Retrieval:Find'] },
+      'Retrieval:Find': { type: 'Retrieval', params: { query: 'sys.query', dataset_ids: [datasetId], ...params } },
+    });
+    const { canvas, events } = run(dsl, { query: 'home batteries' });
+    await events;
+    expect(canvas.error).toBe(message);
+  });
+
   it('a Retrieval over a dataset the caller cannot read fails with RAGFlow\'s message', async () => {
     const dsl = buildDsl({
       begin: { type: 'Begin', down: ['Retrieval:Find'] },
