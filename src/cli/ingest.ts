@@ -83,6 +83,8 @@ export interface IngestOptions {
   dataset?: string;
   /** The chunk method of a dataset this call creates; an existing dataset must already use it. */
   chunk_method?: DatasetChunkMethod;
+  /** The description of a dataset this call creates. @default none */
+  description?: string;
   /** Delete the dataset's documents whose files are gone (folders only). @default false */
   sync?: boolean;
   /** Draw a progress bar here (a terminal: redrawn in place; otherwise a line a second). @default none */
@@ -172,14 +174,14 @@ class Progress {
   }
 }
 
-async function openDataset(client: Client, name: string, method: DatasetChunkMethod | undefined): Promise<DataSet> {
+async function openDataset(client: Client, name: string, method: DatasetChunkMethod | undefined, description?: string): Promise<DataSet> {
   let ds: DataSet | undefined;
   try {
     ds = await client.getDataset(name);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
   }
-  if (!ds) return client.createDataset({ name, ...(method ? { chunk_method: method } : {}) });
+  if (!ds) return client.createDataset({ name, ...(method ? { chunk_method: method } : {}), ...(description ? { description } : {}) });
   if (method && ds.chunk_method !== method) {
     throw new CliError(`dataset "${ds.name}" exists with chunk method ${ds.chunk_method}; --chunk-method ${method} applies only when ingest creates the dataset`);
   }
@@ -234,7 +236,7 @@ export async function ingestPath(client: Client, path: string, opts: IngestOptio
     wanted.push({ file: f, name });
   }
 
-  const ds = await openDataset(client, opts.dataset ?? basename(base), opts.chunk_method);
+  const ds = await openDataset(client, opts.dataset ?? basename(base), opts.chunk_method, opts.description);
   const bar = new Progress(opts.progress);
   try {
     return await sync(client, ds, { source, wanted, skipped, bar, began, sync: opts.sync === true });

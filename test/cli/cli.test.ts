@@ -1,5 +1,7 @@
 import { describe, expect, vi, afterEach } from 'vitest';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { Client } from '../../src/index.js';
 import { join } from 'node:path';
 import { test } from '../helpers.js';
 import { run } from './run.js';
@@ -39,6 +41,40 @@ describe('ragloom CLI', () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain('Question: How is heat conduction in slabs solved?');
     expect(r.out.split('Question:')[1]).toMatch(/1\s+0\.\d{3}\s+0\.\d{3}\s+0\.\d{3}\s+sub__heat\.txt/);
+  });
+
+  test('quickstart deletes only a database it made: a user\'s database, a text file and a folder are refused unless --force', async ({ dir }) => {
+    const folder = notes(dir);
+    const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
+    // A user's database with three datasets.
+    const mine = join(dir, 'mine.db');
+    const c = new Client({ path: mine });
+    for (const name of ['handbook', 'contracts', 'notes']) await c.createDataset({ name });
+    await c.close();
+    const before = sha(mine);
+    const refused = await run(['quickstart', '--folder', folder, '--db', mine]);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`--db ${mine} holds 3 dataset(s) quickstart did not make ("handbook", "contracts", "notes"); quickstart deletes its --db first: give another --db (default ragloom-quickstart.db), or --force to delete it`);
+    expect(sha(mine)).toBe(before);
+    // A text file, and a folder.
+    const text = join(dir, 'notes.txt');
+    writeFileSync(text, 'my notes, not a database\n');
+    const t = await run(['quickstart', '--folder', folder, '--db', text]);
+    expect(t.code).toBe(1);
+    expect(t.err).toContain(`--db ${text} exists and is not a database quickstart made`);
+    expect(readFileSync(text, 'utf8')).toBe('my notes, not a database\n');
+    expect((await run(['quickstart', '--folder', folder, '--db', folder])).err).toContain(`--db ${folder} is a folder`);
+    // A database quickstart made is made again; --force deletes the user's.
+    const own = join(dir, 'q.db');
+    expect((await run(['quickstart', '--folder', folder, '--db', own, '--json'])).code).toBe(0);
+    const again = await run(['quickstart', '--folder', folder, '--db', own, '--json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.out).ingest).toMatchObject({ added: 2, unchanged: 0 });
+    const forced = await run(['quickstart', '--folder', folder, '--db', mine, '--force', '--json']);
+    expect(forced.code).toBe(0);
+    const after = new Client({ path: mine, readonly: true });
+    expect((await after.listDatasets()).map((d) => d.name)).toEqual(['quickstart']);
+    await after.close();
   });
 
   test('models ls lists the built-in models; models pull fails cleanly offline', async ({ dir }) => {
