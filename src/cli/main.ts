@@ -62,6 +62,21 @@ async function chosenDatasets(client: Client, names: string[], db: string): Prom
   return out;
 }
 
+/**
+ * The datasets a chat can answer from: those holding parsed chunks (a chat refuses a dataset
+ * without any, naming it by id). Every one named with --dataset must; of all the database's,
+ * the empty ones are left out. None left: say which, by name, and what to do.
+ */
+function answerableDatasets(ds: DataSet[], named: boolean, db: string): DataSet[] {
+  const empty = ds.filter((d) => !d.chunk_count);
+  const list = (xs: DataSet[]) => xs.slice(0, 5).map((d) => JSON.stringify(d.name)).join(', ') + (xs.length > 5 ? ', …' : '');
+  const fix = `\`ragloom ingest <folder> --dataset <name> --db ${db}\` adds and parses files; \`ragloom list --dataset <name> --db ${db}\` shows why a document is not parsed`;
+  if (named && empty.length) throw new CliError(`${empty.length === 1 ? 'dataset' : 'datasets'} ${list(empty)} of ${db} ${empty.length === 1 ? 'holds' : 'hold'} no parsed document yet: ${fix}`);
+  const usable = ds.filter((d) => d.chunk_count);
+  if (!usable.length) throw new CliError(`no dataset of ${db} holds a parsed document yet (${list(ds)}): ${fix}`);
+  return usable;
+}
+
 const chunkJson = (c: Chunk, i: number) => ({
   rank: i + 1, id: c.id, similarity: c.similarity ?? 0, vector_similarity: c.vector_similarity ?? 0, term_similarity: c.term_similarity ?? 0,
   document_id: c.document_id, document_name: c.document_name ?? c.document_keyword ?? '', dataset_id: c.dataset_id, content: c.content,
@@ -314,7 +329,8 @@ const ask: Command = {
     const db = existingDatabase(dbFlag(c.values));
     const client = new Client({ path: db, models });
     try {
-      const ds = await chosenDatasets(client, listFlag(c.values, 'dataset'), db);
+      const named = listFlag(c.values, 'dataset');
+      const ds = await answerableDatasets(await chosenDatasets(client, named, db), named.length > 0, db);
       const model = stringFlag(c.values, 'model');
       const chat = await client.createChat({ name: `ask-${Date.now()}`, dataset_ids: ds.map((d) => d.id), ...(model ? { llm_id: model } : {}) });
       try {
