@@ -34,6 +34,25 @@ async function collect(it: AsyncIterable<Message>): Promise<Message[]> {
   return out;
 }
 
+describe('a model named without its factory (RAGFlow looks the name up among the tenant\'s models)', () => {
+  test('createChat / update / ask / the OpenAI completion take `glm-4` for glm-4@ZHIPU-AI, and the answers use that model', async ({ client }) => {
+    const ds = await setup(client);
+    client.registerModel({ type: 'chat', name: 'glm-4', factory: 'ZHIPU-AI', base_url: server.url });
+    const chat = await client.createChat({ name: 'c', dataset_ids: [ds.id], llm_id: 'glm-4' });
+    expect(chat.llm_id).toBe('glm-4'); // stored as given, as RAGFlow stores it
+    server.reset();
+    const m = await (await chat.createSession()).ask('How long should the dough rise?');
+    expect(m.content).toMatch(/^Echo: /);
+    expect(server.requests.map((r) => r.body.model)).toContain('glm-4');
+    const done = await client.chatCompletion(chat.id, { model: 'glm-4', messages: [{ role: 'user', content: 'Why are there spring tides?' }] });
+    expect(done.model).toBe('glm-4');
+    expect(done.choices[0]!.message.content).toMatch(/^Echo: /);
+    await chat.update({ llm_id: 'ragloom-extractive' });
+    expect((await (await chat.createSession()).ask('How long should the dough rise?')).content).toMatch(/rise for one hour/);
+    expect(await apiError(client.createChat({ name: 'd', llm_id: 'glm-5' }))).toMatchObject({ code: 102, message: "`llm_id` glm-5 doesn't exist" });
+  });
+});
+
 describe('session.ask with the built-in extractive model', () => {
   test('answers from the documents with citations, no model server at all', async ({ client }) => {
     const ds = await setup(client);
