@@ -358,18 +358,27 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   (db) => db.exec(`
     CREATE INDEX IF NOT EXISTS document_dataset_name ON document(dataset_id, name COLLATE NOCASE);
   `),
+  // 13: whether a chunk's full-text row carries its document's name as title terms. RAGFlow gives
+  // them to parsed chunks only (a rename gives them to every chunk); a chunk added through the API
+  // has none. Every existing chunk keeps the ones it was indexed with.
+  (db) => db.exec(`
+    ALTER TABLE chunk ADD COLUMN titled INTEGER NOT NULL DEFAULT 1;
+  `),
 ];
 
 /**
- * Rebuilds every chunk's full-text row with the current analyzer (title = its document's name),
+ * Rebuilds every chunk's full-text row with the current analyzer (title = its document's name, for
+ * chunks that have title terms),
  * and records the analyzer version. Used by migrations and when the analyzer changes.
  */
 export function reindexFullText(db: Database): number {
   db.exec("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')");
   faultPoint('migrate:fts-cleared');
   const ins = db.prepare('INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)');
+  // Before migration 13 every chunk had title terms (no `titled` column yet).
+  const titled = db.prepare("SELECT 1 FROM pragma_table_info('chunk') WHERE name = 'titled'").get() ? 'c.titled' : '1';
   const rows = db.prepare(`SELECT c.rowid AS rowid, c.content AS content, c.index_text AS index_text, c.important_keywords AS kw,
-    c.questions AS qs, COALESCE(d.name, '') AS title FROM chunk c LEFT JOIN document d ON d.id = c.document_id`).all() as
+    c.questions AS qs, CASE WHEN ${titled} THEN COALESCE(d.name, '') ELSE '' END AS title FROM chunk c LEFT JOIN document d ON d.id = c.document_id`).all() as
     { rowid: number; content: string; index_text: string | null; kw: string; qs: string; title: string }[];
   for (const r of rows) ins.run(BigInt(r.rowid), ...ftsTerms(r.title, r.index_text ?? r.content, jsonList(r.kw), jsonList(r.qs)));
   db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('analyzer_version', ?)").run(String(ANALYZER_VERSION));
