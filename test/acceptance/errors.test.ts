@@ -38,7 +38,7 @@ const CASES: Case[] = [
   // datasets
   ['createDataset: empty name', (w) => w.client.createDataset({ name: '' }), 101, 'Field: <name> - Message: <String should have at least 1 character> - Value: <>'],
   ['createDataset: unknown chunk_method', (w) => w.client.createDataset({ name: 'x', chunk_method: 'bogus' as never }), 101, "Field: <chunk_method> - Message: <Input should be 'naive', 'book', 'email', 'laws', 'manual', 'one', 'paper', 'picture', 'presentation', 'qa', 'table', 'tag' or 'resume'> - Value: <bogus>"],
-  ['createDataset: unknown embedding model', (w) => w.client.createDataset({ name: 'x', embedding_model: 'nope@X' }), 102, 'Unsupported model: nope@X'],
+  ['createDataset: unknown embedding model', (w) => w.client.createDataset({ name: 'x', embedding_model: 'nope@X' }), 102, 'Unsupported model: <nope@X>'],
   ['listDatasets: bad orderby', (w) => w.client.listDatasets({ orderby: 'bogus' as never }), 101, "Field: <orderby> - Message: <Input should be 'create_time' or 'update_time'> - Value: <bogus>"],
   ['listDatasets: extra key', (w) => w.client.listDatasets({ foo: 1 } as never), 101, 'Field: <foo> - Message: <Extra inputs are not permitted> - Value: <1>'],
   ['DataSet#update: empty name', (w) => w.ds.update({ name: '' }), 101, 'Field: <name> - Message: <String should have at least 1 character> - Value: <>'],

@@ -225,7 +225,8 @@ suite('RAGFlow Python SDK 0.25.6 against ragloom serve', () => {
       raised(D.create_empty_chunk_method, `Field: <chunk_method> - Message: <${CHUNK_METHODS_MSG}> - Value: <>`);
       raised(D.create_embedding_no_at, 'Field: <embedding_model> - Message: <Embedding model identifier must follow <model_name>@<provider> format> - Value: <nope>');
       raised(D.create_embedding_empty_side, 'Field: <embedding_model> - Message: <Both model_name and provider must be non-empty strings> - Value: <@Builtin>');
-      raised(D.create_embedding_unknown, 'Unsupported model: no-such-model@NoSuchFactory');
+      raised(D.create_embedding_unknown, 'Unsupported model: <no-such-model@NoSuchFactory>');
+      raised(D.create_embedding_unauthorized, 'Unauthorized model: <text-embedding-v3@Tongyi-Qianwen>');
       raised(D.create_empty_name, 'Field: <name> - Message: <String should have at least 1 character> - Value: <>');
       raised(D.create_long_name, `Field: <name> - Message: <String should have at most 128 characters> - Value: <${'n'.repeat(125)}...>`);
       raised(D.create_bad_permission, "Field: <permission> - Message: <Input should be 'me' or 'team'> - Value: <ME>");

@@ -31,6 +31,7 @@ r.call("create_empty_chunk_method", lambda: rag.create_dataset(name="x", chunk_m
 r.call("create_embedding_no_at", lambda: rag.create_dataset(name="x", embedding_model="nope"))
 r.call("create_embedding_empty_side", lambda: rag.create_dataset(name="x", embedding_model="@Builtin"))
 r.call("create_embedding_unknown", lambda: rag.create_dataset(name="x", embedding_model="no-such-model@NoSuchFactory"))
+r.call("create_embedding_unauthorized", lambda: rag.create_dataset(name="x", embedding_model="text-embedding-v3@Tongyi-Qianwen"))
 r.call("create_empty_name", lambda: rag.create_dataset(name=""))
 r.call("create_long_name", lambda: rag.create_dataset(name="n" * 129))
 r.call("create_bad_permission", lambda: rag.create_dataset(name="x", permission="ME"))
