@@ -925,6 +925,12 @@ suite('RAGFlow Python SDK 0.25.6 against ragloom serve', () => {
     // batch_chunk_token_size. Fix: src/api/parser-config.ts methodDefaultConfig('naive').
     it('create_dataset: parser_config.graphrag has the retry and timeout defaults', async () => {
       const D = await runs.datasets;
+      // Floats where RAGFlow writes floats, as the SDK reads them.
+      expect(ok(D.graphrag_number_types)).toEqual({
+        batch_chunk_token_size: 'int', retry_attempts: 'int', retry_backoff_seconds: 'float', retry_backoff_max_seconds: 'float',
+        build_subgraph_timeout_per_chunk_seconds: 'int', build_subgraph_min_timeout_seconds: 'int', merge_timeout_seconds: 'int',
+        resolution_timeout_seconds: 'int', community_timeout_seconds: 'int', lock_acquire_timeout_seconds: 'int',
+      });
       expect(ok(D.create_default).parser_config.graphrag).toEqual({
         use_graphrag: true, entity_types: ENTITY_TYPES, method: 'light', batch_chunk_token_size: 4096,
         retry_attempts: 2, retry_backoff_seconds: 2.0, retry_backoff_max_seconds: 60.0, build_subgraph_timeout_per_chunk_seconds: 300,

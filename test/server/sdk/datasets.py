@@ -14,6 +14,8 @@ r = Recorder()
 
 # ------------------------------------------------------------------ create
 kb = r.call("create_default", lambda: rag.create_dataset(name="kb"))
+# RAGFlow writes these defaults as floats (2.0, 60.0); Python reads the wire's `2` as an int.
+r.call("graphrag_number_types", lambda: {k: type(v).__name__ for k, v in kb.parser_config.graphrag.to_json().items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
 tick()
 r.call("create_dup_case", lambda: rag.create_dataset(name="KB"))  # kb exists (case-insensitive) -> KB(1)
 tick()
