@@ -179,6 +179,18 @@ describe('Client#listDatasets()', () => {
     expect(e.code).toBe(102);
     expect(e.message).toMatch(/^User '[0-9a-f]{32}' lacks permission for dataset 'ghost'$/);
   });
+
+  test('id and name: each must exist on its own (the error names the missing one); two different datasets list nothing', async ({ client }) => {
+    const a = await client.createDataset({ name: 'alpha' });
+    const b = await client.createDataset({ name: 'beta' });
+    expect(await client.listDatasets({ id: a.id, name: 'beta' })).toEqual([]);
+    expect((await client.listDatasets({ id: b.id, name: 'BETA' })).map((d) => d.id)).toEqual([b.id]);
+    const ghostName = await apiError(client.listDatasets({ id: a.id, name: 'ghost' }));
+    expect([ghostName.code, ghostName.message]).toEqual([102, `User '${a.tenant_id}' lacks permission for dataset 'ghost'`]);
+    const ghostId = (a.id[0] === 'f' ? 'e' : 'f') + a.id.slice(1); // a UUID1 no dataset has
+    const missingId = await apiError(client.listDatasets({ id: ghostId, name: 'beta' }));
+    expect(missingId.message).toBe(`User '${a.tenant_id}' lacks permission for dataset '${ghostId}'`);
+  });
 });
 
 describe('DataSet#update()', () => {
