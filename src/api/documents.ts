@@ -95,10 +95,12 @@ export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<
   if (q.id !== undefined && q.id !== null && q.ids !== undefined && q.ids !== null) fail('ID_AND_IDS');
   const where = ['dataset_id = @ds'];
   const p: Record<string, unknown> = { ds: kb.id };
+  // An id, a name and the other filters all apply, each id and name checked first (RAGFlow's
+  // list_docs): an id and the name of another document list nothing.
   if (typeof q.id === 'string' && q.id) {
-    const doc = getDocument(e, kb.id, q.id);
-    if (!doc) fail('DOCUMENT_NOT_OWNED', q.id);
-    return { total: 1, docs: [documentToWire(doc)] };
+    if (!getDocument(e, kb.id, q.id)) fail('DOCUMENT_NOT_OWNED', q.id);
+    where.push('id = @id');
+    p.id = q.id;
   }
   if (typeof q.name === 'string' && q.name) {
     if (!e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ? COLLATE NOCASE').get(kb.id, q.name)) fail('DOCUMENT_NOT_OWNED', q.name);

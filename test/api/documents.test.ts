@@ -143,7 +143,14 @@ describe('DataSet#listDocuments()', () => {
     expect((await ds.listDocuments({ page_size: 0 })).length).toBe(4);
     expect((await ds.listDocuments({ keywords: 'alpha' })).map((d) => d.name).sort()).toEqual(['ALPHABET.md', 'Alpha.txt']);
     expect((await ds.listDocuments({ name: 'beta.md' })).map((d) => d.id)).toEqual([docs[1]!.id]);
-    expect((await ds.listDocuments({ id: docs[2]!.id, keywords: 'zzz' })).map((d) => d.name)).toEqual(['gamma.txt']);
+    // An id does not lift the other filters (RAGFlow's get_by_kb_id applies them all), and a name is
+    // checked, then filtered by: an id with another document's name lists nothing.
+    expect((await ds.listDocuments({ id: docs[2]!.id, keywords: 'zzz' })).map((d) => d.name)).toEqual([]);
+    expect((await ds.listDocuments({ id: docs[2]!.id, keywords: 'GAM' })).map((d) => d.name)).toEqual(['gamma.txt']);
+    expect((await ds.listDocuments({ id: docs[2]!.id, name: 'beta.md' })).map((d) => d.name)).toEqual([]);
+    expect((await ds.listDocuments({ id: docs[2]!.id, name: 'Gamma.TXT' })).map((d) => d.name)).toEqual(['gamma.txt']);
+    const ghost = await apiError(ds.listDocuments({ id: docs[2]!.id, name: 'ghost.txt' }));
+    expect([ghost.code, ghost.message]).toEqual([102, "You don't own the document ghost.txt."]);
     expect((await ds.listDocuments({ suffix: ['md'] })).length).toBe(2);
     expect((await ds.listDocuments({ run: ['UNSTART'] })).length).toBe(4);
     expect((await ds.listDocuments({ run: ['DONE', '4'] })).length).toBe(0);
