@@ -1,10 +1,5 @@
 /** Small HTTP helpers: a Python-like exception repr, `Content-Disposition`, and what an `Accept` header asks for. */
-
-function pyStrRepr(s: string): string {
-  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
-  const body = s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
-  return q + (q === "'" ? body.replace(/'/g, "\\'") : body) + q;
-}
+import { pyStrRepr } from '../util/index.js';
 
 /** `Name('message')`, as RAGFlow's `server_error_response` prints `repr(e)`; never a stack trace. */
 export function pyExceptionRepr(e: unknown): string {

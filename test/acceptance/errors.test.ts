@@ -52,6 +52,7 @@ const CASES: Case[] = [
   ['deleteDocuments: neither ids nor delete_all', (w) => w.ds.deleteDocuments({}), 102, (w) => `should either provide doc ids or set delete_all(true), dataset: ${w.ds.id}. `],
   // parsing and chunks
   ['asyncParseDocuments: unknown id', (w) => w.ds.asyncParseDocuments(['nope']), 102, "Documents not found: ['nope']"],
+  ['asyncParseDocuments: ids printed as Python repr', (w) => w.ds.asyncParseDocuments(["it's", 'a\nb', 'q"uo\'te']), 102, `Documents not found: ["it's", 'a\\nb', 'q"uo\\'te']`],
   ['addChunk: questions not a list', (w) => w.doc.addChunk({ content: 'x', questions: 'q' as never }), 102, '`questions` is required to be a list'],
   // retrieval
   ['retrieve: another tenant\'s dataset', (w) => w.client.retrieve({ question: 'q', dataset_ids: [NOT_AN_ID] }), 102, `You don't own the dataset ${NOT_AN_ID}.`],
