@@ -135,19 +135,22 @@ describe('the run loop', () => {
     expect(finished(other)).not.toContain('Message:Refund');
   });
 
+  /** A Categorize with the built-in model (offline): billing or technical, each leading to its component. */
+  const triage = (billing: string, technical: string) => ({
+    type: 'Categorize',
+    params: {
+      llm_id: 'ragloom-extractive@Builtin',
+      category_description: {
+        billing: { description: 'Invoices, payments, refunds and charges on a card', examples: ['I was charged twice', 'Where is my invoice?'], to: [billing] },
+        technical: { description: 'Errors, crashes, bugs, installation problems', examples: ['The app crashes on start', 'I get an error when I log in'], to: [technical] },
+      },
+    },
+  });
+
   it('Categorize offline picks the nearest category by embeddings (deterministic)', async () => {
     const mk = () => buildDsl({
       begin: { type: 'Begin', down: ['Categorize:Triage'] },
-      'Categorize:Triage': {
-        type: 'Categorize',
-        params: {
-          llm_id: 'ragloom-extractive@Builtin',
-          category_description: {
-            billing: { description: 'Invoices, payments, refunds and charges on a card', examples: ['I was charged twice', 'Where is my invoice?'], to: ['Message:Billing'] },
-            technical: { description: 'Errors, crashes, bugs, installation problems', examples: ['The app crashes on start', 'I get an error when I log in'], to: ['Message:Tech'] },
-          },
-        },
-      },
+      'Categorize:Triage': triage('Message:Billing', 'Message:Tech'),
       'Message:Billing': { type: 'Message', params: { content: ['billing: {Categorize:Triage@category_name}'] } },
       'Message:Tech': { type: 'Message', params: { content: ['technical: {Categorize:Triage@category_name}'] } },
     });
@@ -160,16 +163,7 @@ describe('the run loop', () => {
   it('a Message joining the branches of a Categorize runs after the branch taken (the others can no longer run)', async () => {
     const mk = () => buildDsl({
       begin: { type: 'Begin', down: ['Categorize:Triage'] },
-      'Categorize:Triage': {
-        type: 'Categorize',
-        params: {
-          llm_id: 'ragloom-extractive@Builtin',
-          category_description: {
-            billing: { description: 'Invoices, payments, refunds and charges on a card', examples: ['I was charged twice'], to: ['StringTransform:Bill'] },
-            technical: { description: 'Errors, crashes, bugs, installation problems', examples: ['The app crashes on start'], to: ['StringTransform:Tech'] },
-          },
-        },
-      },
+      'Categorize:Triage': triage('StringTransform:Bill', 'StringTransform:Tech'),
       'StringTransform:Bill': { type: 'StringTransform', params: { method: 'merge', script: 'billing desk', delimiters: [','] }, down: ['Message:Join'] },
       'StringTransform:Tech': { type: 'StringTransform', params: { method: 'merge', script: 'tech desk', delimiters: [','] }, down: ['Message:Join'] },
       'Message:Join': { type: 'Message', params: { content: ['[{StringTransform:Bill@result}{StringTransform:Tech@result}]'] } },
