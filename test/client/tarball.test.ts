@@ -4,23 +4,27 @@
  * Anything the tarball lacks (models, the workspace .proto, type declarations, the CLI) or any
  * install step that reaches outside the npm registry (onnxruntime-node's CUDA download) fails it.
  *
- * Then, in the same project, the integrations as a user gets them: first without their frameworks
- * (none is installed with ragloom; each missing one is named), then with the frameworks installed
- * from the npm registry, where every ```ts example of docs/integrations.md is type-checked and run
- * (models: a loopback OpenAI-protocol stand-in through OPENAI_BASE_URL), and the desktop
- * assistant's MCP configuration there is started and answers the MCP SDK's client.
+ * Every TypeScript example of README.md and docs/ (test/support/doc-examples.ts says how a block
+ * declares what it needs or why it cannot run) is type-checked there (strict, skipLibCheck: false,
+ * against the installed package's own .d.ts files) and run; those that talk to a model (`llm`) get
+ * a loopback OpenAI-protocol stand-in through OPENAI_BASE_URL.
  *
- * It takes a few minutes (better-sqlite3 compiles from source here). RAGLOOM_SKIP_TARBALL=1 skips it.
+ * The integrations (docs/integrations.md): installing ragloom alone resolves none of their
+ * frameworks, `ragloom mcp` without the MCP SDK names what to install, and with the SDK installed
+ * the desktop assistant's MCP configuration of the docs starts a server that answers the SDK's client.
+ *
+ * It takes about a minute (better-sqlite3 compiles from source here). RAGLOOM_SKIP_TARBALL=1 skips it.
  */
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startChatServer, type ChatServer, type ChatRequestBody, type ChatReply } from '../support/chat-server.js';
+import { docExamples, exampleSource, EXAMPLES_DIR } from '../support/doc-examples.js';
+import { startChatServer, contextAnswer, CONTEXT_NOT_FOUND, type ChatServer } from '../support/chat-server.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const npm = spawnSync('npm', ['--version'], { encoding: 'utf8' });
@@ -37,10 +41,20 @@ function userEnv(): NodeJS.ProcessEnv {
 let work: string;
 let app: string;
 let install: { status: number | null; out: string };
+let tgz: string;
 let tarball = { bytes: 0, unpacked: 0, files: 0 };
 
 /** The frameworks of the integrations, as ragloom's optional peers name them. */
 const FRAMEWORKS = ['@modelcontextprotocol/sdk', 'zod', 'ai', '@langchain/core', '@llamaindex/core'];
+
+const EXAMPLES = docExamples(ROOT);
+/** Packages the examples import besides ragloom (`needs=`), at the versions of this repository's lockfile. */
+const LOCK = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+const NEEDS = [...new Set(EXAMPLES.flatMap((e) => e.needs))].map((pkg) => {
+  const version = LOCK.packages[`node_modules/${pkg}`]?.version;
+  if (!version) throw new Error(`an example needs ${pkg}, which is not in package-lock.json (add it as a devDependency)`);
+  return `${pkg}@${version}`;
+});
 
 beforeAll(() => {
   if (skip) return;
@@ -49,11 +63,11 @@ beforeAll(() => {
   execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
   const packed = execFileSync('npm', ['pack', '--pack-destination', work, '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', env: userEnv() });
   const info = (JSON.parse(packed) as Array<{ filename: string; size: number; unpackedSize: number; entryCount: number }>)[0]!;
-  const tgz = join(work, info.filename);
+  tgz = join(work, info.filename);
   tarball = { bytes: info.size, unpacked: info.unpackedSize, files: info.entryCount };
   execFileSync('mkdir', ['-p', app]);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'blank-app', version: '1.0.0', private: true, type: 'module' }));
-  const r = spawnSync('npm', ['install', tgz, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 600_000 });
+  const r = spawnSync('npm', ['install', tgz, ...NEEDS, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 600_000 });
   install = { status: r.status, out: `${r.stdout}\n${r.stderr}` };
 }, 660_000);
 afterAll(() => {
@@ -77,8 +91,6 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
     expect(existsSync(join(nm, '@orama', 'orama'))).toBe(false);
     // …while Orama's Snowball stemmers and stop words (dependencies since languages) do.
     expect(existsSync(join(nm, '@orama', 'stemmers'))).toBe(true);
-    // Nor do the integrations' frameworks (optional peers): a user installs the one they use.
-    for (const f of [...FRAMEWORKS, 'llamaindex', '@langchain/openai', '@ai-sdk/openai']) expect(existsSync(join(nm, f)), f).toBe(false);
     console.log(`tarball: ${tarball.bytes} bytes packed, ${tarball.unpacked} unpacked, ${tarball.files} files`);
     const pkg = join(nm, 'ragloom');
     for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/workspace/index.d.ts', 'dist/workspace/workspace.proto', 'bin/ragloom.js']) {
@@ -171,135 +183,121 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
   });
 });
 
-/** The ```ts blocks of a doc, in order. */
-const tsBlocks = (md: string): string[] => [...md.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+describe.skipIf(!!skip)('every TypeScript example of README.md and docs/, in the blank project', () => {
+  const compiled = EXAMPLES.filter((e) => e.mode !== 'skip');
+  const runnable = compiled.filter((e) => e.mode === 'run');
+  let tsc: { status: number | null; out: string };
+  let dir: string;
+  beforeAll(() => {
+    for (const e of EXAMPLES.filter((x) => x.mode !== 'run')) console.log(`[examples] ${e.where}: ${e.mode} (${e.reason})`);
+    dir = join(app, 'examples');
+    mkdirSync(join(dir, 'src'), { recursive: true });
+    for (const e of compiled) writeFileSync(join(dir, 'src', `${e.id}.ts`), exampleSource(e));
+    // What a TypeScript user's project says: strict, and the libraries' .d.ts checked too.
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false,
+        types: ['node'], rootDir: 'src', outDir: 'out',
+      },
+      include: ['src/*.ts'],
+    }));
+    // This repository's compiler (the version a user installs from the registry, 7.x), on the blank project.
+    const r = spawnSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', dir], { cwd: app, encoding: 'utf8', env: userEnv() });
+    tsc = { status: r.status, out: `${r.stdout}${r.stderr}` };
+  }, 120_000);
 
-/**
- * The stand-in model's answer to a handbook question: with tools offered and none called yet, a
- * call of the first tool with the user's question; otherwise the handbook sentence found in what it
- * was sent (tool results, context), naming the document when that was sent too.
- */
-function handbookReply(b: ChatRequestBody): ChatReply {
-  const text = b.messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
-  const tools = (b.tools ?? []) as Array<{ function: { name: string } }>;
-  if (tools.length && !b.messages.some((m) => m.role === 'tool')) {
-    const question = [...b.messages].reverse().find((m) => m.role === 'user')?.content;
-    return { text: '', toolCalls: [{ name: tools[0]!.function.name, arguments: JSON.stringify({ question: typeof question === 'string' ? question : 'leave' }) }] };
-  }
-  const fact = /Employees get 25 days of paid leave a year\./.exec(text)?.[0];
-  return { text: fact ? `${fact}${text.includes('leave.md') ? ' (leave.md)' : ''}` : 'I could not find that.' };
-}
+  it('the package\'s types need nothing but its dependencies, and every example type-checks (strict, skipLibCheck: false)', () => {
+    expect(compiled.length).toBeGreaterThan(10);
+    expect(tsc.out).not.toMatch(/TS7016/); // a .d.ts importing types the install does not have
+    expect(tsc.status, tsc.out).toBe(0);
+  });
 
-describe.skipIf(!!skip)('the integrations from the packed tarball', () => {
-  it('without their frameworks: `ragloom mcp` names the packages to install, an adapter names its framework', () => {
+  // Asynchronously: the stand-in model of `llm` examples answers from this process.
+  it.each(runnable)('runs $where', async (e) => {
+    const cwd = join(dir, 'run', e.id);
+    mkdirSync(cwd, { recursive: true });
+    for (const f of e.files) cpSync(join(EXAMPLES_DIR, 'files', f), cwd, { recursive: true });
+    const llm = e.llm ? await startChatServer() : undefined;
+    try {
+      llm?.script(...Array.from({ length: 10 }, () => contextAnswer));
+      const env = { ...userEnv(), ...(llm ? { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-stand-in' } : {}) };
+      const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done, fail) => {
+        const child = spawn(process.execPath, [join(dir, 'out', `${e.id}.js`)], { cwd, env, timeout: 120_000 });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c) => (stdout += c));
+        child.stderr.on('data', (c) => (stderr += c));
+        child.on('error', fail);
+        child.on('close', (status) => done({ status, stdout, stderr }));
+      });
+      expect(r.status, `${e.where}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-3000)}`).toBe(0);
+      if (llm) {
+        // The model was asked, the retrieved text reached it (it found its answer there), a tool it
+        // was offered was called and answered, and the example printed what the model said.
+        expect(llm.requests.length, e.where).toBeGreaterThan(0);
+        const last = contextAnswer(llm.requests.at(-1)!.body).text as string;
+        expect(last, e.where).not.toBe(CONTEXT_NOT_FOUND);
+        if (llm.requests.some((q) => Array.isArray(q.body.tools) && q.body.tools.length)) {
+          expect(llm.requests.some((q) => q.body.messages.some((m) => m.role === 'tool')), e.where).toBe(true);
+        }
+        expect(r.stdout, e.where).toContain(last);
+      }
+    } finally {
+      await llm?.close();
+    }
+  }, 150_000);
+});
+
+describe.skipIf(!!skip)('the integrations from the packed tarball (docs/integrations.md)', () => {
+  it('installing ragloom alone brings none of their frameworks (optional peers)', () => {
+    const blank = join(work, 'blank');
+    mkdirSync(blank, { recursive: true });
+    writeFileSync(join(blank, 'package.json'), JSON.stringify({ name: 'blank', version: '1.0.0', private: true }));
+    // npm's own resolution of the tarball, without downloading or compiling anything.
+    const r = spawnSync('npm', ['install', tgz, '--dry-run', '--no-audit', '--no-fund'], { cwd: blank, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
+    expect(r.status, r.stderr.slice(-2000)).toBe(0);
+    const added = [...r.stdout.matchAll(/^add (\S+) /gm)].map((m) => m[1]!);
+    expect(added.length).toBeGreaterThan(100);
+    for (const f of [...FRAMEWORKS, 'llamaindex', 'langchain', '@langchain/openai', '@ai-sdk/openai', '@llamaindex/openai']) expect(added, f).not.toContain(f);
+  });
+
+  it('without the MCP SDK, `ragloom mcp` names the packages to install', () => {
+    expect(existsSync(join(app, 'node_modules', '@modelcontextprotocol', 'sdk'))).toBe(false);
     const r = spawnSync('npx', ['--no-install', 'ragloom', 'mcp', '--db', 'kb.db'], { cwd: app, encoding: 'utf8', env: userEnv(), input: '' });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('npm install @modelcontextprotocol/sdk zod');
-    for (const [sub, pkg] of [['langchain', '@langchain/core'], ['ai-sdk', 'ai'], ['llamaindex', '@llamaindex/core'], ['mcp', '@modelcontextprotocol/sdk']]) {
-      const i = spawnSync(process.execPath, ['--input-type=module', '-e', `await import('ragloom/${sub}')`], { cwd: app, encoding: 'utf8', env: userEnv() });
-      expect(i.status, sub).not.toBe(0);
-      expect(i.stderr, sub).toContain(`Cannot find package '${pkg}'`);
-    }
   });
 
-  describe('with the frameworks installed as a user installs them', () => {
-    let llm: ChatServer;
-    let added: { status: number | null; out: string; ms: number };
-    beforeAll(async () => {
-      if (skip) return;
-      llm = await startChatServer();
-      const t0 = Date.now();
-      // Node 20: @langchain/openai 1.5.9+ declares node >= 22 (docs/integrations.md).
-      const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '@modelcontextprotocol/sdk', 'zod', 'ai@6', '@ai-sdk/openai@3', '@langchain/core', '@langchain/openai@1.5.8', 'llamaindex', '@llamaindex/openai', '@types/node@20'],
-        { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 600_000 });
-      added = { status: r.status, out: `${r.stdout}\n${r.stderr}`, ms: Date.now() - t0 };
-    }, 660_000);
-    afterAll(async () => {
-      await llm?.close();
-    });
-
-    it('installs next to ragloom from the npm registry', () => {
-      expect(added.status, added.out.slice(-3000)).toBe(0);
-      for (const f of [...FRAMEWORKS, 'llamaindex']) expect(existsSync(join(app, 'node_modules', f)), f).toBe(true);
-      console.log(`frameworks installed in ${added.ms} ms`);
-    });
-
-    it("docs/integrations.md's ts examples type-check against the installed packages", () => {
-      const blocks = tsBlocks(readFileSync(join(ROOT, 'docs/integrations.md'), 'utf8'));
-      expect(blocks.length).toBe(4);
-      mkdirSync(join(app, 'examples'), { recursive: true });
-      blocks.forEach((b, i) => writeFileSync(join(app, 'examples', `example-${i + 1}.ts`), b));
-      writeFileSync(join(app, 'examples', 'tsconfig.json'), JSON.stringify({
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'], skipLibCheck: true },
-        include: ['*.ts'],
-      }));
-      const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(app, 'examples')], { cwd: app, encoding: 'utf8', env: userEnv() });
-      expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
-    });
-
-    /** Runs an example (asynchronously: the stand-in model answers from this process). Resolves to its stdout. */
-    const runExample = (n: number): Promise<string> => {
-      llm.reset();
-      llm.script(...Array.from({ length: 8 }, () => handbookReply));
-      return new Promise((done, fail) => {
-        const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), join('examples', `example-${n}.ts`)], {
-          cwd: app, env: { ...userEnv(), OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-test' }, timeout: 120_000,
-        });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (c) => (out += c));
-        child.stderr.on('data', (c) => (err += c));
-        child.on('error', fail);
-        child.on('close', (code) => (code === 0 ? done(out) : fail(new Error(`example ${n} exited ${code}: ${err.slice(-2000)}`))));
-      });
-    };
-
-    it('the AI SDK example streams an answer from the retrieval tool', async () => {
-      expect(await runExample(1)).toBe('Employees get 25 days of paid leave a year. (leave.md)\n');
-      // The model asked the tool, and the tool's chunks went back to it.
-      expect(llm.requests).toHaveLength(2);
-      expect(JSON.stringify(llm.requests[1]!.body.messages)).toContain('"document_name\\":\\"leave.md\\"');
-    });
-
-    it('the LangChain retrieval chain answers from the retrieved chunks', async () => {
-      expect(await runExample(2)).toBe('Employees get 25 days of paid leave a year. (leave.md)\n');
-      expect(String(llm.requests[0]!.body.messages[0]!.content)).toContain('[leave.md] # Leave');
-    });
-
-    it('the LangChain vector store example prints its filtered hit', async () => {
-      expect(await runExample(3)).toMatch(/^\d\.\d{3} tides\.md The moon raises the ocean tides\.\n$/);
-    });
-
-    it('the LlamaIndex query engine answers with its source', async () => {
-      expect(await runExample(4)).toBe("Employees get 25 days of paid leave a year. (leave.md)\n[ 'leave.md' ]\n");
-    });
-
-    it("the desktop assistant's MCP configuration starts a server that answers the SDK's client; so does `npx ragloom mcp`", async () => {
-      mkdirSync(join(app, 'handbook'), { recursive: true });
-      writeFileSync(join(app, 'handbook', 'leave.md'), '# Leave\n\nEmployees get 25 days of paid leave a year.\n');
-      const ingest = spawnSync('npx', ['--no-install', 'ragloom', 'ingest', 'handbook', '--db', 'kb-mcp.db', '--quiet'], { cwd: app, encoding: 'utf8', env: userEnv() });
-      expect(ingest.status, ingest.stderr).toBe(0);
-      const md = readFileSync(join(ROOT, 'docs/integrations.md'), 'utf8');
-      const config = JSON.parse(/```json\n([\s\S]*?)```/.exec(md)![1]!.replaceAll('/path/to/project', app).replace(`${app}/kb.db`, join(app, 'kb-mcp.db'))) as
-        { mcpServers: Record<string, { command: string; args: string[] }> };
-      const entry = config.mcpServers.ragloom!;
-      const before = statSync(join(app, 'kb-mcp.db')).mtimeMs;
-      for (const [i, t] of [
-        new StdioClientTransport({ command: entry.command, args: entry.args, env: userEnv() as Record<string, string> }),
-        new StdioClientTransport({ command: 'npx', args: ['--no-install', 'ragloom', 'mcp', '--db', 'kb-mcp.db'], cwd: app, env: userEnv() as Record<string, string> }),
-      ].entries()) {
-        const mcp = new McpClient({ name: 'desktop-assistant', version: '1.0.0' });
-        await mcp.connect(t);
-        const names = (await mcp.listTools()).tools.map((x) => x.name);
-        expect(names).toEqual(expect.arrayContaining(['ragflow_retrieval', 'ragflow_list_datasets']));
+  it("with the SDK installed, the desktop assistant's MCP configuration starts a server that answers the SDK's client; so does `npx ragloom mcp`", async () => {
+    const sdk = ['@modelcontextprotocol/sdk', 'zod'].map((p) => `${p}@${LOCK.packages[`node_modules/${p}`]!.version}`);
+    const add = spawnSync('npm', ['install', ...sdk, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
+    expect(add.status, add.stderr.slice(-2000)).toBe(0);
+    mkdirSync(join(app, 'handbook'), { recursive: true });
+    writeFileSync(join(app, 'handbook', 'leave.md'), '# Leave\n\nEmployees get 25 days of paid leave a year.\n');
+    const ingest = spawnSync('npx', ['--no-install', 'ragloom', 'ingest', 'handbook', '--db', 'kb-mcp.db', '--quiet'], { cwd: app, encoding: 'utf8', env: userEnv() });
+    expect(ingest.status, ingest.stderr).toBe(0);
+    const md = readFileSync(join(ROOT, 'docs/integrations.md'), 'utf8');
+    const config = JSON.parse(/```json\n([\s\S]*?)```/.exec(md)![1]!.replaceAll('/path/to/project', app).replace(`${app}/kb.db`, join(app, 'kb-mcp.db'))) as
+      { mcpServers: Record<string, { command: string; args: string[] }> };
+    const entry = config.mcpServers.ragloom!;
+    const before = statSync(join(app, 'kb-mcp.db')).mtimeMs;
+    for (const [i, t] of [
+      new StdioClientTransport({ command: entry.command, args: entry.args, env: userEnv() as Record<string, string> }),
+      new StdioClientTransport({ command: 'npx', args: ['--no-install', 'ragloom', 'mcp', '--db', 'kb-mcp.db'], cwd: app, env: userEnv() as Record<string, string> }),
+    ].entries()) {
+      const mcp = new McpClient({ name: 'desktop-assistant', version: '1.0.0' });
+      await mcp.connect(t);
+      try {
+        expect((await mcp.listTools()).tools.map((x) => x.name)).toEqual(expect.arrayContaining(['ragflow_retrieval', 'ragflow_list_datasets']));
         const r = await mcp.callTool({ name: 'ragflow_retrieval', arguments: { question: 'How many days of paid leave?' } }) as CallToolResult;
         const body = JSON.parse((r.content[0] as { text: string }).text) as { chunks: Array<{ document_name: string; content: string }> };
         expect(body.chunks[0]).toMatchObject({ document_name: 'leave.md' });
         expect(body.chunks[0]!.content).toContain('25 days of paid leave');
+      } finally {
         await mcp.close();
-        // The configuration's --read-only left the file as it was.
-        if (i === 0) expect(statSync(join(app, 'kb-mcp.db')).mtimeMs).toBe(before);
       }
-    }, 120_000);
-  });
+      // The configuration's --read-only left the file as it was.
+      if (i === 0) expect(statSync(join(app, 'kb-mcp.db')).mtimeMs).toBe(before);
+    }
+  }, 300_000);
 });
