@@ -41,7 +41,9 @@ describe.each(MODES)('%s mode', (mode) => {
     test('resolves to the ranked chunks as Documents with their citation metadata, as client.retrieve ranks them', async ({ client }) => {
       const { ds } = await parsedDataset(client);
       const retriever = new RagloomRetriever({ client, dataset_ids: [ds.id], page_size: 2, similarity_threshold: 0, highlight: true });
-      const docs = await retriever.invoke('What pulls the ocean tides?');
+      const ended: Document[][] = [];
+      const docs = await retriever.invoke('What pulls the ocean tides?', { callbacks: [{ handleRetrieverEnd: (d: Document[]) => void ended.push(d) }] });
+      expect(ended).toEqual([docs]);
       const direct = await client.retrieve({ dataset_ids: [ds.id], question: 'What pulls the ocean tides?', page_size: 2, similarity_threshold: 0, highlight: true });
       expect(docs).toHaveLength(2);
       expect(docs[0]).toBeInstanceOf(Document);
@@ -177,6 +179,66 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(await count()).toBe(3);
       await expect(store.similaritySearch('x', 0)).rejects.toThrow(/k must be/);
       await expect(store.delete({} as never)).rejects.toThrow(TypeError);
+    });
+  });
+  // LangChain's standard vector-store checks (langchain-tests' VectorStoreIntegrationTests, the
+  // Python package: @langchain/core publishes none), with ragloom's embeddings and with another model's.
+  describe.each([
+    ['RagloomEmbeddings', () => new RagloomEmbeddings()],
+    ['another model', () => new SyntheticEmbeddings({ vectorSize: 16 })],
+  ] as const)("LangChain's standard vector-store behaviours (%s)", (_kind, makeEmbeddings) => {
+    test('empty search, ids from Document.id or options, idempotent and replacing adds by id, deletes of present and missing ids', async ({ client }) => {
+      const ds = await client.createDataset({ name: 'standard' });
+      const store = new RagloomVectorStore(makeEmbeddings(), { client, dataset_id: ds.id });
+      const all = async () => (await store.similaritySearch('foo', 10)).map((d) => [d.id, d.pageContent, d.metadata]).sort();
+      // An empty store finds nothing, and deleting from it is no error.
+      expect(await store.similaritySearch('foo', 1)).toEqual([]);
+      await store.delete({ ids: ['1'] });
+      await store.delete({ ids: ['1', '2', '3'] });
+
+      // Ids: the options' first, else each Document's own; the results carry them.
+      const ids = await store.addDocuments([
+        new Document({ pageContent: 'foo', metadata: { id: 1 } }),
+        new Document({ pageContent: 'bar', metadata: { id: 2 } }),
+      ], { ids: ['1', '2'] });
+      expect(ids).toEqual(['1', '2']);
+      expect(await all()).toEqual([['1', 'foo', { id: 1 }], ['2', 'bar', { id: 2 }]]);
+      // Adding the same documents under the same ids again stores nothing new.
+      await store.addDocuments([new Document({ pageContent: 'foo', metadata: { id: 1 } }), new Document({ pageContent: 'bar', metadata: { id: 2 } })], { ids: ['1', '2'] });
+      expect(await all()).toHaveLength(2);
+      // Adding under an existing id replaces that document.
+      await store.addDocuments([new Document({ pageContent: 'new foo', metadata: { id: 1, changed: 'yes' } })], { ids: ['1'] });
+      expect(await all()).toEqual([['1', 'new foo', { id: 1, changed: 'yes' }], ['2', 'bar', { id: 2 }]]);
+      expect(await ds.listDocuments()).toHaveLength(2);
+
+      // Documents with their own id keep it; one without gets ragloom's document id.
+      const more = await store.addDocuments([
+        new Document({ pageContent: 'baz', metadata: {}, id: 'doc-3' }),
+        new Document({ pageContent: 'qux', metadata: {} }),
+      ]);
+      expect(more[0]).toBe('doc-3');
+      const [plain] = await ds.listDocuments({ id: more[1]! });
+      expect(plain?.id).toBe(more[1]);
+      expect((await all()).map(([id]) => id).sort()).toEqual(['1', '2', 'doc-3', more[1]!].sort());
+
+      // Deleting some keeps the rest; deleting a missing id with present ones is no error.
+      await store.delete({ ids: ['1', 'doc-3', 'missing'] });
+      expect((await all()).map(([id]) => id).sort()).toEqual(['2', more[1]!].sort());
+      const [[top]] = (await store.similaritySearchWithScore('bar', 1)) as [[Document, number]];
+      expect([top.id, top.pageContent]).toEqual(['2', 'bar']);
+    });
+
+    test("the store's retriever: k, a filter, its callbacks, and adding documents through it", async ({ client }) => {
+      const ds = await client.createDataset({ name: 'standard-retriever' });
+      const store = new RagloomVectorStore(makeEmbeddings(), { client, dataset_id: ds.id });
+      await store.addDocuments(NOTES.map((n) => new Document({ pageContent: n.text, metadata: n.meta })));
+      const ended: Document[][] = [];
+      const retriever = store.asRetriever({ k: 2, filter: { topic: 'sea' } });
+      const docs = await retriever.invoke('water and the sea', { callbacks: [{ handleRetrieverEnd: (d: Document[]) => void ended.push(d) }] });
+      expect(docs.map((d) => d.metadata.topic)).toEqual(['sea', 'sea']);
+      expect(ended).toEqual([docs]);
+      await retriever.addDocuments([new Document({ pageContent: 'Glaciers carve valleys.', metadata: { source: 'ice.md', topic: 'sea' } })]);
+      expect((await ds.listDocuments()).map((d) => d.name)).toContain('ice.md');
     });
   });
 });

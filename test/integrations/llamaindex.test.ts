@@ -3,7 +3,9 @@
  * OpenAI LLM talking to a loopback OpenAI-protocol stand-in), over a local and a remote Client.
  */
 import { describe, expect, beforeAll, afterAll, it } from 'vitest';
-import { Document, Settings, VectorStoreIndex, RetrieverQueryEngine, MetadataMode, storageContextFromDefaults } from 'llamaindex';
+import {
+  Document, Settings, VectorStoreIndex, RetrieverQueryEngine, MetadataMode, storageContextFromDefaults, IngestionPipeline, DocStoreStrategy, SimpleDocumentStore, SentenceSplitter,
+} from 'llamaindex';
 import { VectorStoreQueryMode, FilterOperator, type MetadataFilters } from '@llamaindex/core/vector-store';
 import { OpenAI } from '@llamaindex/openai';
 import { RagloomVectorStore, RagloomRetriever, RagloomEmbedding, toMetadataCondition } from '../../src/integrations/llamaindex/index.js';
@@ -115,6 +117,42 @@ describe.each(MODES)('%s mode', (mode) => {
       await expect(names(f([{ key: 'x', value: 'y', operator: 'regex' as FilterOperator }]))).rejects.toThrow(/Filter operator "regex"/);
       const e = await caught(store.query({ queryStr: 'water', mode: VectorStoreQueryMode.HYBRID, alpha: 3, similarityTopK: 1 }));
       expect([e.code, e.message]).toEqual([101, '`vector_similarity_weight` should be in [0, 1]']);
+    });
+
+    test("LlamaIndex's own paths: index.insert and deleteRefDoc, an ingestion pipeline's upserts, a chat engine", async ({ client }) => {
+      const ds = await client.createDataset({ name: 'li-paths' });
+      const store = new RagloomVectorStore({ client, dataset_id: ds.id });
+      const index = await VectorStoreIndex.fromVectorStore(store);
+      await index.insert(SOURCES[0]!);
+      await index.insert(SOURCES[1]!);
+      const names = async () => (await ds.listDocuments()).map((d) => d.name).sort();
+      expect(await names()).toEqual(['bread.md', 'tides.md']);
+      // false: the index's document store holds nothing for a store that keeps the text, and
+      // llamaindex 0.12.1's SimpleKVStore throws deleting from a collection it never made.
+      await index.deleteRefDoc('bread', false);
+      expect(await names()).toEqual(['tides.md']);
+
+      // An ingestion pipeline with a document store (UPSERTS): an unchanged source is skipped,
+      // a changed one replaces its nodes (the store's delete(refDocId), then add).
+      // (The pipeline stores only the nodes its transformations embedded.)
+      const pipeline = new IngestionPipeline({
+        transformations: [new SentenceSplitter(), new RagloomEmbedding()],
+        vectorStore: store, docStore: new SimpleDocumentStore(), docStoreStrategy: DocStoreStrategy.UPSERTS,
+      });
+      await pipeline.run({ documents: [SOURCES[2]!] });
+      await pipeline.run({ documents: [SOURCES[2]!] });
+      expect((await ds.listDocuments({ name: 'rivers.txt' })).map((d) => d.chunk_count)).toEqual([1]);
+      const changed = new Document({ id_: 'rivers', text: 'Rivers carry snowmelt down to the sea.', metadata: SOURCES[2]!.metadata });
+      await pipeline.run({ documents: [changed] });
+      const [rivers] = await ds.listDocuments({ name: 'rivers.txt' });
+      expect((await rivers!.listChunks()).map((c) => c.content)).toEqual(['Rivers carry snowmelt down to the sea.']);
+      expect(await names()).toEqual(['rivers.txt', 'tides.md']);
+
+      // A chat engine over the index: the model is sent the retrieved passage.
+      llm.reset();
+      llm.script({ text: firstPassage });
+      const reply = await index.asChatEngine({ similarityTopK: 1 }).chat({ message: 'What does the moon do to the ocean?' });
+      expect(reply.message.content).toBe('The gravitational pull of the moon raises the ocean tides twice a day.');
     });
 
     test("another embed model's vectors are stored and searched with its query embeddings", async ({ client }) => {
