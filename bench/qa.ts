@@ -17,7 +17,8 @@
  *   RAGFlow's weight 0.3 and threshold 0.1, the built-in model). "holds": the answer holds the fact;
  *   "decline": the answer is the chat's empty_response (citation markers aside); a decline "with a
  *   citation" carries a marker or references; "declined with the answer on top": a decline while the
- *   chat's first reference chunk holds the fact.
+ *   chat's first reference chunk holds the fact;
+ * - unanswerable questions (none of the documents answers them): the same chat should decline.
  *
  * Rates are given per part and style with a 95% Wilson interval. Only the tuning part's failures
  * are printed: the held-out part's are never shown, so that nothing is tuned on them.
@@ -148,6 +149,13 @@ try {
     };
   }
 
+  const unanswered: Array<{ id: string; part: Part; declined: boolean; cited: boolean; content: string }> = [];
+  for (const u of set.unanswerable) {
+    const m = await (await chat.createSession()).ask(u.question);
+    const declined = !!empty && strip(m.content) === strip(empty);
+    unanswered.push({ id: u.id, part: u.part, declined, cited: declined && (/\[ID:\d+\]/.test(m.content) || (m.reference ?? []).length > 0), content: m.content });
+  }
+
   // ---- tables
   const parts: Array<Part | 'all'> = ['tune', 'held-out', 'all'];
   const styles: Array<Style | 'all'> = ['verbatim', 'paraphrased', 'all'];
@@ -176,6 +184,13 @@ try {
     }
   }
   for (const s of summary) console.log(JSON.stringify(s));
+  const noneLines = ['| part | unanswerable questions | declined | declines with a citation |', '|---|---:|---:|---:|'];
+  for (const p of parts) {
+    const us = unanswered.filter((u) => p === 'all' || u.part === p);
+    const k = us.filter((u) => u.declined).length;
+    noneLines.push(`| ${p} | ${us.length} | ${rateText(k, us.length)} | ${us.filter((u) => u.cited).length} |`);
+    summary.push({ part: p, style: 'unanswerable', n: us.length, declined: k });
+  }
 
   const cfgLines = [
     `| retrieval (page_size ${PAGE}) | hit@1 verbatim | hit@1 paraphrased | hit@5 verbatim | hit@5 paraphrased | hit@5 all | p50 ms |`,
@@ -199,11 +214,18 @@ try {
     }
   }
 
+  const answeredNone = unanswered.filter((u) => u.part === 'tune' && !u.declined);
+  if (answeredNone.length) {
+    console.log(`\nTuning part: unanswerable questions answered (${answeredNone.length}):\n`);
+    for (const u of answeredNone) console.log(`- ${u.id} "${set.unanswerable.find((x) => x.id === u.id)!.question}"\n    answer: ${oneLine(u.content, 300)}`);
+  }
+
   const answerMs = rows.map((r) => r.answer!.ms);
   const chars = rows.filter((r) => !r.answer!.decline).map((r) => r.answer!.chars);
   console.log(`\n${docs.length} documents, ${nChunks} chunks (characters p50 ${pct(chunkSizes, 0.5)}, p95 ${pct(chunkSizes, 0.95)}, max ${Math.max(...chunkSizes)}); ` +
     `facts held by no chunk: ${unheld.length}; session.ask p50 ${pct(answerMs, 0.5).toFixed(1)} ms; answer characters p50 ${pct(chars, 0.5)}, max ${Math.max(0, ...chars)}\n`);
   console.log(lines.join('\n'));
+  console.log(`\n${noneLines.join('\n')}`);
   console.log(`\n${cfgLines.join('\n')}`);
   if (args.json) {
     writeFileSync(args.json, JSON.stringify({

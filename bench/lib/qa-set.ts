@@ -15,6 +15,8 @@ export type Check = Array<string | string[]>;
 export interface QaDocument { name: string; kind: string; source: string; sha256: string }
 export interface QaFact { id: string; doc: string; topic: string; check: Check; part: Part }
 export interface QaQuestion { id: string; fact: string; style: Style; question: string }
+/** A question none of the documents answers: the right answer is a decline. */
+export interface QaUnanswerable { id: string; part: Part; question: string }
 export interface QaSet {
   description: string;
   written: string;
@@ -22,6 +24,7 @@ export interface QaSet {
   documents: QaDocument[];
   facts: QaFact[];
   questions: QaQuestion[];
+  unanswerable: QaUnanswerable[];
 }
 
 const CORPUS = resolve(import.meta.dirname, '../../../shared/docs-corpus');
@@ -92,6 +95,8 @@ export function loadQaSet(path: string): QaSet {
   for (const q of set.questions) if (!facts.has(q.fact)) throw new Error(`${path}: question ${q.id} names an unknown fact ${q.fact}`);
   const split = seededSplit(set.facts, set.documents.map((d) => d.name), set.split.seed);
   const wrong = set.facts.filter((f) => split.get(f.id) !== f.part).map((f) => f.id);
+  const none = seededSplit(set.unanswerable.map((u) => ({ id: u.id, doc: '(none)' })), ['(none)'], set.split.seed);
+  wrong.push(...set.unanswerable.filter((u) => none.get(u.id) !== u.part).map((u) => u.id));
   if (wrong.length) throw new Error(`${path}: the parts of ${wrong.join(', ')} are not the seeded split (seed ${set.split.seed})`);
   return set;
 }
