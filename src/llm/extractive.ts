@@ -3,7 +3,7 @@
  * never writes text of its own: it answers with the sentences of the retrieved passages that best
  * answer the question, in a readable order, each passage's sentences followed by its `[ID:n]`.
  *
- * Scoring, per sentence of the passages the prompt numbered (see sentences.ts for the splitting):
+ * Scoring, per sentence of the passages the prompt numbered (split by the injected `splitSentences`):
  * - BM25 of the question's terms (the retrieval analyzer's stems, no stop words), with idf taken
  *   over the sentences of the given knowledge, divided by the question's own upper bound
  *   Σ idf·(k1+1) so that it lies in [0,1] whatever the passages. The question's focus ("how many
@@ -24,9 +24,8 @@
  * With nothing relevant it answers `empty_response` (or a fixed sentence saying so); with no
  * knowledge at all it says that it answers only from a knowledge base. Same input, same bytes.
  */
-import type { ChatDelta, ChatMessage, ChatModel, ChatOptions, ChatResult, KnowledgeItem, Usage } from './types.js';
+import type { ChatDelta, ChatMessage, ChatModel, ChatOptions, ChatResult, KnowledgeItem, PassageSentence as Sentence, Usage } from './types.js';
 import { ChatModelError } from './errors.js';
-import { splitSentences, TOC_LINE, type Sentence } from './sentences.js';
 
 export const EXTRACTIVE_MODEL_ID = 'ragloom-extractive@Builtin';
 
@@ -40,6 +39,8 @@ export const NOT_FOUND_ANSWER = 'No passage of the knowledge base answers this q
 export interface ExtractiveChatModelOptions {
   /** The retrieval analyzer: lower-cased stems without stop words (src/text `analyze`). */
   analyze: (text: string) => string[];
+  /** A passage's sentences, titles, list items and table rows, in order (src/text `splitSentences`). */
+  splitSentences: (text: string, opts?: { maxChars?: number }) => Sentence[];
   /** Unit vectors for texts (the datasets' embedding model); adds meaning to term overlap. */
   embed?: (texts: string[]) => Promise<Float32Array[]>;
   /** Token counter for `usage` and `max_tokens`; else characters / 4. */
@@ -145,10 +146,12 @@ export class ExtractiveChatModel implements ChatModel {
 
   constructor(opts: ExtractiveChatModelOptions) {
     if (typeof opts?.analyze !== 'function') throw new TypeError('ExtractiveChatModel needs an `analyze` function');
+    if (typeof opts.splitSentences !== 'function') throw new TypeError('ExtractiveChatModel needs a `splitSentences` function');
     this.id = opts.id ?? EXTRACTIVE_MODEL_ID;
     this.maxTokens = opts.maxTokens ?? 32768;
     this.o = {
       analyze: opts.analyze,
+      splitSentences: opts.splitSentences,
       embed: opts.embed,
       countTokens: opts.countTokens,
       vectorWeight: clamp(opts.vectorWeight ?? 0.3, 0, 1),
@@ -307,13 +310,12 @@ export class ExtractiveChatModel implements ChatModel {
     for (const [p, k] of knowledge.entries()) {
       let content = String(k.content ?? '');
       if (boiler.size) content = content.split('\n').filter((l) => !boiler.has(lineKey(l))).join('\n');
-      const sentences = splitSentences(content, { maxChars: o.maxSentenceChars });
+      const sentences = o.splitSentences(content, { maxChars: o.maxSentenceChars });
       // The document's title is weak context for all its sentences.
       const docTitle = k.title ? this.o.analyze(k.title.replace(/\.[a-z0-9]{1,5}$/i, '').replace(/[_-]+/g, ' ')) : [];
       let title: string[] = [];
       let prev: { unit: number; terms: string[] } | null = null;
       for (const [index, s] of sentences.entries()) {
-        if (TOC_LINE.test(s.text)) continue;
         const long = s.kind === 'record' && s.fields && (s.fields.length > 6 || s.text.length > o.maxSentenceChars);
         const text = long ? this.compressRecord(s.fields!, qSet, o.maxSentenceChars) : s.text;
         const terms = this.o.analyze(scoringText(text));

@@ -37,6 +37,18 @@ export interface KnowledgeItem {
   content: string;
 }
 
+/** A sentence, title, list item or table row of a passage, as `splitSentences` (src/text) gives it. */
+export interface PassageSentence {
+  /** The text as it reads (whitespace collapsed). */
+  text: string;
+  /** Prose runs on; the other kinds stand on their own line. */
+  kind: 'prose' | 'line' | 'row' | 'record';
+  /** The paragraph / line it came from (sentences of one unit are consecutive). */
+  unit: number;
+  /** `key: value` fields of a record or a labelled table row. */
+  fields?: string[];
+}
+
 export interface ChatOptions {
   /** Sampling settings (RAGFlow's llm_setting keys; a provider ignores what it cannot honour). */
   temperature?: number;

@@ -3,8 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { analyze, countTokens } from '../../src/text/index.js';
-import { splitSentences, capLength } from '../../src/llm/sentences.js';
+import { analyze, countTokens, splitSentences } from '../../src/text/index.js';
 import {
   ExtractiveChatModel,
   parseKnowledge,
@@ -15,92 +14,6 @@ import {
 import { ChatModelError } from '../../src/llm/errors.js';
 import type { ChatMessage, ChatOptions, KnowledgeItem } from '../../src/llm/types.js';
 import { hashedVector } from '../support/embedding-server.js';
-
-const texts = (s: string) => splitSentences(s).map((x) => x.text);
-
-describe('splitSentences()', () => {
-  it('splits prose after . ! ? but not after abbreviations, initials or inside decimals', () => {
-    expect(texts('Dr. Smith arrived at 3.5 p.m. on Monday. He said e.g. apples are fine. The U.S. Army agreed! Was it J. R. Smith? No, it was not.')).toEqual([
-      'Dr. Smith arrived at 3.5 p.m. on Monday.',
-      'He said e.g. apples are fine.',
-      'The U.S. Army agreed!',
-      'Was it J. R. Smith?',
-      'No, it was not.',
-    ]);
-    // Version numbers, prices and lower-case continuations stay inside their sentence.
-    expect(texts('Version 1.0 used the engine of Firefox 3.6. It cost $1.5 million, i.e. a lot. All done.')).toEqual([
-      'Version 1.0 used the engine of Firefox 3.6.',
-      'It cost $1.5 million, i.e. a lot.',
-      'All done.',
-    ]);
-  });
-
-  it('keeps reference marks and closing quotes with their sentence; a lone figure joins the sentence before', () => {
-    expect(texts('Firefox has 10% of usage.[43][44] "It is fast." She said so. The value was $70,923,698.')).toEqual([
-      'Firefox has 10% of usage.[43][44]',
-      '"It is fast."',
-      'She said so.',
-      'The value was $70,923,698.',
-    ]);
-    expect(texts('State the aggregate market value. $70,923,698.')).toEqual(['State the aggregate market value. $70,923,698.']);
-  });
-
-  it('splits CJK text after 。！？ and keeps CJK lines joined without spaces', () => {
-    expect(texts('今天天气很好。我们去公园吧！你去吗？好的')).toEqual(['今天天气很好。', '我们去公园吧！', '你去吗？', '好的']);
-    expect(texts('本法适用于\n全国。第二条')).toEqual(['本法适用于全国。', '第二条']);
-  });
-
-  it('joins hard-wrapped lines (PDF columns, RFC text) and repairs words cut at the line end', () => {
-    expect(texts('This line is hard\nwrapped across several\nlines of a column. And a second\nsentence with lower-\nlevel words.')).toEqual([
-      'This line is hard wrapped across several lines of a column.',
-      'And a second sentence with lower-level words.',
-    ]);
-  });
-
-  it('keeps list items, headings and titles on their own', () => {
-    const s = splitSentences('# Title\n\n- first item\n- second item that is\n  continued here\n* third\n\n1. one\n2) two\nValues\nAccording to the manifesto, it is good.');
-    expect(s.map((x) => x.text)).toEqual([
-      '# Title',
-      '- first item',
-      '- second item that is continued here',
-      '* third',
-      '1. one',
-      '2) two',
-      'Values',
-      'According to the manifesto, it is good.',
-    ]);
-    expect(s.slice(0, 7).every((x) => x.kind === 'line')).toBe(true);
-    expect(s[7]!.kind).toBe('prose');
-  });
-
-  it('turns markdown and HTML tables into rows labelled by their header', () => {
-    expect(texts('| Name | Age |\n|---|---|\n| Ann | 31 |\n| Bob | 42 |')).toEqual(['Name | Age', 'Name: Ann; Age: 31', 'Name: Bob; Age: 42']);
-    const html = '<table><tr><th>Title</th><th>Symbol</th></tr><tr><td>Common stock</td><td>GLXZ</td></tr></table><p>After the table. Another&nbsp;one &amp; more.</p>';
-    expect(texts(html)).toEqual(['Title | Symbol', 'Title: Common stock; Symbol: GLXZ', 'After the table.', 'Another one & more.']);
-  });
-
-  it("keeps RAGFlow table records whole, one per record, with their fields", () => {
-    const s = splitSentences('State: Guam; Permit: 0; Totals: 171; State: Hawaii; Permit: 1,248; Totals: 1,252');
-    expect(s.map((x) => x.text)).toEqual(['State: Guam; Permit: 0; Totals: 171', 'State: Hawaii; Permit: 1,248; Totals: 1,252']);
-    expect(s[1]).toMatchObject({ kind: 'record', fields: ['State: Hawaii', 'Permit: 1,248', 'Totals: 1,252'] });
-    expect(splitSentences('FIFA：KEN; Dial：254; Capital：Nairobi; Continent：AF')[0]).toMatchObject({ kind: 'record' });
-  });
-
-  it('cuts very long sentences at ; then , then a space', () => {
-    const long = `Start ${'word, '.repeat(150)}end.`;
-    const pieces = splitSentences(long, { maxChars: 200 });
-    expect(pieces.length).toBeGreaterThan(3);
-    for (const p of pieces) expect(p.text.length).toBeLessThanOrEqual(200);
-    expect(pieces.map((p) => p.text).join(' ').replace(/\s+/g, ' ')).toBe(long.replace(/\s+/g, ' ').trim());
-    expect(capLength('a; b c d e f g h', 6)).toEqual(['a; b', 'c d e', 'f g h']);
-    expect(capLength('alpha; beta gamma', 12)).toEqual(['alpha;', 'beta gamma']);
-  });
-
-  it('is empty for empty text', () => {
-    expect(splitSentences('')).toEqual([]);
-    expect(splitSentences('  \n\n ')).toEqual([]);
-  });
-});
 
 const KNOWLEDGE: KnowledgeItem[] = [
   {
@@ -121,7 +34,7 @@ const KNOWLEDGE: KnowledgeItem[] = [
   },
 ];
 
-const model = (o: Partial<ConstructorParameters<typeof ExtractiveChatModel>[0]> = {}) => new ExtractiveChatModel({ analyze, countTokens, ...o });
+const model = (o: Partial<ConstructorParameters<typeof ExtractiveChatModel>[0]> = {}) => new ExtractiveChatModel({ analyze, splitSentences, countTokens, ...o });
 const ask = (q: string, history: ChatMessage[] = []): ChatMessage[] => [{ role: 'system', content: 'Answer with citations [ID:i].' }, ...history, { role: 'user', content: q }];
 
 describe('ExtractiveChatModel', () => {
@@ -444,7 +357,7 @@ describe('usefulness on real documents', () => {
         // Every document the questions name was parsed into chunks.
         expect(withText).toBeGreaterThanOrEqual(new Set(QA.map((q) => q[0])).size);
 
-        const m = new ExtractiveChatModel({ analyze, countTokens, embed: (t) => embedder.embed(t) });
+        const m = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: (t) => embedder.embed(t) });
         const retrieve = async (question: string): Promise<KnowledgeItem[]> => {
           const hits = await client.retrieve({ question, dataset_ids: [ds.id], page_size: 6, similarity_threshold: 0.2, vector_similarity_weight: 0.3 });
           return hits.slice(0, 6).map((h, id) => ({ id, title: String((h as unknown as Record<string, unknown>).document_name ?? ''), content: String(h.content ?? '') }));
