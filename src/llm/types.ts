@@ -35,6 +35,8 @@ export interface KnowledgeItem {
   id: number;
   title: string;
   content: string;
+  /** Its retrieval similarity, in [0, 1], when the caller knows it: a model may weigh passages by it. */
+  similarity?: number;
 }
 
 /** A sentence, title, list item or table row of a passage, as `splitSentences` (src/text) gives it. */

@@ -87,23 +87,40 @@ describe('ExtractiveChatModel', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]![0]).toBe('What is Rust designed for?');
     expect(r.content).toContain('designed for safety, concurrency, and performance');
-    // The sentence that refers back ("It is designed …") brings the one it refers to.
-    expect(r.content).toContain('Rust is a programming language. It is designed');
+    // The sentence that refers back ("It is designed …") brings the one it refers to; each is cited.
+    expect(r.content).toContain('Rust is a programming language. [ID:2] It is designed');
   });
 
-  it('cites only the ids that were given, after the sentences of each passage, grouped by passage', async () => {
+  it('answers with one to three sentences of the best document, each cited with an id that was given', async () => {
     const knowledge = KNOWLEDGE.map((k, i) => ({ ...k, id: [7, 3, 12][i]! }));
-    const r = await model().chat(ask('Who develops Thunderbird and what was Firefox originally named?'), { knowledge });
-    const ids = [...r.content.matchAll(/\[ID:(\d+)\]/g)].map((m) => Number(m[1]));
-    expect(ids.length).toBeGreaterThanOrEqual(2);
-    for (const id of ids) expect([7, 3, 12]).toContain(id);
-    expect(new Set(ids).size).toBe(ids.length); // one marker per passage run
+    const r = await model().chat(ask('What was Firefox originally named, and when was the name chosen?'), { knowledge });
     expect(r.content).toContain('Phoenix');
-    expect(r.content).toContain('volunteers of the Mozilla Community');
-    // Passages are separated, and a passage's sentences keep document order.
-    const parts = r.content.split('\n\n');
-    expect(parts.length).toBe(ids.length);
-    for (const p of parts) expect(p).toMatch(/ \[ID:\d+\]$/);
+    expect(r.content).toContain('February 9, 2004');
+    // Each sentence is followed by its passage's marker; nothing comes from the other documents.
+    const sentences = r.content.split(/(?<=\[ID:\d+\])\s*/).filter(Boolean);
+    expect(sentences.length).toBeGreaterThanOrEqual(2);
+    expect(sentences.length).toBeLessThanOrEqual(3);
+    for (const x of sentences) expect(x).toMatch(/[.!?] \[ID:7\]$/);
+    expect(r.content).not.toMatch(/Thunderbird|Rust/);
+    // At most three sentences, however many would do.
+    const many = [{ id: 0, title: 'a.md', content: Array.from({ length: 8 }, (_, i) => `Firefox release ${i} was named Phoenix ${i}.`).join(' ') }];
+    const m3 = await model().chat(ask('What was Firefox named?'), { knowledge: many });
+    expect(m3.content.match(/\[ID:0\]/g)).toHaveLength(3);
+    expect(await model({ maxSentences: 1 }).chat(ask('What was Firefox named?'), { knowledge: many })).toMatchObject({ content: expect.stringMatching(/^[^[]*\[ID:0\]$/) });
+  });
+
+  it('weighs passages by their retrieval score, and prefers the kind of answer asked for', async () => {
+    const twin = (a: number, b: number): KnowledgeItem[] => [
+      { id: 0, title: 'a.md', content: 'The Alpha library was released by the Beta team.', similarity: a },
+      { id: 1, title: 'b.md', content: 'The Alpha library was released by the Gamma team.', similarity: b },
+    ];
+    const q = ask('Which team released the Alpha library?');
+    expect((await model().chat(q, { knowledge: twin(0.9, 0.3) })).content).toMatch(/^The Alpha library was released by the Beta team\. \[ID:0\]/);
+    expect((await model().chat(q, { knowledge: twin(0.3, 0.9) })).content).toMatch(/^The Alpha library was released by the Gamma team\. \[ID:1\]/);
+    // "How many" prefers the sentence with a number, "when" the one with a date.
+    const facts: KnowledgeItem[] = [{ id: 0, title: 'c.md', content: 'The survey counted the volunteers of the project carefully. The survey counted 40,000 volunteers in 2013. The volunteers met in London in June 2014.' }];
+    expect((await model().chat(ask('How many volunteers did the survey count?'), { knowledge: facts, empty_response: 'E' })).content).toMatch(/^The survey counted 40,000 volunteers in 2013\./);
+    expect((await model().chat(ask('When were the volunteers in London?'), { knowledge: facts, empty_response: 'E' })).content).toMatch(/^The volunteers met in London in June 2014\./);
   });
 
   it('answers empty_response, or says so, when nothing in the knowledge is relevant', async () => {
@@ -162,7 +179,7 @@ describe('ExtractiveChatModel', () => {
 
   it('streams the same content in several deltas; the last carries usage and finish_reason', async () => {
     const m = model();
-    const q = ask('Who develops Thunderbird and what was Firefox originally named?');
+    const q = ask('What was Firefox originally named, and when was the name chosen?');
     const full = await m.chat(q, { knowledge: KNOWLEDGE });
     const deltas = [];
     for await (const d of m.stream(q, { knowledge: KNOWLEDGE })) deltas.push(d);
@@ -174,7 +191,7 @@ describe('ExtractiveChatModel', () => {
 
   it('honours an abort signal, before the answer and between deltas', async () => {
     const m = model();
-    const q = ask('Who develops Thunderbird and what was Firefox originally named?');
+    const q = ask('What was Firefox originally named, and when was the name chosen?');
     const pre = new AbortController();
     pre.abort();
     await expect(m.chat(q, { knowledge: KNOWLEDGE, signal: pre.signal })).rejects.toMatchObject({ name: 'ChatModelError', kind: 'aborted' });
@@ -207,11 +224,11 @@ describe('ExtractiveChatModel', () => {
 
   it('fits max_tokens by leaving out the weakest sentences, and honours stop sequences', async () => {
     const m = model();
-    const q = ask('Who develops Thunderbird and what was Firefox originally named?');
+    const q = ask('What was Firefox originally named, and when was the name chosen?');
     const full = await m.chat(q, { knowledge: KNOWLEDGE });
-    const short = await m.chat(q, { knowledge: KNOWLEDGE, max_tokens: 20 });
+    const short = await m.chat(q, { knowledge: KNOWLEDGE, max_tokens: 25 });
     expect(short.finish_reason).toBe('length');
-    expect(short.usage.completion_tokens).toBeLessThanOrEqual(20);
+    expect(short.usage.completion_tokens).toBeLessThanOrEqual(25);
     // What is left is whole sentences of the full answer, still cited.
     expect(short.content).toMatch(/\[ID:\d+\]$/);
     for (const piece of short.content.split(/ ?\[ID:\d+\]\s*/).filter(Boolean)) expect(full.content).toContain(piece.trim());
@@ -404,7 +421,8 @@ describe('usefulness on real documents', () => {
         );
         expect(fraction).toBeGreaterThanOrEqual(0.85);
         expect(given).toBeGreaterThanOrEqual(0.9);
-        expect(abstained / UNANSWERABLE.length).toBeGreaterThanOrEqual(0.6);
+        // The model declines only when no sentence is supported (issue 31): 5 of these 10 since, 6 before.
+        expect(abstained / UNANSWERABLE.length).toBeGreaterThanOrEqual(0.5);
         expect(median).toBeLessThan(150);
       } finally {
         await client.close();
