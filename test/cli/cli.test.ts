@@ -29,8 +29,10 @@ describe('ragloom CLI', () => {
     const q = await run(['retrieve', 'supersonic nozzle', '--dataset', 'notes', '--db', db]);
     expect(q.code).toBe(0);
     const lines = q.out.trim().split('\n');
-    expect(lines[0]).toMatch(/#\s+SCORE\s+VECTOR\s+TERM\s+DOCUMENT\s+CHUNK/);
+    expect(lines[0]).toMatch(/#\s+SCORE\s+VECTOR\s+TERM\s+DOCUMENT\s+MATCHING SENTENCE/);
     expect(lines[2]).toContain('nozzles.md');
+    // The preview is the sentence that matched, not the chunk's first line ("# Nozzles").
+    expect(lines[2]).toContain('A convergent-divergent nozzle accelerates gas to supersonic speed.');
   });
 
   test('quickstart on a folder: ingests, asks, prints ranked chunks', async ({ dir }) => {
@@ -38,7 +40,16 @@ describe('ragloom CLI', () => {
     const r = await run(['quickstart', '--folder', folder, '--question', 'How is heat conduction in slabs solved?', '--db', join(dir, 'q.db')]);
     expect(r.code).toBe(0);
     expect(r.out).toContain('Question: How is heat conduction in slabs solved?');
-    expect(r.out.split('Question:')[1]).toMatch(/1\s+0\.\d{3}\s+0\.\d{3}\s+0\.\d{3}\s+sub__heat\.txt/);
+    // The ranked table is the chat's retrieval, numbered as the answer cites it: [ID:n] is row n,
+    // with the same score.
+    const table = r.out.split('Question:')[1]!.split('Answer (')[0]!;
+    expect(table).toMatch(/ID\s+SCORE\s+VECTOR\s+TERM\s+DOCUMENT\s+MATCHING SENTENCE/);
+    const rows = new Map([...table.matchAll(/^(\d+)\s+(0\.\d{3})\s+0\.\d{3}\s+0\.\d{3}\s+(\S+)/gm)].map((m) => [m[1]!, { score: m[2]!, doc: m[3]! }]));
+    expect(rows.get('0')).toMatchObject({ doc: 'sub__heat.txt' });
+    const sources = [...r.out.split('Sources:')[1]!.matchAll(/\[ID:(\d+)\] (\S+) \(similarity (0\.\d{3})\)/g)];
+    expect(sources.length).toBeGreaterThan(0);
+    for (const [, id, doc, score] of sources) expect(rows.get(id!)).toEqual({ score, doc });
+    expect(r.out).toMatch(/Heat conduction in composite slabs is solved with Laplace transforms\. \[ID:0\]/);
   });
 
   test('models ls lists the built-in models; models pull fails cleanly offline', async ({ dir }) => {
