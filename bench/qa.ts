@@ -127,25 +127,30 @@ try {
   const empty = (chat.prompt_config as { empty_response?: string } | undefined)?.empty_response ?? '';
   const strip = (s: string) => s.replace(/\s*\[ID:\d+\]/g, '').trim();
   await (await chat.createSession()).ask('warm up'); // loads the model before timing
+  // The chat's own retrieval (its settings), to know what it saw even when it declines (a decline carries no references).
+  const chatRetrieval = (question: string) => client.retrieve({
+    dataset_ids: [ds.id], question, page_size: chat.top_n, top_k: chat.top_k,
+    similarity_threshold: chat.similarity_threshold, vector_similarity_weight: chat.vector_similarity_weight,
+  });
   for (const r of rows) {
     const session = await chat.createSession();
     const t = performance.now();
     const m = await session.ask(r.q.question);
     const ms = performance.now() - t;
-    const refs = m.reference ?? [];
+    const refs = await chatRetrieval(r.q.question);
     const decline = !!empty && strip(m.content) === strip(empty);
-    const ri = refs.slice(0, PAGE).findIndex((c) => holdsFact({ content: c.content, document_id: c.document_id }, r.fact));
+    const ri = refs.slice(0, PAGE).findIndex((c) => holdsFact(c, r.fact));
     r.answer = {
       holds: holds(m.content, r.fact.check),
       decline,
-      declineCited: decline && (/\[ID:\d+\]/.test(m.content) || refs.length > 0),
-      declineTopHolds: decline && !!refs[0] && holdsFact({ content: refs[0].content, document_id: refs[0].document_id }, r.fact),
+      declineCited: decline && (/\[ID:\d+\]/.test(m.content) || (m.reference ?? []).length > 0),
+      declineTopHolds: decline && !!refs[0] && holdsFact(refs[0], r.fact),
       refRank: ri < 0 ? null : ri + 1,
       cites: new Set([...m.content.matchAll(/\[ID:(\d+)\]/g)].map((x) => x[1])).size,
       chars: strip(m.content).length,
       ms,
       content: m.content,
-      top: refs[0] ? `[${refs[0].document_name}] ${oneLine(refs[0].content, 200)}` : '(nothing retrieved)',
+      top: refs[0] ? `[${refs[0].document_name ?? docOf.get(refs[0].document_id)}] ${oneLine(refs[0].content, 200)}` : '(nothing retrieved)',
     };
   }
 
