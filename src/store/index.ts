@@ -2,6 +2,6 @@ export { openDatabase, cachedStatement } from './db.js';
 export type { Db, OpenOptions } from './db.js';
 export { migrate, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 export { putBlob, getBlob, pruneBlobs } from './blobs.js';
-export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, removeDocumentChunks, retitleDocumentChunks, chunkRowidsOfDocuments } from './chunks.js';
+export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, removeDocumentChunks, retitleDocumentChunks, chunkRowidsOfDocuments, storedAnalysis, reindexDatasetSlice, datasetAnalyses, markDatasetReindexed } from './chunks.js';
 export type { ChunkRow, NewChunk } from './chunks.js';
 export { vecTable, toBlob, fromBlob } from './vectors.js';
