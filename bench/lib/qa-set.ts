@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { rng } from './synth.js';
 
 export type Style = 'verbatim' | 'paraphrased';
 export type Part = 'tune' | 'held-out';
@@ -47,25 +48,13 @@ export function holds(text: string, check: Check): boolean {
   return check.every((e) => (Array.isArray(e) ? e : [e]).some((s) => t.includes(normalise(s))));
 }
 
-/** mulberry32: a small seeded generator, so that the split can be recomputed anywhere. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * The split the file records (`split.method`): per document (in the file's order), its facts in id
  * order shuffled with mulberry32(seed), then dealt alternately, each document starting with the
  * part that holds fewer facts so far (ties: held-out), so that every kind of document is in both.
  */
 export function seededSplit(facts: Array<{ id: string; doc: string }>, docs: string[], seed: number): Map<string, Part> {
-  const rnd = mulberry32(seed);
+  const rnd = rng(seed);
   const out = new Map<string, Part>();
   let tune = 0;
   let held = 0;
