@@ -196,6 +196,10 @@ const BORDER = /^[+|][-=+|: ]*[-=][-=+|: ]*$/;
 /** A line of a comment box ("* text *"): the frame is not text. */
 const BOXED = /^\*\s+(.*?)\s+\*$/;
 
+const tableLine = (l: string) => l.trim().startsWith('|') || BORDER.test(l.trim());
+const tabbed = (l: string) => l.includes('\t') && l.trim().split(/\t+/).length >= 3;
+const aligned = (l: string) => tabbed(l) || LAID_OUT.test(l.trim());
+
 /** The typical width of a text's non-empty lines (their 75th percentile). */
 export function typicalLineWidth(text: string): number {
   const lens = text.split('\n').map((l) => width(l.trim())).filter((n) => n > 0).sort((a, b) => a - b);
@@ -256,7 +260,6 @@ export function units(text: string, opts: UnitOptions = {}): Unit[] {
       for (const r of tables[Number(line.slice(TABLE_MARK.length))] ?? []) out.push({ text: r.text, kind: r.fields ? 'record' : 'row', fields: r.fields, block });
       continue;
     }
-    const tableLine = (l: string) => l.trim().startsWith('|') || BORDER.test(l.trim());
     if ((line.startsWith('|') && line.indexOf('|', 1) > 0) || (BORDER.test(line) && i + 1 < lines.length && tableLine(lines[i + 1]!))) {
       flush();
       const rows = run(i, tableLine);
@@ -276,8 +279,6 @@ export function units(text: string, opts: UnitOptions = {}): Unit[] {
       else for (const r of recs) out.push({ text: r.join('; '), kind: 'record', fields: r, block });
       continue;
     }
-    const tabbed = (l: string) => l.includes('\t') && l.trim().split(/\t+/).length >= 3;
-    const aligned = (l: string) => tabbed(l) || LAID_OUT.test(l.trim());
     if (aligned(raw)) {
       flush();
       // Aligned lines and the lines indented under them (a grammar rule's continuation) stay together.
