@@ -5,3 +5,8 @@ export { putBlob, getBlob, pruneBlobs } from './blobs.js';
 export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, removeDocumentChunks, retitleDocumentChunks, chunkRowidsOfDocuments, storedAnalysis, reindexDatasetSlice, datasetAnalyses, markDatasetReindexed } from './chunks.js';
 export type { ChunkRow, NewChunk } from './chunks.js';
 export { vecTable, toBlob, fromBlob } from './vectors.js';
+export {
+  openPostgres, isPostgresUrl, PostgresStoreError, DatabaseUnavailableError, DatabaseMissingError, CommitOutcomeUnknownError,
+  StatementTimeoutError, SchemaError,
+} from './postgres/index.js';
+export type { PostgresOptions, PgConnectionConfig } from './postgres/index.js';
