@@ -200,6 +200,18 @@ const tableLine = (l: string) => l.trim().startsWith('|') || BORDER.test(l.trim(
 const tabbed = (l: string) => l.includes('\t') && l.trim().split(/\t+/).length >= 3;
 const aligned = (l: string) => tabbed(l) || LAID_OUT.test(l.trim());
 
+/** The opening of a display formula: `$$`, `\[`, or `\begin{equation}` (align, gather, …). */
+const MATH_OPEN = /^(\$\$|\\\[|\\begin\{([a-zA-Z]+\*?)\})/;
+
+/** The line that closes the display formula opened on line `i` (within 60 lines), else -1. */
+function formulaEnd(lines: string[], i: number, open: RegExpExecArray): number {
+  const close = open[1] === '$$' ? '$$' : open[1] === '\\[' ? '\\]' : `\\end{${open[2]}}`;
+  const first = lines[i]!.trim();
+  if (first.slice(open[1]!.length).includes(close)) return i;
+  for (let j = i + 1; j < Math.min(lines.length, i + 60); j++) if (lines[j]!.includes(close)) return j;
+  return -1;
+}
+
 /** The typical width of a text's non-empty lines (their 75th percentile). */
 export function typicalLineWidth(text: string): number {
   const lens = text.split('\n').map((l) => width(l.trim())).filter((n) => n > 0).sort((a, b) => a - b);
@@ -253,6 +265,18 @@ export function units(text: string, opts: UnitOptions = {}): Unit[] {
       if (asWritten) out.push({ text: lines.slice(i, Math.min(end + 1, lines.length)).join('\n'), kind: 'pre', block });
       else for (const l of body) if (l.trim()) out.push({ text: squash(l), kind: 'line', block });
       i = end;
+      continue;
+    }
+    const math = MATH_OPEN.exec(line);
+    const mathEnd = math ? formulaEnd(lines, i, math) : -1;
+    if (mathEnd >= 0) {
+      // A display formula ($$ … $$, \[ … \], \begin{equation} … \end{equation}): one unit, not
+      // joined with the prose around it nor cut at a "." inside it.
+      flush();
+      const body = lines.slice(i, mathEnd + 1);
+      if (asWritten) out.push({ text: body.map((l) => l.trimEnd()).join('\n'), kind: 'pre', block });
+      else out.push({ text: squash(body.join(' ')), kind: 'line', block });
+      i = mathEnd;
       continue;
     }
     if (line.startsWith(TABLE_MARK)) {

@@ -89,6 +89,16 @@ describe('splitSentences()', () => {
 
 
 describe('units()', () => {
+  it('keeps a display formula as one unit: not joined with the prose, not split at a "." inside it', () => {
+    const t = 'The energy is:\n$$\nE = m c^2 . x_1 + x_2\n$$\nwhere m is the mass. \\[ a . b \\] ends it.';
+    expect(texts(t)).toEqual(['The energy is:', '$$ E = m c^2 . x_1 + x_2 $$', 'where m is the mass.', '\\[ a . b \\] ends it.']);
+    expect(units(t, { asWritten: true }).map((u) => [u.kind, u.text])).toEqual([
+      ['prose', 'The energy is:'], ['pre', '$$\nE = m c^2 . x_1 + x_2\n$$'], ['prose', 'where m is the mass. \\[ a . b \\] ends it.'],
+    ]);
+    // An opening without its close within 60 lines is text.
+    expect(units('$$ 5 is the price.\nCheap at that.', { asWritten: true }).map((u) => u.kind)).not.toContain('pre');
+  });
+
   it('keeps text as written for chunking: aligned grammar lines with their continuation, tables, records', () => {
     const rfc = [
       '   The rule is:',

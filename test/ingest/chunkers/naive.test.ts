@@ -119,6 +119,25 @@ describe('naive — text as people wrote it (the default delimiter)', () => {
     ]);
   });
 
+  it('keeps a display formula whole, with its lines, apart from the prose around it', () => {
+    const formula = '$$\nE = m c^2 + \\frac{1}{2} m v^2 . x_1 + x_2 + x_3 + x_4 + x_5\n$$';
+    const equation = '\\begin{equation}\n  a^2 + b^2 = c^2 . \\quad n > 2\n\\end{equation}';
+    const d = txt(`The energy is given by the formula below. It is well known.\n\n${formula}\n\nThe second paragraph says more. It ends here.\nThe theorem states:\n${equation}\nfor every right triangle.`);
+    // (The formulas count 42 and 32 tokens.)
+    for (const limit of [48, 64]) {
+      const chunks = contents(naive(d, { chunk_token_num: limit }));
+      // Each formula is in one chunk, as written (its lines and markup), never cut at its " . ".
+      expect(chunks.filter((c) => c.includes(formula))).toHaveLength(1);
+      expect(chunks.filter((c) => c.includes(equation))).toHaveLength(1);
+      for (const c of chunks) expect(countTokens(c)).toBeLessThanOrEqual(limit);
+    }
+    // A formula longer than the budget is cut only at its line ends.
+    const long = `$$\n${Array.from({ length: 6 }, (_, i) => `x_${i} = y_${i} + z_${i} \\\\`).join('\n')}\n$$`;
+    const parts = contents(naive(txt(long), { chunk_token_num: 24 }));
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.flatMap((c) => c.split('\n'))).toEqual(long.split('\n'));
+  });
+
   it('joins a paragraph that a page or column break cut in two, with its positions', () => {
     const d = doc('pdf', [
       text('The airplane departed from Soekarno-', { page: 1, positions: [[1, 10, 100, 700, 720]] }),
