@@ -45,6 +45,8 @@ interface Config { name: string; params: Omit<RetrieveParams, 'dataset_ids' | 'q
 const noFeedback = { termFeedbackDocs: 0, feedbackDocs: 0 };
 const CONFIGS: Config[] = [
   { name: 'default (no weight given)', params: {}, retrieval: {} },
+  // The default before issue 31: no confident vector match kept.
+  { name: 'default, vectorMargin 0', params: {}, retrieval: { vectorMargin: 0 } },
   { name: "w 0.3 given (RAGFlow's formula)", params: { vector_similarity_weight: 0.3 }, retrieval: {} },
   { name: 'text only (w 0, no feedback)', params: { vector_similarity_weight: 0 }, retrieval: noFeedback },
   { name: 'vector only (w 1, no feedback)', params: { vector_similarity_weight: 1 }, retrieval: noFeedback },
