@@ -19,8 +19,9 @@
  * - The kind of answer asked for: "how many / how much" prefers a sentence with a number,
  *   "when / what year" a date, "how long" a duration, "who" a name, "where" a place.
  *
- * The best sentence is always quoted when any sentence is supported (it holds a question term, or
- * its cosine reaches `minCosine`) and its score reaches `minScore`; up to two more follow when they
+ * Only the first `topDocuments` (2) documents of the ranking are quoted. The best sentence is
+ * always quoted when any sentence is supported (it holds a question term, or its cosine reaches
+ * `minCosine`) and its score reaches `minScore`; up to two more follow when they
  * score at least `relativeScore` of it and come from the same document. A sentence that refers
  * back brings the one before it. Otherwise the model declines with the chat's `empty_response`
  * (without any citation). With no knowledge at all it says that it answers only from a knowledge
@@ -55,6 +56,8 @@ export interface ExtractiveChatModelOptions {
   feedbackTerms?: number;
   /** How much a passage's retrieval score (else its rank) scales its sentences, in [0,1]. @default 0.4 */
   passageWeight?: number;
+  /** Sentences are quoted only from the first this many documents of the ranking (≥ 1). @default 2 */
+  topDocuments?: number;
   /** Most sentences quoted, in [1,3]. @default 3 */
   maxSentences?: number;
   /** Lowest score the best sentence may have, in [0,1]. @default 0.2 */
@@ -140,6 +143,8 @@ const PRONOUN = /\b(?:it|its|they|them|their|this|that|these|those|he|she|his|he
 const ANAPHOR = /^(?:(?:such|the latter|the former|however|therefore|thus|also|in addition|furthermore|moreover|as a result|for example|for instance|but|and|so|then)\b|(?:\S+\s+){0,4}(?:it|its|this|these|those|they|their|them|he|she|his|her|him)\b)/i;
 /** A sentence that ends by introducing what follows: a colon, or no closing punctuation at all. */
 const INTRODUCES = /(?:[:：]|[\p{L}\p{N})\]`])$/u;
+/** A grammar rule or an assignment: "addr-spec = local-part "@" domain", "similarity = w · …". */
+const DEFINITION_LINE = /^[\p{L}\p{N}_.-]+\s+(?:=|::=|:=|=\/)\s/u;
 const CAPTION = /(?:^|:\s*)\([^()]{3,}\)$/;
 const URL = /\bhttps?:\/\/\S+|\bwww\.\S+|<[a-z]+:[^>\s]+>/gi;
 
@@ -182,6 +187,8 @@ export class ExtractiveChatModel implements ChatModel {
   constructor(opts: ExtractiveChatModelOptions) {
     if (typeof opts?.analyze !== 'function') throw new TypeError('ExtractiveChatModel needs an `analyze` function');
     if (typeof opts.splitSentences !== 'function') throw new TypeError('ExtractiveChatModel needs a `splitSentences` function');
+    const topDocuments = opts.topDocuments ?? 2;
+    if (!Number.isInteger(topDocuments) || topDocuments < 1) throw new TypeError(`ExtractiveChatModel: topDocuments must be an integer ≥ 1, got ${String(opts.topDocuments)}`);
     this.id = opts.id ?? EXTRACTIVE_MODEL_ID;
     this.maxTokens = opts.maxTokens ?? 32768;
     this.o = {
@@ -193,6 +200,7 @@ export class ExtractiveChatModel implements ChatModel {
       feedbackWeight: clamp(opts.feedbackWeight ?? 0.3, 0, 1),
       feedbackTerms: Math.max(0, Math.floor(opts.feedbackTerms ?? 10)),
       passageWeight: clamp(opts.passageWeight ?? 0.4, 0, 1),
+      topDocuments,
       maxSentences: clamp(Math.floor(opts.maxSentences ?? 3), 1, 3),
       minScore: opts.minScore ?? 0.2,
       relativeScore: opts.relativeScore ?? 0.75,
@@ -467,8 +475,8 @@ export class ExtractiveChatModel implements ChatModel {
       // An echo of the question says nothing new, however close it is in meaning.
       const novel = new Set(c.terms.filter((t) => !qTerms.has(t))).size;
       const shape = novel === 0 ? 0.4 : novel === 1 ? 0.9 : 1;
-      // A line of code or grammar (ABNF, markup) rarely answers in words, however close it is.
-      const code = c.sentence.kind === 'line' && symbolShare(c.text) > 0.08 ? 0.5 : 1;
+      // A line of code or grammar (ABNF, markup, "name = …") rarely answers in words, however close it is.
+      const code = c.sentence.kind === 'line' && (symbolShare(c.text) > 0.08 || DEFINITION_LINE.test(c.text)) ? 0.5 : 1;
       c.f = { q: bound ? s / bound : 0, e: eBound ? e / eBound : 0, prior: prior[c.passage]!, cue: shape * code * this.fit(qKind, define, c.text), near: 0 };
       c.term = Math.min(1, c.f.q + o.feedbackWeight * c.f.e);
     }
@@ -508,8 +516,12 @@ export class ExtractiveChatModel implements ChatModel {
     const o = this.o;
     const cands = await this.scored(knowledge, question, earlier, signal);
     const byKey = new Map(cands.map((c) => [`${c.passage}:${c.index}`, c]));
-    // Supported: the sentence holds a question term, or is close in meaning.
-    const supported = cands.filter((c) => c.hits > 0 || c.cosine >= o.minCosine);
+    // Supported: the sentence holds a question term, or is close in meaning; and its document is
+    // one of the first `topDocuments` of the ranking (a lower one that shares more of the question's
+    // words is not what retrieval found best).
+    const top = new Set<string>();
+    for (const k of knowledge) if (top.size < o.topDocuments) top.add(k.title);
+    const supported = cands.filter((c) => (c.hits > 0 || c.cosine >= o.minCosine) && top.has(knowledge[c.passage]!.title));
     if (!supported.length) return [];
     supported.sort((a, b) => b.score - a.score || a.passage - b.passage || a.index - b.index);
     const best = supported[0]!;
@@ -591,6 +603,8 @@ function boilerplate(knowledge: KnowledgeItem[]): Set<string> {
 /** A heading: a short line of its own, without closing punctuation, with text after it. */
 function isTitle(s: PassageSentence, followed: boolean): boolean {
   if (!followed || s.kind === 'record' || s.kind === 'row') return false;
+  // A formula or an assignment ("similarity = w · v + …") is content, however short.
+  if (/\s[=≈≠≤≥<>]=?\s/.test(s.text)) return false;
   const words = s.text.split(/\s+/).length;
   if (words > 12 || /[.!?。！？:;]["'”’)\]]*$/.test(s.text)) return false;
   if (/^[^:：]{1,60}[:：]\s*\S/.test(s.text)) return false; // "Key: value" is content

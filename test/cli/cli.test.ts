@@ -54,6 +54,20 @@ describe('ragloom CLI', () => {
     expect(r.out).toMatch(/Heat conduction in composite slabs is solved with Laplace transforms\. \[ID:0\]/);
   });
 
+  test("quickstart with every default: ragloom's own docs answer its question with the formula, from the top chunk", async ({ dir }) => {
+    const r = await run(['quickstart', '--db', join(dir, 'q.db')]);
+    expect(r.code).toBe(0);
+    const [table, answer] = r.out.split('Question:')[1]!.split('Answer (ragloom-extractive@Builtin):') as [string, string];
+    // The answer quotes the formula (the sentence that introduces it brings it) ...
+    expect(answer).toMatch(/computes \[ID:\d\]\nsimilarity = w · vector_similarity \+ \(1 − w\) · term_similarity \[ID:\d\]/);
+    // ... and only the two documents that rank highest.
+    const docs = [...table.matchAll(/^\d+\s+0\.\d{3}\s+0\.\d{3}\s+0\.\d{3}\s+(\S+)/gm)].map((m) => m[1]!);
+    const top = [...new Set(docs)].slice(0, 2);
+    const cited = [...answer.split('Sources:')[1]!.matchAll(/\[ID:\d+\] (\S+) \(similarity/g)].map((m) => m[1]!);
+    expect(cited.length).toBeGreaterThan(0);
+    for (const d of cited) expect(top).toContain(d);
+  });
+
   test('quickstart deletes only a database it made: a user\'s database, a text file and a folder are refused unless --force', async ({ dir }) => {
     const folder = notes(dir);
     const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');

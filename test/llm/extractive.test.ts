@@ -83,7 +83,8 @@ describe('ExtractiveChatModel', () => {
       calls.push(t);
       return t.map((x) => Float32Array.from(hashedVector(x, 64)));
     };
-    const r = await model({ embed }).chat(ask('What is Rust designed for?'), { knowledge: KNOWLEDGE });
+    // (Rust's passage ranked first: only the first two documents of the ranking are quoted.)
+    const r = await model({ embed }).chat(ask('What is Rust designed for?'), { knowledge: [KNOWLEDGE[2]!, ...KNOWLEDGE.slice(0, 2)] });
     expect(calls).toHaveLength(1);
     expect(calls[0]![0]).toBe('What is Rust designed for?');
     expect(r.content).toContain('designed for safety, concurrency, and performance');
@@ -107,6 +108,38 @@ describe('ExtractiveChatModel', () => {
     const m3 = await model().chat(ask('What was Firefox named?'), { knowledge: many });
     expect(m3.content.match(/\[ID:0\]/g)).toHaveLength(3);
     expect(await model({ maxSentences: 1 }).chat(ask('What was Firefox named?'), { knowledge: many })).toMatchObject({ content: expect.stringMatching(/^[^[]*\[ID:0\]$/) });
+  });
+
+  it('quotes only the documents that rank highest (the first two of the ranking)', async () => {
+    // The third document's sentence holds more of the question's words, but two documents rank above it.
+    const knowledge: KnowledgeItem[] = [
+      { id: 0, title: 'architecture.md', content: 'The hybrid score of a chunk mixes its vector and term similarity.', similarity: 0.72 },
+      { id: 1, title: 'retrieval.md', content: 'The vector side brings candidates of its own.', similarity: 0.6 },
+      { id: 2, title: 'cli.md', content: 'The table shows the hybrid similarity score of each chunk, computed for the question.', similarity: 0.49 },
+    ];
+    const q = ask('How is the hybrid similarity score of a chunk computed?');
+    const r = await model().chat(q, { knowledge });
+    expect(r.content).toMatch(/^The hybrid score of a chunk mixes its vector and term similarity\. \[ID:0\]/);
+    expect(r.content).not.toContain('[ID:2]');
+    // topDocuments 3: the third document may answer again.
+    expect((await model({ topDocuments: 3 }).chat(q, { knowledge })).content).toContain('[ID:2]');
+    expect(() => model({ topDocuments: 0 })).toThrow(/topDocuments must be an integer ≥ 1, got 0/);
+  });
+
+  it('a formula or code line is never taken for a title: the sentence that introduces it brings it', async () => {
+    const knowledge: KnowledgeItem[] = [{
+      id: 0, title: 'architecture.md',
+      content: '## The similarity score\nFor a question q and a chunk c, ragloom computes\n\n```\nsimilarity = w · vector_similarity + (1 − w) · term_similarity\n```\n\nwith w the weight of the vector side.',
+    }];
+    const r = await model().chat(ask('How is the similarity score computed?'), { knowledge });
+    expect(r.content).toContain('For a question q and a chunk c, ragloom computes [ID:0]\nsimilarity = w · vector_similarity + (1 − w) · term_similarity [ID:0]');
+    // Alone, a grammar rule ("name = …") weighs as code: the prose that explains it answers.
+    const rfc: KnowledgeItem[] = [{
+      id: 0, title: 'rfc5322.txt',
+      content: 'The rules:\n\n   local-part      =   dot-atom / quoted-string / obs-local-part\n\nThe local part is a dot-atom or a quoted string, or in old mail an obs-local-part.',
+    }];
+    const a = await model({ maxSentences: 1 }).chat(ask('What can the local part be?'), { knowledge: rfc });
+    expect(a.content).toBe('The local part is a dot-atom or a quoted string, or in old mail an obs-local-part. [ID:0]');
   });
 
   it('weighs passages by their retrieval score, and prefers the kind of answer asked for', async () => {
