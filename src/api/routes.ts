@@ -909,7 +909,7 @@ export function missingArguments(route: RouteSpec, body: Readonly<Record<string,
 export function decodeEnvelope(route: RouteSpec, body: unknown): { ok: true; result: unknown } | { ok: false; error: ApiError } {
   const b = (body ?? {}) as Record<string, unknown>;
   const isEnvelope = typeof b.code === 'number' && ('message' in b || 'data' in b || Object.keys(b).length === 1);
-  if ((route.envelope === 'openai' || route.envelope === 'bytes') && !isEnvelope) return { ok: true, result: body };
+  if ((route.envelope === 'openai' || route.envelope === 'bytes' || route.envelope === 'raw') && !isEnvelope) return { ok: true, result: body };
   if (typeof b.code !== 'number') return { ok: false, error: new ApiError(RetCode.EXCEPTION_ERROR, `Unexpected response: ${JSON.stringify(body).slice(0, 200)}`) };
   if (b.code !== 0) return { ok: false, error: new ApiError(b.code, String(b.message ?? ''), b.data !== undefined && b.data !== null && b.data !== false ? { data: b.data } : undefined) };
   switch (route.envelope) {

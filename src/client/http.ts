@@ -149,6 +149,15 @@ export class HttpTransport implements Transport {
       } catch (e) {
         throw this.failure(e, ctl, what);
       }
+      // A `raw` route answers as it is: ping's text, healthz's object (HTTP 500 when a part is down).
+      if (route.envelope === 'raw' && (res.status === 200 || (res.status === 500 && !type.startsWith('text/')))) {
+        try {
+          const body = JSON.parse(text) as { code?: unknown };
+          if (typeof body?.code !== 'number') return body as T;
+        } catch {
+          return text as T;
+        }
+      }
       return decode(route, res, text, what) as T;
     } finally {
       if (!streaming) release();
