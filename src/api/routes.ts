@@ -24,6 +24,12 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export const API_PREFIX = '/api/v1';
 
 /**
+ * The prefix of RAGFlow's few routes outside `/api/v1`: backward_compat.py's `legacy_v1_manager`
+ * and the web app's `llm_app.py` (`/v1/llm/*`). A row says so with `prefix`.
+ */
+export const LEGACY_PREFIX = '/v1';
+
+/**
  * How a route authenticates; the two differ only in their failure bodies (always HTTP 401), §1:
  * - `login` (RAGFlow `login_required`): missing or unknown key →
  *   `{"code":401,"message":"<Unauthorized '401: Unauthorized'>","data":null}`.
@@ -154,6 +160,8 @@ export interface RouteSpec {
   fixed?: Readonly<Record<string, unknown>>;
   /** The RAGFlow handler this row follows. */
   source: string;
+  /** The path's prefix when it is not {@link API_PREFIX}. */
+  prefix?: typeof LEGACY_PREFIX;
 }
 
 /**
@@ -170,6 +178,8 @@ export interface UnsupportedRoute {
   /** Why ragloom does not serve it, one sentence (the message's tail). */
   why: string;
   source: string;
+  /** The path's prefix when it is not {@link API_PREFIX}. */
+  prefix?: typeof LEGACY_PREFIX;
 }
 
 /** The code of an unsupported route's answer (HTTP 200, as every business error): HTTP's "Not Implemented". */
@@ -268,6 +278,10 @@ const ROUTE_LIST: RouteSpec[] = [
     errors: AGENT_ERRORS, status: 200, source: 'agent_api.agent_chat_completion',
   },
   {
+    op: 'agents.completion', method: 'POST', path: '/agents/chat/completion', auth: 'login', body: 'json', envelope: 'result', stream: 'events',
+    errors: AGENT_ERRORS, status: 200, source: 'agent_api.agent_chat_completion (its second path)',
+  },
+  {
     op: 'agents.completion', method: 'POST', path: '/agents/:agent_id/completions', auth: 'login', body: 'json', envelope: 'result', stream: 'events',
     errors: AGENT_ERRORS, status: 200, source: 'backward_compat → agent_api.agent_chat_completion',
   },
@@ -336,7 +350,8 @@ const ROUTE_LIST: RouteSpec[] = [
   { op: 'datasets.ingestionSummary', method: 'GET', path: '/datasets/:dataset_id/ingestions/summary', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.get_ingestion_summary' },
   {
     op: 'datasets.ingestionLogs', method: 'GET', path: '/datasets/:dataset_id/ingestions', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.list_ingestion_logs',
-    query: { ...PAGE, orderby: 'str', desc: 'not-false', operation_status: 'list', create_date_from: 'str', create_date_to: 'str', log_type: 'str', keywords: 'str' },
+    // page/page_size: the operation's own int() (this handler answers a ValueError 101).
+    query: { page: 'str', page_size: 'str', orderby: 'str', desc: 'str', operation_status: 'list', create_date_from: 'str', create_date_to: 'str', log_type: 'str', keywords: 'str' },
   },
   { op: 'datasets.ingestionLog', method: 'GET', path: '/datasets/:dataset_id/ingestions/:log_id', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.get_ingestion_log' },
   { op: 'datasets.tags', method: 'GET', path: '/datasets/:dataset_id/tags', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.list_tags' },
@@ -429,6 +444,7 @@ const ROUTE_LIST: RouteSpec[] = [
   { op: 'system.status', method: 'GET', path: '/system/status', auth: 'login', body: 'none', envelope: 'json', status: 200, source: 'system_api.status' },
   { op: 'system.config', method: 'GET', path: '/system/config', auth: 'none', body: 'none', envelope: 'json', status: 200, source: 'system_api.get_config' },
   { op: 'system.healthz', method: 'GET', path: '/system/healthz', auth: 'none', body: 'none', envelope: 'raw', status: 200, source: 'system_api.healthz' },
+  { op: 'system.healthz', method: 'GET', path: '/system/healthz', prefix: LEGACY_PREFIX, auth: 'none', body: 'none', envelope: 'raw', status: 200, source: 'backward_compat.deprecated_system_healthz' },
   { op: 'system.tokens', method: 'GET', path: '/system/tokens', auth: 'login', body: 'none', envelope: 'json', status: 200, source: 'system_api.token_list' },
   { op: 'system.newToken', method: 'POST', path: '/system/tokens', auth: 'login', body: 'none', envelope: 'json', query: { name: 'str' }, status: 200, source: 'system_api.new_token' },
   { op: 'system.deleteToken', method: 'DELETE', path: '/system/tokens/:token', auth: 'login', body: 'none', envelope: 'json', status: 200, source: 'system_api.rm' },
@@ -473,6 +489,7 @@ const TENANTS = 'ragloom has no invitations: add members with POST /api/v1/tenan
 const LOGIN = 'ragloom authenticates API keys only (no passwords, sessions or OAuth); keys are issued by `ragloom serve` and POST /api/v1/users';
 const WIDGET = "ragloom's embedded widgets stop at search (/searchbots); use the chat and agent completion routes with an API key";
 const WEBHOOK = 'ragloom runs no agents on incoming webhooks; call POST /api/v1/agents/chat/completions';
+const LLM_SETTINGS = "the web app's model settings have no counterpart: ragloom's models are configured by the embedding program (Client registerModel) or `ragloom serve` options (models, default_chat_model, default_embedding_model)";
 const ATTACH = "ragloom keeps no agent attachments; a dataset's files are read with GET /api/v1/documents/{document_id}";
 
 /** Every other `/api/v1` route of RAGFlow 0.25.6 (restful_apis/*.py and backward_compat.py). */
@@ -502,6 +519,7 @@ const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   { method: 'GET', path: '/agents/attachments/:attachment_id/download', auth: 'login', why: ATTACH, source: 'agent_api.download_attachment' },
   { method: 'POST', path: '/agents_openai/:agent_id/chat/completions', auth: 'login', why: "ragloom's agents answer in RAGFlow's event stream only; call POST /api/v1/agents/chat/completions", source: 'backward_compat.deprecated_agents_openai_chat_completions' },
   { method: 'GET', path: '/document/download/:document_id', auth: 'login', why: ATTACH, source: 'backward_compat.deprecated_document_download' },
+  { method: 'GET', path: '/document/download/:attachment_id', prefix: LEGACY_PREFIX, auth: 'login', why: ATTACH, source: 'backward_compat.document_download_v1' },
   // document_api.py
   { method: 'POST', path: '/documents/upload', auth: 'login', why: `${FILES} (chat attachments are not kept either)`, source: 'document_api.upload_info' },
   { method: 'POST', path: '/file/upload_info', auth: 'login', why: `${FILES} (chat attachments are not kept either)`, source: 'backward_compat.deprecated_file_upload_info' },
@@ -575,14 +593,19 @@ const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   { method: 'PATCH', path: '/users/me', auth: 'login', why: 'ragloom keeps no editable profile (nickname, avatar, password, language)', source: 'user_api.setting_user' },
   { method: 'GET', path: '/users/me/models', auth: 'login', why: "models are the server's configuration (startServer({ models, default_chat_model, default_embedding_model }))", source: 'user_api.tenant_info' },
   { method: 'PATCH', path: '/users/me/models', auth: 'login', why: "models are the server's configuration (startServer({ models, default_chat_model, default_embedding_model }))", source: 'user_api.set_tenant_info' },
+  // llm_app.py (the web app's model settings, under /v1/llm)
+  ...(['GET /factories', 'POST /set_api_key', 'POST /add_llm', 'POST /delete_llm', 'POST /enable_llm', 'POST /delete_factory', 'GET /my_llms', 'GET /list'] as const).map((r): UnsupportedRoute => {
+    const [method, path] = r.split(' ') as [HttpMethod, string];
+    return { method, path: `/llm${path}`, prefix: LEGACY_PREFIX, auth: 'login', why: LLM_SETTINGS, source: `llm_app.${path.slice(1) === 'list' ? 'list_app' : path.slice(1)}` };
+  }),
 ];
 
 /** The unsupported routes (frozen). */
 export const UNSUPPORTED_ROUTES: readonly UnsupportedRoute[] = Object.freeze(UNSUPPORTED_LIST);
 
 /** The answer of an unsupported route: 501 naming it and why; `data.error_code` lets a client tell it apart. */
-export function notSupportedError(r: Pick<UnsupportedRoute, 'method' | 'path' | 'why'>): ApiError {
-  const path = API_PREFIX + r.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+export function notSupportedError(r: Pick<UnsupportedRoute, 'method' | 'path' | 'why' | 'prefix'>): ApiError {
+  const path = (r.prefix ?? API_PREFIX) + r.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
   return new ApiError(NOT_SUPPORTED_CODE, `${r.method} ${path} is not supported by ragloom: ${r.why}.`, { data: { error_code: 'NOT_SUPPORTED_BY_RAGLOOM' } });
 }
 
@@ -654,8 +677,8 @@ interface Matcher {
 let matchers: Matcher[] | undefined;
 const allMatchers = (): Matcher[] =>
   (matchers ??= [
-    ...ROUTES.map((r) => ({ method: r.method, re: templateRegex(r.path), params: pathParams(r.path).length, route: r })),
-    ...UNSUPPORTED_ROUTES.map((u) => ({ method: u.method, re: templateRegex(u.path), params: pathParams(u.path).length, unsupported: u })),
+    ...ROUTES.filter((r) => !r.prefix).map((r) => ({ method: r.method, re: templateRegex(r.path), params: pathParams(r.path).length, route: r })),
+    ...UNSUPPORTED_ROUTES.filter((u) => !u.prefix).map((u) => ({ method: u.method, re: templateRegex(u.path), params: pathParams(u.path).length, unsupported: u })),
   ]);
 
 /** The result of {@link matchRoute}. */
@@ -784,7 +807,7 @@ export interface UploadPart {
 
 export interface SplitRequest {
   method: HttpMethod;
-  /** Under {@link API_PREFIX}, params filled in. */
+  /** Under the route's prefix ({@link API_PREFIX} nearly always), params filled in. */
   path: string;
   /** Query pairs (lists become repeated keys; booleans `true`/`false`). */
   query: [string, string][];

@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import multipart from '@fastify/multipart';
 import { ApiError, RetCode, type Api } from '../api/index.js';
 import {
-  ROUTES, UNSUPPORTED_ROUTES, API_PREFIX, parseTemplate, coerceQuery, matchRoute, successEnvelope, errorEnvelope, missingArguments, bearerToken, notFoundBody,
+  ROUTES, UNSUPPORTED_ROUTES, API_PREFIX, LEGACY_PREFIX, parseTemplate, coerceQuery, matchRoute, successEnvelope, errorEnvelope, missingArguments, bearerToken, notFoundBody,
   httpExceptionBody, notSupportedError, UNAUTHORIZED_BODY, TOKEN_EMPTY_BODY, TOKEN_FORMAT_BODY, TOKEN_INVALID_BODY, FILE_INFO_KEY, HTTP_STATUS_KEY,
   type RouteSpec, type UnsupportedRoute, type AuthKind, type FileInfo,
 } from '../api/routes.js';
@@ -125,36 +125,40 @@ export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortCo
     return reply.code(404).send(notFoundBody(path));
   });
 
-  await app.register(
-    async (scope) => {
-      scope.addHook('onRequest', async (req, reply) => authenticate(api, req, reply));
-      for (const spec of ROUTES) {
-        const { url, composite } = fastifyPath(spec.path);
-        scope.route({
-          method: spec.method,
-          url,
-          config: { route: spec },
-          handler: (req, reply) => handle(api, spec, composite, opts, req, reply),
-        });
-      }
-      // RAGFlow's routes ragloom does not serve: after their authentication, the 501 envelope.
-      for (const u of UNSUPPORTED_ROUTES) {
-        scope.route({
-          method: u.method,
-          url: fastifyPath(u.path).url,
-          config: { unsupported: u },
-          handler: async (req, reply) => {
-            if (u.auth === 'beta') {
-              const who = await betaCaller(api, req.headers.authorization);
-              if (who instanceof ApiError) return reply.code(200).send(errorEnvelope(undefined, who));
-            }
-            return reply.code(200).send(errorEnvelope(undefined, notSupportedError(u)));
-          },
-        });
-      }
-    },
-    { prefix: API_PREFIX },
-  );
+  // Each prefix's rows in their own scope (nearly all are under /api/v1; a few legacy ones under /v1).
+  for (const prefix of [API_PREFIX, LEGACY_PREFIX] as const) {
+    const mine = <T extends { prefix?: string }>(x: T) => (x.prefix ?? API_PREFIX) === prefix;
+    await app.register(
+      async (scope) => {
+        scope.addHook('onRequest', async (req, reply) => authenticate(api, req, reply));
+        for (const spec of ROUTES.filter(mine)) {
+          const { url, composite } = fastifyPath(spec.path);
+          scope.route({
+            method: spec.method,
+            url,
+            config: { route: spec },
+            handler: (req, reply) => handle(api, spec, composite, opts, req, reply),
+          });
+        }
+        // RAGFlow's routes ragloom does not serve: after their authentication, the 501 envelope.
+        for (const u of UNSUPPORTED_ROUTES.filter(mine)) {
+          scope.route({
+            method: u.method,
+            url: fastifyPath(u.path).url,
+            config: { unsupported: u },
+            handler: async (req, reply) => {
+              if (u.auth === 'beta') {
+                const who = await betaCaller(api, req.headers.authorization);
+                if (who instanceof ApiError) return reply.code(200).send(errorEnvelope(undefined, who));
+              }
+              return reply.code(200).send(errorEnvelope(undefined, notSupportedError(u)));
+            },
+          });
+        }
+      },
+      { prefix },
+    );
+  }
   return app;
 }
 

@@ -41,7 +41,7 @@ describe('ROUTES', () => {
   });
 
   it('one row per method and path; every row is documented', () => {
-    const keys = ROUTES.map((r) => `${r.method} ${r.path}`);
+    const keys = ROUTES.map((r) => `${r.method} ${r.prefix ?? ''}${r.path}`);
     expect(new Set(keys).size).toBe(keys.length);
     for (const r of ROUTES) {
       expect(r.source.length).toBeGreaterThan(0);
