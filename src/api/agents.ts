@@ -493,6 +493,8 @@ export function resetAgent(e: Engine, ctx: Ctx, agentId: string): Record<string,
  */
 export function webhookLogs(e: Engine, ctx: Ctx, agentId: string, q: P): P {
   ownedAgent(e, ctx, agentId) ?? dataError('Canvas not found.');
-  const since = q.since_ts === undefined || q.since_ts === null || !Number.isFinite(Number(q.since_ts)) ? null : Number(q.since_ts);
+  // The query string's value (a string); an in-process caller may pass a number.
+  const raw = typeof q.since_ts === 'number' ? q.since_ts : typeof q.since_ts === 'string' && q.since_ts.trim() ? Number(q.since_ts) : NaN;
+  const since = Number.isFinite(raw) ? raw : null;
   return { webhook_id: null, events: [], next_since_ts: since ?? Date.now() / 1000, finished: false };
 }

@@ -12,6 +12,7 @@ import { pyStr } from './pyfmt.js';
 import { notSupportedError } from './routes.js';
 import { parseAll } from './parse.js';
 import { fromBlob } from '../store/index.js';
+import { cosine } from '../embed/similarity.js';
 
 type P = Record<string, unknown>;
 const dataError = (message: string): never => {
@@ -78,18 +79,6 @@ export function runEmbedding(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: stri
   if (!docs.length) dataError(`No documents in Dataset ${datasetId}`);
   parseAll(e, q, ctx, docs);
   return { scheduled_count: docs.length };
-}
-
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return na < 1e-24 || nb < 1e-24 ? 0 : dot / Math.sqrt(na * nb);
 }
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;

@@ -63,8 +63,10 @@ export type AuthKind = 'login' | 'token' | 'none' | 'beta' | 'apikey';
  *   another non-object → 101 `Invalid request payload: expected object, got <list|str|int|float|bool>`.
  * - `multipart`: `multipart/form-data`; every part named `file` becomes `{display_name, blob}` in
  *   `files` (no such part → the op answers 101 `No file part!`); other fields are ignored.
+ * - `json-args`: read as `json`, but a body that cannot be read is 101 `invalid or malformed
+ *   arguments: <the Python error's text>; ` (Dify's retrieval catches the read's exceptions).
  */
-export type BodyKind = 'none' | 'json' | 'json-strict' | 'multipart';
+export type BodyKind = 'none' | 'json' | 'json-strict' | 'json-args' | 'multipart';
 
 /**
  * How one query-string key is turned into a param, as RAGFlow's handler reads it. Absent keys are
@@ -403,7 +405,7 @@ const ROUTE_LIST: RouteSpec[] = [
   { op: 'chunks.update', method: 'PUT', path: '/datasets/:dataset_id/documents/:document_id/chunks/:chunk_id', auth: 'login', body: 'json', envelope: 'result', dropData: true, status: 200, source: 'backward_compat.deprecated_update_chunk' },
 
   // ------------------------------------------------------------------ Dify's external knowledge API (dify_retrieval_api.py)
-  { op: 'dify.retrieval', method: 'POST', path: '/dify/retrieval', auth: 'apikey', body: 'json', envelope: 'raw', errorStatus: 'code', status: 200, source: 'dify_retrieval_api.retrieval' },
+  { op: 'dify.retrieval', method: 'POST', path: '/dify/retrieval', auth: 'apikey', body: 'json-args', envelope: 'raw', errorStatus: 'code', status: 200, source: 'dify_retrieval_api.retrieval' },
   {
     op: 'dify.retrieval', method: 'GET', path: '/dify/retrieval', auth: 'apikey', body: 'none', envelope: 'raw', errorStatus: 'code', fixed: { _query: true }, status: 200, source: 'dify_retrieval_api.retrieval',
     query: { knowledge_id: 'str', query: 'str', use_kg: 'str', top_k: 'str', score_threshold: 'str' },

@@ -163,12 +163,23 @@ describe("Dify's external knowledge API", () => {
       [{ query: 'x' }, 400, 'required arguments are missing: knowledge_id; '],
       [{ knowledge_id: ds }, 400, 'required arguments are missing: query; '],
       [{ knowledge_id: ds, query: 'x', retrieval_setting: { top_k: 'many' } }, 400, 'invalid or malformed arguments: top_k must be integer and score_threshold must be numeric; '],
+      [{ knowledge_id: ds, query: 'x', retrieval_setting: 'all' }, 400, 'invalid or malformed arguments: retrieval_setting must be an object; '],
       [{ knowledge_id: 'nope', query: 'x' }, 404, 'Knowledgebase not found!'],
+      // The condition is read inside RAGFlow's try: its Python failure is code 500 with the exception's text.
+      [{ knowledge_id: ds, query: 'x', metadata_condition: -1 }, 500, "'int' object has no attribute 'get'"],
+      [{ knowledge_id: ds, query: 'x', metadata_condition: { conditions: [{ comparison_operator: 'is', value: 1 }] } }, 500, "'name'"],
     ];
     for (const [body, status, message] of cases) {
       const e = await api.call('POST', '/dify/retrieval', body);
-      expect([e.status, e.body], JSON.stringify(body)).toEqual([status, { code: status === 400 ? 101 : 404, message }]);
+      expect([e.status, e.body], JSON.stringify(body)).toEqual([status, { code: status === 400 ? 101 : status, message }]);
     }
+    // A body that cannot be read: Dify's handler catches the read's exception (101).
+    const malformed = await api.call('POST', '/dify/retrieval', undefined, { raw: '{"a": ', headers: { 'content-type': 'application/json' } });
+    expect([malformed.status, malformed.body]).toEqual([400, {
+      code: 101, message: 'invalid or malformed arguments: 400 Bad Request: The browser (or proxy) sent a request that this server could not understand.; ',
+    }]);
+    const list = await api.call('POST', '/dify/retrieval', [1]);
+    expect(list.body).toEqual({ code: 101, message: 'invalid or malformed arguments: JSON payload must be an object.; ' });
     // apikey_required: 403 with RAGFlow's messages.
     const noKey = await fetch(`${srv.url}/api/v1/dify/retrieval`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect([noKey.status, await noKey.json()]).toEqual([403, { code: 403, message: 'Authorization header is missing!' }]);
