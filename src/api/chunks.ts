@@ -6,7 +6,7 @@ import { intArg } from './listing.js';
 import { sqlCount } from './validate.js';
 import { upsertChunk, removeChunkRows, rewriteChunk, type ChunkRow } from '../store/index.js';
 import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
-import { countTokens, analyze } from '../text/index.js';
+import { countTokens, analyze, chunkLanguage, languageSetting, questionLanguage } from '../text/index.js';
 import { highlight } from '../search/index.js';
 
 function guard(e: Engine, ctx: Ctx, datasetId: string, documentId: string): { kb: NonNullable<ReturnType<typeof ownedDataset>>; doc: DocumentRow } {
@@ -83,6 +83,7 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
       id, document_id: doc.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw, questions, tag_kwd: tags,
       positions: [], available: true, chunk_order: order, token_num: tokens,
       create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vector!,
+      lang: chunkLanguage(languageNow(e, kb.id), content, kw, questions),
     });
     if (image) storeImage(e, kb.id, id, image);
     // RAGFlow's increment_chunk_num: one more chunk, whether or not the content (so the id) was
@@ -99,6 +100,13 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
     available: w.available, positions: w.positions, docnm_kwd: doc.name, document_keyword: doc.name,
   };
 }
+
+/**
+ * The dataset's analysis as it is now, read in the writing transaction: its language may have
+ * changed while the chunk was embedded, and the background re-index may have passed already.
+ */
+const languageNow = (e: Engine, datasetId: string) =>
+  languageSetting(e.db.prepare('SELECT language FROM dataset WHERE id = ?').pluck().get(datasetId) as string | null);
 
 /** The sort keys of a chunk's positions `[[page, x0, x1, top, bottom], …]`: its first one's page and top. */
 function positionKeys(positions: unknown[]): { page_num: number; top: number } {
@@ -129,7 +137,7 @@ export function listChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: s
   const avail = q.available === undefined || q.available === null ? null : q.available === true || q.available === 'true' ? 1 : 0;
   const keywords = typeof q.keywords === 'string' ? q.keywords.trim() : '';
   if (keywords) {
-    const terms = [...new Set(analyze(keywords))];
+    const terms = [...new Set(analyze(keywords, questionLanguage([languageSetting(kb.language)], keywords)))];
     if (terms.length === 0) return { total: 0, chunks: [], doc: docWire };
     // The chunk's own text only: the document's name is every chunk's title, so matching it would
     // list the whole document (RAGFlow indexes no title for the chunks its API adds).
@@ -195,6 +203,7 @@ export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, docume
     rewriteChunk(e.db, row.rowid, {
       id: row.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw as string[], questions, tag_kwd: tags as string[],
       positions: positions as number[][], available, token_num: tokens, vector: vector!, ...positionKeys(positions),
+      lang: chunkLanguage(languageNow(e, kb.id), content, kw as string[], questions),
     });
     if (image) storeImage(e, kb.id, row.id, image);
     moveCounts(e, doc, 0, tokens - row.token_num); // the same chunk: its tokens only

@@ -1,5 +1,5 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { datasetToWire, getDataset, nameTaken, ownedDataset, visibleDataset, VISIBLE_SQL, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
+import { datasetToWire, getDataset, nameTaken, ownedDataset, visibleDataset, VISIBLE_SQL, DEFAULT_CHAT_MODEL, fullTextReindex, type DatasetRow } from '../core/index.js';
 import { checkAutoMetadata } from './metadata.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { Issues, checkExtra, checkInt, checkStr, literalMessage, checkBool, sqlCount } from './validate.js';
@@ -285,6 +285,8 @@ export function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req: Recor
     const cols = Object.keys(sets);
     e.db.prepare(`UPDATE dataset SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...sets, id });
   });
+  // Its chunks' full-text rows follow a new language in the background (core/reindex.ts).
+  if ('language' in sets) fullTextReindex(e).kick();
   // As RAGFlow: the dataset, and the connectors the request named (ragloom links none).
   return { ...datasetToWire(getDataset(e, id)!), connectors: Array.isArray(req.connectors) ? req.connectors : [] };
 }

@@ -9,6 +9,7 @@ import { IngestWorker, IngestError, type IngestLimits, type ParseOutcome, INGEST
 import { DEFAULTS as PARSER_DEFAULTS } from '../ingest/parsers/index.js';
 import { parseModelId, BUILTIN_FACTORY } from '../embed/index.js';
 import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
+import { chunkLanguage, languageSetting, type LangSetting } from '../text/index.js';
 
 const clock = () => new Date().toTimeString().slice(0, 8);
 
@@ -34,7 +35,7 @@ export interface ParseStats { parseMs: number; embedMs: number; writeMs: number;
 
 interface Job {
   doc: DocumentRow;
-  kb: { parser_config: string; embd_id: string };
+  kb: { parser_config: string; embd_id: string; language: string | null };
   log: string[];
   began: number;
   t0: number;
@@ -173,7 +174,7 @@ export class ParseQueue {
   private take(): Job[] {
     const e = this.e;
     const getDoc = cachedStatement(e.db, 'SELECT * FROM document WHERE id = ?');
-    const getKb = cachedStatement(e.db, 'SELECT parser_config, embd_id FROM dataset WHERE id = ?');
+    const getKb = cachedStatement(e.db, 'SELECT parser_config, embd_id, language FROM dataset WHERE id = ?');
     const jobs: Job[] = [];
     const gone: string[] = [];
     let bytes = 0;
@@ -343,7 +344,7 @@ export class ParseQueue {
       this.progress.set(single.doc.id, p, single.log);
     });
     lane.note = note;
-    const out = await worker.parseMany(todo.map((j) => ({ data: getBlob(e.db, j.doc.blob_sha256) ?? new Uint8Array(), filename: j.doc.name, method: j.doc.parser_id, parserConfig: j.cfg })),
+    const out = await worker.parseMany(todo.map((j) => ({ data: getBlob(e.db, j.doc.blob_sha256) ?? new Uint8Array(), filename: j.doc.name, method: j.doc.parser_id, parserConfig: j.cfg, lang: languageSetting(j.kb.language) })),
       { signal, onProgress: note });
     out.forEach((r, i) => {
       const j = todo[i]!;
@@ -465,7 +466,9 @@ export class ParseQueue {
         const swap = live.filter((j) => j.vectors && !j.error);
         removeDocumentChunks(e.db, swap.map((j) => j.doc.id)); // a re-parse's old chunks (none on a first parse)
         faultPoint('parse:old-removed');
-        const rows = new Map(swap.map((j) => [j, chunkRows(j, now, formatDateTime(now))]));
+        // A dataset whose language changed since its documents were analysed: the store analyses them again.
+        const langNow = cachedStatement(e.db, 'SELECT language FROM dataset WHERE id = ?').pluck();
+        const rows = new Map(swap.map((j) => [j, chunkRows(j, now, formatDateTime(now), languageSetting(langNow.get(j.doc.dataset_id) as string | null))]));
         upsertChunks(e.db, [...rows.values()].flat());
         faultPoint('parse:chunks-written');
         const counts = new Counts(e);
@@ -565,14 +568,17 @@ function batchable(doc: DocumentRow): boolean {
   return doc.suffix !== 'pdf' && doc.type !== 'visual' && doc.parser_id !== 'picture';
 }
 
-function chunkRows(j: Job, now: number, time: string): NewChunk[] {
+function chunkRows(j: Job, now: number, time: string, setting: LangSetting): NewChunk[] {
   const { doc, parsed, vectors } = j;
+  const fresh = setting === languageSetting(j.kb.language);
   return parsed!.chunks.map((c, i) => ({
     id: chunkId(c.content, doc.id), document_id: doc.id, dataset_id: doc.dataset_id, content: c.content, index_text: c.indexText,
     title: doc.name, important_keywords: c.important_keywords ?? [], questions: c.questions ?? [], tag_kwd: c.tag_kwd ?? [],
     positions: c.positions ?? [], available: doc.status === '1', doc_type: c.doc_type ?? '', chunk_order: i,
     page_num: c.page_num, top: c.top, token_num: parsed!.tokens[i]!, create_time: time, create_timestamp: now / 1000, vector: vectors![i]!,
-    terms: parsed!.terms[i], // analysed in the worker, with doc.name as title
+    ...(fresh
+      ? { lang: parsed!.langs[i]!, terms: parsed!.terms[i] } // analysed in the worker, with doc.name as title
+      : { lang: chunkLanguage(setting, c.indexText ?? c.content, c.important_keywords, c.questions) }),
   }));
 }
 

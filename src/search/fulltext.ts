@@ -14,8 +14,8 @@
  * and depends on the query and the collection only, never on which other chunks were found.
  * idf is FTS5's own: ln((N − n + 0.5)/(n + 0.5)), at least 1e-6, over the whole table.
  */
-import { cachedStatement as stmt, type Db } from '../store/index.js';
-import { analyze, ftsTerms } from '../text/index.js';
+import { cachedStatement as stmt, storedAnalysis, type Db } from '../store/index.js';
+import { analyze, ftsTerms, type Analysis } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { TopK } from './vector-index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
@@ -40,7 +40,7 @@ interface FtsSource {
   readonly topSql: string;
   /** Prefix of the per-rowid scores statement (the `IN (…)` list follows). */
   readonly scoresSql: string;
-  /** Rows in batches of ROW_BATCH: [rowid, content, index_text, keywords JSON, questions JSON, title]. */
+  /** Rows in batches of ROW_BATCH: [rowid, content, index_text, keywords JSON, questions JSON, title, lang]. */
   readonly rowsSql: string;
 }
 
@@ -73,13 +73,13 @@ const SOURCES: Readonly<Record<FtsTable, FtsSource>> = {
   chunk_fts: ftsSource('chunk_fts', {
     log: 'vec_log',
     maxSql: 'SELECT COALESCE(MAX(rowid), 0) FROM chunk',
-    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, '') FROM chunk c
+    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.lang FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${batchMarks})`,
   }),
   memory_fts: ftsSource('memory_fts', {
     log: 'memory_vec_log',
     maxSql: 'SELECT COALESCE(MAX(id), 0) FROM memory_message',
-    rowsSql: `SELECT id, content, NULL, '[]', '[]', '' FROM memory_message WHERE id IN (${batchMarks})`,
+    rowsSql: `SELECT id, content, NULL, '[]', '[]', '', NULL FROM memory_message WHERE id IN (${batchMarks})`,
   }),
 };
 
@@ -196,9 +196,9 @@ function varints(b: Buffer): number[] {
  * The analysed question with its terms' statistics over `opts.table` (default `chunk_fts`); every
  * function below that takes the query reads that table.
  */
-export function textQuery(db: Db, question: string, opts: { table?: FtsTable; index?: TermIndex } = {}): TextQuery {
+export function textQuery(db: Db, question: string, opts: { table?: FtsTable; index?: TermIndex; lang?: Analysis } = {}): TextQuery {
   const src = sourceOf(opts.table);
-  const terms = [...new Set(analyze(question))];
+  const terms = [...new Set(analyze(question, opts.lang))];
   const idf = new Map<string, number>();
   if (!terms.length) return { table: src.table, terms, match: '', upper: 0, dfSum: 0, idf, avgdl: 1 };
   const st = ftsStats(db, src);
@@ -278,8 +278,8 @@ export function rowTerms(db: Db, rowids: number[], table: FtsTable = 'chunk_fts'
   for (let i = 0; i < rowids.length; i += BATCH) {
     const part = rowids.slice(i, i + BATCH);
     while (part.length < BATCH) part.push(-1);
-    for (const [rid, content, indexText, kw, qs, title] of sel.all(...part) as Array<[number, string, string | null, string, string, string]>) {
-      out.set(rid, ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs)).map(split));
+    for (const [rid, content, indexText, kw, qs, title, lang] of sel.all(...part) as Array<[number, string, string | null, string, string, string, string | null]>) {
+      out.set(rid, ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang)).map(split));
     }
   }
   return out;

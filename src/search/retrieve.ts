@@ -11,8 +11,8 @@
  * towards its mean by how much the text side agrees with it (RetrievalOptions.vectorAgreement).
  * See docs/retrieval.md for every step.
  */
-import { cachedStatement, chunkRowidsOfDocuments, type ChunkRow, type Db } from '../store/index.js';
-import { analyzeForIndex } from '../text/index.js';
+import { cachedStatement, chunkRowidsOfDocuments, storedAnalysis, type ChunkRow, type Db } from '../store/index.js';
+import { analyzeForIndex, languageSetting, questionLanguage, type Lang } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, type DimIndex } from './vector-index.js';
 import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows } from './fulltext.js';
@@ -256,6 +256,8 @@ export interface RankedPage {
   page: PageRow[];
   /** most first (ties in order of first appearance) */
   doc_aggs: PageAgg[];
+  /** The language the question was analysed as (its highlight reads it alike). */
+  lang?: Lang;
 }
 
 /** Everything but reading the page's rows: candidates, scores, feedback, windows, threshold, aggregates. */
@@ -297,7 +299,11 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   // then FTS5 answers (the same ranking) and each search builds a part of it (end of rank).
   const started = performance.now();
   const tix = builtTermIndex(db);
-  const tq = textQuery(db, question, { index: tix });
+  // The question is read in the datasets' language (its own when theirs differ or are unset).
+  const settings = (stmt(db, `SELECT language FROM dataset WHERE id IN (${marks(kbIds.length)})`).pluck().all(...kbIds) as Array<string | null>)
+    .map(languageSetting);
+  const lang = questionLanguage(settings, question);
+  const tq = textQuery(db, question, { index: tix, lang });
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {
     let c = cands.get(rid);
@@ -467,6 +473,7 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
       return { rowid: c.rowid, sim: c.sim, vsim: c.vsim, tsim: c.tsim, ...(ltks ? { ltks: ltks.join(' ') } : {}) };
     }),
     doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count),
+    lang,
   };
 }
 
@@ -500,14 +507,14 @@ function materialize(db: Db, ranked: RankedPage, question: string | undefined): 
   const chunks: Record<string, unknown>[] = [];
   for (const c of ranked.page) {
     const row = rows.get(c.rowid);
-    if (row) chunks.push(chunkOut(row, c, question, row.index_text === null ? c.ltks : undefined));
+    if (row) chunks.push(chunkOut(row, c, question, row.index_text === null ? c.ltks : undefined, ranked.lang));
   }
   return { total: ranked.total, chunks, doc_aggs };
 }
 
 /** What a page's chunk is written from (chunkOut, rerankText). */
 type Row = Pick<ChunkRow, 'rowid' | 'id' | 'document_id' | 'dataset_id' | 'content' | 'important_keywords' | 'questions' | 'tag_kwd' |
-  'positions' | 'available' | 'image_id' | 'doc_type' | 'create_time' | 'create_timestamp'> & { doc_name: string; index_text: string | null };
+  'positions' | 'available' | 'image_id' | 'doc_type' | 'create_time' | 'create_timestamp'> & { doc_name: string; index_text: string | null; lang: string | null };
 
 const stmt = (db: Db, sql: string) => cachedStatement(db, sql);
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
@@ -559,18 +566,19 @@ function chunkRows(db: Db, rowids: number[]): Map<number, Row> {
   for (let i = 0; i < rowids.length; i += 500) {
     const part = rowids.slice(i, i + 500);
     const rows = stmt(db, `SELECT c.rowid, c.id, c.document_id, c.dataset_id, c.content, c.important_keywords, c.questions, c.tag_kwd,
-      c.positions, c.available, c.image_id, c.doc_type, c.create_time, c.create_timestamp, c.index_text, d.name
+      c.positions, c.available, c.image_id, c.doc_type, c.create_time, c.create_timestamp, c.index_text, d.name, c.lang
       FROM chunk c JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${marks(part.length)})`).raw().all(...part) as RowTuple[];
     for (const r of rows) {
       out.set(r[0], {
         rowid: r[0], id: r[1], document_id: r[2], dataset_id: r[3], content: r[4], important_keywords: r[5], questions: r[6], tag_kwd: r[7],
         positions: r[8], available: r[9], image_id: r[10], doc_type: r[11], create_time: r[12], create_timestamp: r[13], index_text: r[14], doc_name: r[15],
+        lang: r[16],
       });
     }
   }
   return out;
 }
-type RowTuple = [number, string, string, string, string, string, string, string, string, number, string, string, string, number, string | null, string];
+type RowTuple = [number, string, string, string, string, string, string, string, string, number, string, string, string, number, string | null, string, string | null];
 
 function rerankText(r: Row | undefined): string {
   if (!r) return '';
@@ -578,11 +586,11 @@ function rerankText(r: Row | undefined): string {
   return kw.length ? `${r.content}\n${kw.join(' ')}` : r.content;
 }
 
-function chunkOut(r: Row, c: PageRow, hlQuestion: string | undefined, contentLtks?: string): Record<string, unknown> {
+function chunkOut(r: Row, c: PageRow, hlQuestion: string | undefined, contentLtks?: string, lang?: Lang): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: r.id,
     content: r.content,
-    content_ltks: contentLtks ?? analyzeForIndex(r.content),
+    content_ltks: contentLtks ?? analyzeForIndex(r.content, storedAnalysis(r.lang)),
     document_id: r.document_id,
     document_keyword: r.doc_name,
     document_name: r.doc_name,
@@ -605,7 +613,7 @@ function chunkOut(r: Row, c: PageRow, hlQuestion: string | undefined, contentLtk
     create_time: r.create_time,
     create_timestamp: r.create_timestamp,
   };
-  if (hlQuestion !== undefined) out.highlight = highlightText(r.content, hlQuestion) ?? r.content;
+  if (hlQuestion !== undefined) out.highlight = highlightText(r.content, hlQuestion, lang) ?? r.content;
   return out;
 }
 

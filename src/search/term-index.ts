@@ -32,7 +32,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../store/index.js';
+import { storedAnalysis, type Db } from '../store/index.js';
 import { changesSince, followLog } from './change-log.js';
 import { ftsTerms, type FtsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
@@ -61,18 +61,19 @@ const SQL = {
   countFresh: 'SELECT COUNT(*) FROM chunk WHERE rowid > ?',
   logged: 'SELECT rid FROM vec_log WHERE seq > ? AND seq <= ?',
   freshIds: 'SELECT rowid FROM chunk WHERE rowid > ? AND rowid <= ?',
-  slice: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id FROM chunk c
+  slice: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id, c.lang FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid > ? AND c.rowid <= ? ORDER BY c.rowid LIMIT ?`,
-  one: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id FROM chunk c
+  one: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id, c.lang FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid = ?`,
   tokenizer: "SELECT sql FROM sqlite_master WHERE name = 'chunk_fts'",
   ln: 'SELECT ln(?)',
 };
 
-type RowTuple = [number, string, string | null, string, string, string, string];
+type RowTuple = [number, string, string | null, string, string, string, string, string | null];
 
 /** A chunk's full-text row, as the store writes it (src/store/chunks.ts) and rowTerms re-reads it. */
-const rowCols = ([, content, indexText, kw, qs, title]: RowTuple): FtsTerms => ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs));
+const rowCols = ([, content, indexText, kw, qs, title, , lang]: RowTuple): FtsTerms =>
+  ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang));
 
 /** Terms FTS5's unicode61 keeps as they are: one token each, no folding. */
 const PLAIN = /^[a-z0-9]{1,1000}$/;

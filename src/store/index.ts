@@ -2,7 +2,7 @@ export { openDatabase, cachedStatement } from './db.js';
 export type { Db, OpenOptions } from './db.js';
 export { migrate, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 export { putBlob, getBlob, pruneBlobs } from './blobs.js';
-export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, removeDocumentChunks, retitleDocumentChunks, chunkRowidsOfDocuments } from './chunks.js';
+export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, removeDocumentChunks, retitleDocumentChunks, chunkRowidsOfDocuments, storedAnalysis, reindexDatasetSlice, datasetAnalyses, markDatasetReindexed } from './chunks.js';
 export type { ChunkRow, NewChunk } from './chunks.js';
 export { vecTable, toBlob, fromBlob } from './vectors.js';
 export { recordParseStarts, finishParseLogs, getParseLog, PARSE_LOG_SELECT } from './parse-log.js';
