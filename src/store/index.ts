@@ -7,3 +7,8 @@ export type { ChunkRow, NewChunk } from './chunks.js';
 export { vecTable, toBlob, fromBlob } from './vectors.js';
 export { recordParseStarts, finishParseLogs, getParseLog, PARSE_LOG_SELECT } from './parse-log.js';
 export type { ParseLogRow } from './parse-log.js';
+export {
+  openPostgres, isPostgresUrl, PostgresStoreError, DatabaseUnavailableError, DatabaseMissingError, CommitOutcomeUnknownError,
+  StatementTimeoutError, SchemaError,
+} from './postgres/index.js';
+export type { PostgresOptions, PgConnectionConfig } from './postgres/index.js';
