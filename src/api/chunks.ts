@@ -80,7 +80,8 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
     const order = (e.db.prepare('SELECT COALESCE(MAX(chunk_order), -1) + 1 AS n FROM chunk WHERE document_id = ?').get(doc.id) as { n: number }).n;
     const tokens = countTokens(content);
     upsertChunk(e.db, {
-      id, document_id: doc.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw, questions, tag_kwd: tags,
+      // No title terms: RAGFlow gives the document's name to parsed chunks only.
+      id, document_id: doc.id, dataset_id: kb.id, content, title: '', important_keywords: kw, questions, tag_kwd: tags,
       positions: [], available: true, chunk_order: order, token_num: tokens,
       create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vector!,
       lang: chunkLanguage(languageNow(e, kb.id), content, kw, questions),
@@ -139,9 +140,9 @@ export function listChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: s
   if (keywords) {
     const terms = [...new Set(analyze(keywords, questionLanguage([languageSetting(kb.language)], keywords)))];
     if (terms.length === 0) return { total: 0, chunks: [], doc: docWire };
-    // The chunk's own text only: the document's name is every chunk's title, so matching it would
-    // list the whole document (RAGFlow indexes no title for the chunks its API adds).
-    const match = `{content keywords questions} : (${terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ')})`;
+    // Every field RAGFlow's full-text query reads, the title too: a parsed chunk has its document's
+    // name there, one added through the API none (`chunk.titled`), as in RAGFlow.
+    const match = `{title content keywords questions} : (${terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ')})`;
     const base = `FROM chunk_fts f JOIN chunk c ON c.rowid = f.rowid WHERE chunk_fts MATCH @match AND c.document_id = @doc${avail === null ? '' : ' AND c.available = @avail'}`;
     const total = (e.db.prepare(`SELECT COUNT(*) AS n ${base}`).get({ match, doc: doc.id, avail }) as { n: number }).n;
     const rows = e.db.prepare(`SELECT c.* ${base} ORDER BY bm25(chunk_fts, 1, 2, 30, 20) LIMIT @limit OFFSET @offset`)
@@ -201,7 +202,7 @@ export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, docume
     if (!now || now.rowid !== row.rowid) fail('CANT_FIND_CHUNK', chunkIdArg);
     const tokens = countTokens(content);
     rewriteChunk(e.db, row.rowid, {
-      id: row.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw as string[], questions, tag_kwd: tags as string[],
+      id: row.id, dataset_id: kb.id, content, title: row.titled ? doc.name : '', important_keywords: kw as string[], questions, tag_kwd: tags as string[],
       positions: positions as number[][], available, token_num: tokens, vector: vector!, ...positionKeys(positions),
       lang: chunkLanguage(languageNow(e, kb.id), content, kw as string[], questions),
     });

@@ -66,14 +66,14 @@ function ftsSource(table: FtsTable, rows: { log: string; maxSql: string; rowsSql
 /**
  * The tables' sources. The statistics are cached until the row table's change log (vec_log /
  * memory_vec_log: deletes and updates) or its highest id (inserts; ids only grow) moves.
- * A chunk's full-text row is ftsTerms(document name, index text or content, keywords,
+ * A chunk's full-text row is ftsTerms(document name (none for an untitled chunk), index text or content, keywords,
  * questions); a memory message's is ftsTerms('', content, [], []).
  */
 const SOURCES: Readonly<Record<FtsTable, FtsSource>> = {
   chunk_fts: ftsSource('chunk_fts', {
     log: 'vec_log',
     maxSql: 'SELECT COALESCE(MAX(rowid), 0) FROM chunk',
-    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.lang FROM chunk c
+    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END, c.lang FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${batchMarks})`,
   }),
   memory_fts: ftsSource('memory_fts', {

@@ -61,9 +61,9 @@ const SQL = {
   countFresh: 'SELECT COUNT(*) FROM chunk WHERE rowid > ?',
   logged: 'SELECT rid FROM vec_log WHERE seq > ? AND seq <= ?',
   freshIds: 'SELECT rowid FROM chunk WHERE rowid > ? AND rowid <= ?',
-  slice: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id, c.lang FROM chunk c
+  slice: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END, c.document_id, c.lang FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid > ? AND c.rowid <= ? ORDER BY c.rowid LIMIT ?`,
-  one: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id, c.lang FROM chunk c
+  one: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END, c.document_id, c.lang FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid = ?`,
   tokenizer: "SELECT sql FROM sqlite_master WHERE name = 'chunk_fts'",
   ln: 'SELECT ln(?)',

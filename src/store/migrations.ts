@@ -371,7 +371,13 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
     if (!cols('dataset').includes('fts_language')) db.exec("ALTER TABLE dataset ADD COLUMN fts_language TEXT DEFAULT 'en'; UPDATE dataset SET fts_language = NULL");
     db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('analyzer_version', ?)").run(String(ANALYZER_VERSION));
   },
-  // 14: the rest of RAGFlow's REST interface (src/api/routes.ts). `parse_log` is one row per parse
+  // 14: whether a chunk's full-text row carries its document's name as title terms. RAGFlow gives
+  // them to parsed chunks only (a rename gives them to every chunk); a chunk added through the API
+  // has none. Every existing chunk keeps the ones it was indexed with.
+  (db) => db.exec(`
+    ALTER TABLE chunk ADD COLUMN titled INTEGER NOT NULL DEFAULT 1;
+  `),
+  // 15: the rest of RAGFlow's REST interface (src/api/routes.ts). `parse_log` is one row per parse
   // of a document (RAGFlow's pipeline_operation_log, and its id is the parse's task id): written
   // when the parse is queued, finished from the document's row when it ends. `search` holds search
   // apps (RAGFlow's search; deleted = status '0'). `chunk_image` keeps the image a chunk was given

@@ -5,7 +5,7 @@
  * lock, so processes opening one database at once apply each step once. Steps are idempotent too
  * (IF NOT EXISTS, CREATE OR REPLACE). Never edit a released step: add a new one.
  *
- * Stock PostgreSQL ≥ 14, no extension. It mirrors the SQLite schema as of its step 14; a new
+ * Stock PostgreSQL ≥ 14, no extension. It mirrors the SQLite schema as of its step 15; a new
  * SQLite step that adds data must add it here too (a new step here once this one is released).
  * How it maps the SQLite schema:
  * - Text columns are written `TEXT` below and become `text COLLATE "C"`: byte order, as SQLite's
@@ -202,7 +202,10 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         create_timestamp double precision NOT NULL,
         index_text TEXT,
         -- the language its full-text row is analysed as (SQLite's step 13)
-        lang TEXT
+        lang TEXT,
+        -- 1: its full-text row has the document's name as title terms; 0: none, a chunk added
+        -- through the API (SQLite's step 14)
+        titled integer NOT NULL DEFAULT 1
       );
       ALTER TABLE chunk ALTER COLUMN vector SET STORAGE EXTERNAL;
       CREATE INDEX IF NOT EXISTS chunk_document ON chunk (document_id, chunk_order, page_num, top);
@@ -427,7 +430,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `),
   },
   {
-    // SQLite's step 14: the rest of RAGFlow's REST interface (src/api/routes.ts).
+    // SQLite's step 15: the rest of RAGFlow's REST interface (src/api/routes.ts).
     name: 'parse logs (one per parse of a document), search apps, chunk images',
     sql: sql(`
       CREATE TABLE IF NOT EXISTS parse_log (
