@@ -338,8 +338,10 @@ export function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, req: Rec
 }
 
 export function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string): Uint8Array {
-  const kb = ownedOrFail(e, ctx, datasetId);
-  const doc = getDocument(e, kb.id, documentId);
+  // RAGFlow looks up the (dataset, document) pair only: a dataset that is unknown, or not the
+  // caller's (which ragloom checks and RAGFlow does not), is an unknown document.
+  const kb = ownedDataset(e, ctx, datasetId);
+  const doc = kb ? getDocument(e, kb.id, documentId) : undefined;
   if (!doc) fail('DOWNLOAD_NOT_OWNED', documentId);
   const data = getBlob(e.db, doc.blob_sha256);
   if (!data || data.length === 0) fail('FILE_EMPTY');
