@@ -92,32 +92,64 @@ function ownedOrFail(e: Engine, ctx: Ctx, datasetId: string, key: 'DATASET_NOT_O
   return kb;
 }
 
-const RUN_BY_NAME: Record<string, string> = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4' };
+/** RAGFlow's TaskStatus names and values (SCHEDULE, 5, is a valid filter though ragloom never sets it). */
+const RUN_BY_NAME: Record<string, string> = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4', SCHEDULE: '5' };
+/** RAGFlow's VALID_FILE_TYPES, what a `types` filter may name. */
+const FILTER_TYPES = new Set(['pdf', 'doc', 'visual', 'aural', 'virtual', 'folder', 'other']);
 
-export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): { total: number; docs: Record<string, unknown>[] } {
+const queryList = (v: unknown): string[] => (v === undefined || v === null ? [] : Array.from(Array.isArray(v) ? v : [v], (x) => pyStr(x)));
+
+/**
+ * The `types` and `run` filters as RAGFlow's `_get_docs_with_request` reads them: types must be
+ * file types; run values are stripped (empty ones dropped) and names map to their values.
+ * Each failure names the bad values joined by ', ' (RAGFlow joins a set: one order of many).
+ */
+function typeAndRunFilters(q: Record<string, unknown>): { types: string[]; runs: string[] } {
+  const types = queryList(q.types);
+  const badTypes = [...new Set(types.filter((t) => !FILTER_TYPES.has(t)))];
+  if (badTypes.length) fail('INVALID_TYPE_FILTER', badTypes.join(', '), badTypes.length > 1 ? 'types' : 'type');
+  const runs = queryList(q.run).map((r) => r.trim()).filter(Boolean).map((r) => RUN_BY_NAME[r.toUpperCase()] ?? r);
+  const badRuns = [...new Set(runs.filter((r) => !/^[0-5]$/.test(r)))];
+  if (badRuns.length) fail('INVALID_RUN_FILTER', badRuns.join(', '));
+  return { types, runs };
+}
+
+export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): { total: number; docs: Record<string, unknown>[] } | { total: number; filter: Record<string, unknown> } {
   const kb = ownedOrFail(e, ctx, datasetId, 'DATASET_NOT_OWNED_TRAILING');
-  if (q.id !== undefined && q.id !== null && q.ids !== undefined && q.ids !== null) fail('ID_AND_IDS');
+  if (q.type === 'filter') return documentFilters(e, kb.id, q);
+  // RAGFlow's order of checks: types, run, the metadata filters, id, name, then id with ids.
+  const { types, runs } = typeAndRunFilters(q);
+  const byMeta = metadataFilterArg(e, kb.id, q);
   const where = ['dataset_id = @ds'];
   const p: Record<string, unknown> = { ds: kb.id };
-  // An id, a name and the other filters all apply, each id and name checked first (RAGFlow's
-  // list_docs): an id and the name of another document list nothing.
-  if (typeof q.id === 'string' && q.id) {
-    if (!getDocument(e, kb.id, q.id)) fail('DOCUMENT_NOT_OWNED', q.id);
-    where.push('id = @id');
-    p.id = q.id;
-  }
+  const id = typeof q.id === 'string' && q.id ? q.id : null;
+  if (id && !getDocument(e, kb.id, id)) fail('DOCUMENT_NOT_OWNED', id);
   if (typeof q.name === 'string' && q.name) {
     if (!e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ? COLLATE NOCASE').get(kb.id, q.name)) fail('DOCUMENT_NOT_OWNED', q.name);
     where.push('name = @name COLLATE NOCASE');
     p.name = q.name;
   }
-  if (Array.isArray(q.ids) && q.ids.length) {
+  const ids = queryList(q.ids);
+  // RAGFlow's handler returns two values where its caller unpacks four.
+  if (id && ids.length) throw new ApiError(RetCode.EXCEPTION_ERROR, "ValueError('not enough values to unpack (expected 4, got 2)')");
+  // The documents the ids name: `ids`, else `id`, else the metadata filters' (each replacing the
+  // one before, as RAGFlow's doc_ids_filter); every other filter applies with them.
+  if (ids.length) {
     // Lists go in as one JSON parameter: one placeholder each would stop at SQLite's 32,766 variables.
     where.push('id IN (SELECT value FROM json_each(@ids))');
-    p.ids = JSON.stringify(Array.from(q.ids, (v) => pyStr(v)));
+    p.ids = JSON.stringify(ids);
     // Looked up by id, not by scanning the dataset's index (10,000 documents: ~20 ms a page).
     where[0] = '+dataset_id = @ds';
+  } else if (id) {
+    where.push('id = @id');
+    p.id = id;
+  } else if (byMeta?.ids) {
+    if (!byMeta.ids.size) return { total: 0, docs: [] };
+    where.push('id IN (SELECT value FROM json_each(@meta))');
+    p.meta = JSON.stringify([...byMeta.ids]);
   }
+  // Documents without metadata only (`return_empty_metadata`, `metadata={"empty_metadata": …}`).
+  if (byMeta?.emptyOnly) where.push("meta_fields = '{}'");
   if (typeof q.keywords === 'string' && q.keywords) {
     // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
     where.push('instr(LOWER(name), @kw) > 0');
@@ -127,25 +159,13 @@ export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<
     where.push('suffix IN (SELECT value FROM json_each(@sf))');
     p.sf = JSON.stringify(Array.from(q.suffix, (v) => pyStr(v).replace(/^\./, '').toLowerCase()));
   }
-  if (Array.isArray(q.types) && q.types.length) {
+  if (types.length) {
     where.push('type IN (SELECT value FROM json_each(@ty))');
-    p.ty = JSON.stringify(Array.from(q.types, (v) => pyStr(v)));
+    p.ty = JSON.stringify(types);
   }
-  if (q.run !== undefined && q.run !== null) {
-    const runs = Array.from(Array.isArray(q.run) ? q.run : [q.run], (r) => pyStr(r));
-    const mapped = runs.map((r) => (/^[0-4]$/.test(r) ? r : RUN_BY_NAME[r.toUpperCase()]));
-    if (mapped.some((m) => m === undefined)) fail('INVALID_RUN_FILTER', pyListRepr(runs));
-    if (mapped.length) {
-      where.push('run IN (SELECT value FROM json_each(@runs))');
-      p.runs = JSON.stringify(mapped);
-    }
-  }
-  // `metadata_condition` and `metadata` (JSON in the query string) narrow the documents by their meta_fields.
-  const byMeta = metadataFilterArg(e, kb.id, q);
-  if (byMeta) {
-    if (!byMeta.size) return { total: 0, docs: [] };
-    where.push('id IN (SELECT value FROM json_each(@meta))');
-    p.meta = JSON.stringify([...byMeta]);
+  if (runs.length) {
+    where.push('run IN (SELECT value FROM json_each(@runs))');
+    p.runs = JSON.stringify(runs);
   }
   // As RAGFlow pages: page or page_size 0 lists everything; ordering by a field its Document has
   // not, or a negative page, fails as its query does (code 100).
@@ -252,7 +272,12 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
  * are JSON text; a value that does not parse, or is not an object, is 102. `metadata` is
  * `{key: value | [values]}`: any of a key's values, every key.
  */
-function metadataFilterArg(e: Engine, datasetId: string, q: Record<string, unknown>): Set<string> | null {
+/**
+ * The metadata filters of a document listing (`metadata_condition`, `metadata`,
+ * `return_empty_metadata`): the documents they allow (`ids`, null: no such filter) and whether only
+ * documents without metadata are listed (then the two filters are ignored, as in RAGFlow).
+ */
+function metadataFilterArg(e: Engine, datasetId: string, q: Record<string, unknown>): { ids: Set<string> | null; emptyOnly: boolean } {
   const json = (key: string, bad: string): unknown => {
     const raw = q[key];
     if (raw === undefined || raw === null) return {};
@@ -271,12 +296,12 @@ function metadataFilterArg(e: Engine, datasetId: string, q: Record<string, unkno
     metadata = Object.fromEntries(Object.entries(metadata).filter(([k]) => k !== 'empty_metadata'));
   }
   const rows = () => e.db.prepare('SELECT id, meta_fields FROM document WHERE dataset_id = ?').all(datasetId) as Array<{ id: string; meta_fields: string }>;
-  if (emptyOnly) return new Set(rows().filter((r) => r.meta_fields === '{}').map((r) => r.id));
+  if (emptyOnly) return { ids: null, emptyOnly };
   if (truthy(condition) && !isPlainObject(condition)) throw new ApiError(RetCode.DATA_ERROR, 'metadata_condition must be an object.');
   if (truthy(metadata) && !isPlainObject(metadata)) throw new ApiError(RetCode.DATA_ERROR, 'metadata must be an object.');
   if (!truthy(condition)) condition = null;
   if (!truthy(metadata)) metadata = null;
-  if (!condition && !metadata) return null;
+  if (!condition && !metadata) return { ids: null, emptyOnly };
   const docs = rows();
   let allowed: Set<string> | null = null;
   const filter = readMetadataCondition(condition);
@@ -293,12 +318,61 @@ function metadataFilterArg(e: Engine, datasetId: string, q: Record<string, unkno
         return (Array.isArray(v) ? v : [v]).some((x) => x !== null && x !== undefined && wanted.includes(pyStr(x)));
       }).map((d) => d.id));
       byKeys = byKeys ? new Set([...byKeys].filter((id) => hit.has(id))) : hit;
-      if (!byKeys.size) return byKeys;
+      if (!byKeys.size) return { ids: byKeys, emptyOnly };
     }
     const keys = byKeys;
     if (keys) allowed = allowed ? new Set([...allowed].filter((id) => keys.has(id))) : keys;
   }
-  return allowed;
+  return { ids: allowed, emptyOnly };
+}
+
+/**
+ * `GET /datasets/{id}/documents?type=filter` (RAGFlow's get_filter_by_kb_id): how many of the
+ * documents that `keywords`, `run`, `types` and `suffix` select have each suffix, each run status
+ * and each metadata value (`empty_metadata`: how many have none), and their total.
+ */
+function documentFilters(e: Engine, datasetId: string, q: Record<string, unknown>): { total: number; filter: Record<string, unknown> } {
+  const { types, runs } = typeAndRunFilters(q);
+  const where = ['dataset_id = @ds'];
+  const p: Record<string, unknown> = { ds: datasetId };
+  if (typeof q.keywords === 'string' && q.keywords) {
+    where.push('instr(LOWER(name), @kw) > 0');
+    p.kw = q.keywords.toLowerCase();
+  }
+  if (runs.length) {
+    where.push('run IN (SELECT value FROM json_each(@runs))');
+    p.runs = JSON.stringify(runs);
+  }
+  if (types.length) {
+    where.push('type IN (SELECT value FROM json_each(@ty))');
+    p.ty = JSON.stringify(types);
+  }
+  const suffixes = queryList(q.suffix);
+  if (suffixes.length) {
+    where.push('suffix IN (SELECT value FROM json_each(@sf))');
+    p.sf = JSON.stringify(suffixes);
+  }
+  const rows = e.db.prepare(`SELECT suffix, run, meta_fields FROM document WHERE ${where.join(' AND ')} ORDER BY rowid`).all(p) as Array<{ suffix: string; run: string; meta_fields: string }>;
+  const suffix: Record<string, number> = {};
+  const run: Record<string, number> = {};
+  const metadata: Record<string, Record<string, number>> = {};
+  let empty = 0;
+  for (const r of rows) {
+    suffix[r.suffix] = (suffix[r.suffix] ?? 0) + 1;
+    run[r.run] = (run[r.run] ?? 0) + 1;
+    let counted = false;
+    for (const [key, value] of Object.entries(JSON.parse(r.meta_fields) as Record<string, unknown>)) {
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (v === null || v === undefined || (typeof v === 'string' && !v.trim())) continue;
+        const text = pyStr(v);
+        (metadata[key] ??= {})[text] = (metadata[key]![text] ?? 0) + 1;
+        counted = true;
+      }
+    }
+    if (!counted) empty++;
+  }
+  metadata.empty_metadata = { true: empty };
+  return { total: rows.length, filter: { suffix, run_status: run, metadata } };
 }
 
 export function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>): { deleted: number } {
