@@ -115,8 +115,6 @@ export const CATALOGUE = {
   HIGHLIGHT_BOOLEAN: [D, '`highlight` should be a boolean'],
   QUESTION_STRING: [A, '`question` should be a string'],
   DOCUMENTS_LIST: [D, '`documents` should be a list'],
-  SHOULD_BE_NUMBER: [A, '`%s` should be a number'],
-  SHOULD_BE_INTEGER: [A, '`%s` should be an integer'],
   THRESHOLD_RANGE: [A, '`similarity_threshold` should be in [0, 1]'],
   WEIGHT_RANGE: [A, '`vector_similarity_weight` should be in [0, 1]'],
   CROSS_LANGUAGES_LIST: [A, '`cross_languages` should be a list'],
