@@ -179,6 +179,13 @@ export interface UnsupportedRoute {
   auth: AuthKind;
   /** Why ragloom does not serve it, one sentence (the message's tail). */
   why: string;
+  /**
+   * Body keys RAGFlow's `@validate_request` asks for first: missing ones answer its 101 (as
+   * {@link RouteSpec.validates}) before the 501.
+   */
+  validates?: readonly string[];
+  /** When set, a validated key with an empty value answers 102 with this message before the 501 (the handler's own check). */
+  emptyMessage?: string;
   source: string;
   /** The path's prefix when it is not {@link API_PREFIX}. */
   prefix?: typeof LEGACY_PREFIX;
@@ -513,7 +520,10 @@ const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   { method: 'POST', path: '/agents/:agent_id/upload', auth: 'login', why: ATTACH, source: 'agent_api.upload_agent_file' },
   { method: 'GET', path: '/agents/:agent_id/components/:component_id/input-form', auth: 'login', why: "ragloom runs whole canvases only (the web editor's per-component forms are not served)", source: 'agent_api.get_agent_component_input_form' },
   { method: 'POST', path: '/agents/:agent_id/components/:component_id/debug', auth: 'login', why: "ragloom runs whole canvases only (the web editor's per-component debugging is not served)", source: 'agent_api.debug_agent_component' },
-  { method: 'POST', path: '/agents/test_db_connection', auth: 'login', why: 'ragloom connects to no database servers (ExeSQL reads SQLite files the embedding program allows)', source: 'agent_api.test_db_connection' },
+  {
+    method: 'POST', path: '/agents/test_db_connection', auth: 'login', why: 'ragloom connects to no database servers (ExeSQL reads SQLite files the embedding program allows)',
+    validates: ['db_type', 'database', 'username', 'host', 'port', 'password'], source: 'agent_api.test_db_connection',
+  },
   ...(['POST', 'GET', 'PUT', 'PATCH', 'DELETE'] as const).flatMap((method): UnsupportedRoute[] => [
     { method, path: '/agents/:agent_id/webhook', auth: 'none', why: WEBHOOK, source: 'agent_api.webhook' },
     { method, path: '/agents/:agent_id/webhook/test', auth: 'none', why: WEBHOOK, source: 'agent_api.webhook' },
@@ -570,8 +580,10 @@ const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   { method: 'DELETE', path: '/mcp/servers/:mcp_id', auth: 'login', why: MCP, source: 'mcp_api.rm' },
   { method: 'POST', path: '/mcp/servers/:mcp_id/test', auth: 'login', why: MCP, source: 'mcp_api.test_mcp' },
   // langfuse_api.py: saving keys checks them with Langfuse, a service ragloom does not reach
-  { method: 'POST', path: '/langfuse/api-key', auth: 'login', why: 'ragloom sends no traces to Langfuse (saving a key checks it with the Langfuse service)', source: 'langfuse_api.set_api_key' },
-  { method: 'PUT', path: '/langfuse/api-key', auth: 'login', why: 'ragloom sends no traces to Langfuse (saving a key checks it with the Langfuse service)', source: 'langfuse_api.set_api_key' },
+  ...(['POST', 'PUT'] as const).map((method): UnsupportedRoute => ({
+    method, path: '/langfuse/api-key', auth: 'login', why: 'ragloom sends no traces to Langfuse (saving a key checks it with the Langfuse service)',
+    validates: ['secret_key', 'public_key', 'host'], emptyMessage: 'Missing required fields', source: 'langfuse_api.set_api_key',
+  })),
   // system_api.py
   { method: 'GET', path: '/system/oceanbase/status', auth: 'login', why: "ragloom's store is SQLite (or PostgreSQL), never OceanBase; see GET /api/v1/system/status", source: 'system_api.oceanbase_status' },
   { method: 'GET', path: '/system/config/log', auth: 'login', why: "ragloom has no per-package log levels (the server's request log is `startServer({ logger })`)", source: 'system_api.get_logger_levels' },
@@ -922,7 +934,7 @@ export function errorEnvelope(route: RouteSpec | undefined, err: { code: number;
  * The `@validate_request` check: 101 `required argument are missing: a,b; ` for the route's
  * `validates` keys absent from the body, else undefined.
  */
-export function missingArguments(route: RouteSpec, body: Readonly<Record<string, unknown>>): ApiError | undefined {
+export function missingArguments(route: Pick<RouteSpec, 'validates'>, body: Readonly<Record<string, unknown>>): ApiError | undefined {
   const missing = (route.validates ?? []).filter((k) => !(k in body));
   return missing.length ? new ApiError(RetCode.ARGUMENT_ERROR, `required argument are missing: ${missing.join(',')}; `) : undefined;
 }

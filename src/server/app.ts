@@ -153,6 +153,13 @@ export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortCo
                 const who = await betaCaller(api, req.headers.authorization);
                 if (who instanceof ApiError) return reply.code(200).send(errorEnvelope(undefined, who));
               }
+              if (u.validates) {
+                // RAGFlow's required arguments (and the handler's empty-value check) come first.
+                const body: Record<string, unknown> = await readBody(req, 'json', opts.uploads, true);
+                const missing = missingArguments(u, body);
+                if (missing) return reply.code(200).send({ ...errorEnvelope(undefined, missing), data: null });
+                if (u.emptyMessage && u.validates.some((k) => !body[k])) return reply.code(200).send(errorEnvelope(undefined, new ApiError(RetCode.DATA_ERROR, u.emptyMessage)));
+              }
               return reply.code(200).send(errorEnvelope(undefined, notSupportedError(u)));
             },
           });

@@ -72,7 +72,7 @@ describe('authentication on every route, over HTTP', () => {
     for (const u of UNSUPPORTED_ROUTES) {
       const res = await fetch(srv.url + fill(full(u)), {
         method: u.method, headers: { authorization: `Bearer ${api.key}`, ...(u.method === 'GET' ? {} : { 'content-type': 'application/json' }) },
-        body: u.method === 'GET' ? undefined : '{}',
+        body: u.method === 'GET' ? undefined : JSON.stringify(Object.fromEntries((u.validates ?? []).map((k) => [k, 'x']))),
       });
       const body = await res.json();
       const want = {
@@ -84,6 +84,17 @@ describe('authentication on every route, over HTTP', () => {
     }
     expect(failures).toEqual([]);
     expect(NOT_SUPPORTED_CODE).toBe(501);
+  });
+
+  test('an unsupported route with RAGFlow\'s @validate_request answers its missing arguments first (and langfuse its empty values)', async ({ api }) => {
+    expect((await api.call('POST', '/agents/test_db_connection', { db_type: 'mysql' })).body).toEqual({
+      code: 101, message: 'required argument are missing: database,username,host,port,password; ', data: null,
+    });
+    for (const method of ['POST', 'PUT'] as const) {
+      expect((await api.call(method, '/langfuse/api-key', { public_key: 'pub' })).body).toEqual({ code: 101, message: 'required argument are missing: secret_key,host; ', data: null });
+      expect((await api.call(method, '/langfuse/api-key', { secret_key: '', public_key: 'pub', host: 'http://host' })).body).toEqual({ code: 102, message: 'Missing required fields' });
+      expect((await api.call(method, '/langfuse/api-key', { secret_key: 's', public_key: 'pub', host: 'http://host' })).body.code).toBe(NOT_SUPPORTED_CODE);
+    }
   });
 
   test('open routes answer without a key; the legacy /v1/system/healthz too; /v1 paths RAGFlow lacks are 404', async ({ srv }) => {
