@@ -86,7 +86,15 @@ describe('authentication on every route, over HTTP', () => {
     expect(NOT_SUPPORTED_CODE).toBe(501);
   });
 
-  test('an unsupported route with RAGFlow\'s @validate_request answers its missing arguments first (and langfuse its empty values)', async ({ api }) => {
+  test('an unsupported route with RAGFlow\'s @validate_request answers its missing arguments first (and langfuse its empty values)', async ({ api, srv }) => {
+    const post = async (path: string, body: unknown, key: string | null = api.key) => (await fetch(srv.url + path, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body),
+    })).json();
+    expect(await post('/v1/llm/set_api_key', { llm_factory: 'OpenAI' })).toEqual({ code: 101, message: 'required argument are missing: api_key; ', data: null });
+    expect(await post('/api/v1/mcp/servers', {})).toEqual({ code: 101, message: 'required argument are missing: name,url,server_type; ', data: null });
+    // The widget checks its key inside the handler, after the arguments.
+    expect(await post('/api/v1/searchbots/mindmap', { question: 'q' }, null)).toEqual({ code: 101, message: 'required argument are missing: kb_ids; ', data: null });
+    expect(await post('/api/v1/searchbots/mindmap', { question: 'q', kb_ids: [] }, null)).toEqual({ code: 102, message: 'Authorization is not valid!' });
     expect((await api.call('POST', '/agents/test_db_connection', { db_type: 'mysql' })).body).toEqual({
       code: 101, message: 'required argument are missing: database,username,host,port,password; ', data: null,
     });
