@@ -198,7 +198,7 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
   delete body.display_name;
 
   const is = new Issues(RetCode.DATA_ERROR);
-  if ('name' in body) checkStr(is, 'name', body.name);
+  if ('name' in body && body.name !== null) checkStr(is, 'name', body.name); // `str | None`
   if ('chunk_method' in body) {
     const m = body.chunk_method;
     // "" passes the request model; the handler refuses it after the immutable fields (below).
@@ -226,6 +226,8 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
   if (truthy(body.progress) && Math.abs((body.progress as number) - doc.progress) > 1e-9) fail('CANT_CHANGE_FIELD', 'progress');
 
   const sets: Record<string, unknown> = {};
+  // validate_document_name(None) answers the AttributeError its `.encode` would raise.
+  if ('name' in body && body.name === null) throw new ApiError(RetCode.EXCEPTION_ERROR, "AttributeError('NoneType' object has no attribute 'encode')", { bare: true });
   if (typeof body.name === 'string' && body.name !== doc.name) {
     const name = body.name;
     if (utf8Length(name) > 255) fail('FILE_NAME_TOO_LONG');

@@ -36,10 +36,13 @@ export class ApiError extends RagloomError {
   readonly code: number;
   /** Extra payload RAGFlow sends with some errors (e.g. `{error_code: ...}`). */
   readonly data?: unknown;
-  constructor(code: number, message: string, opts?: ErrorOptions & { data?: unknown }) {
+  /** The server sends `{code, message}` only, whatever the route's style (RAGFlow's get_error_data_result with code 100). */
+  readonly bare?: true;
+  constructor(code: number, message: string, opts?: ErrorOptions & { data?: unknown; bare?: true }) {
     super(message, opts);
     this.code = code;
     if (opts?.data !== undefined) this.data = opts.data;
+    if (opts?.bare) this.bare = true;
   }
 }
 

@@ -928,9 +928,10 @@ const DATA_VALUE: Record<Exclude<ErrorData, 'none'>, null | false> = { null: nul
  * RAGFlow `server_error_response`), a missing `@validate_request` argument (`data: null`), or per
  * the route's `errors` style.
  */
-export function errorEnvelope(route: RouteSpec | undefined, err: { code: number; message: string; data?: unknown }): EnvelopeBody {
+export function errorEnvelope(route: RouteSpec | undefined, err: { code: number; message: string; data?: unknown; bare?: true }): EnvelopeBody {
   const body: EnvelopeBody = { code: err.code, message: err.message };
   if (err.data !== undefined) return { ...body, data: err.data };
+  if (err.bare) return body;
   let style: ErrorData = route?.errors?.byCode?.[err.code] ?? route?.errors?.data ?? 'none';
   if (err.code === RetCode.EXCEPTION_ERROR) style = 'null';
   if (route?.validates && err.code === RetCode.ARGUMENT_ERROR && err.message.startsWith('required argument are missing')) style = 'null';

@@ -90,6 +90,9 @@ describe('PUT /datasets/{id} (item 7)', () => {
     const doc = up.body.data[0].id;
     expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: 'renamed.txt' })).body).toEqual({ code: 101, message: "The extension of file can't be changed" });
     expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: 'renamed.md' })).body.code).toBe(0);
+    // name is `str | None` in UpdateDocumentReq: None passes it and fails in validate_document_name (100, no data).
+    expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: null })).body).toEqual({ code: 100, message: "AttributeError('NoneType' object has no attribute 'encode')" });
+    expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: 5 })).body).toEqual({ code: 102, message: 'Field: <name> - Message: <Input should be a valid string> - Value: <5>' });
     // The older PUT of a document is the same operation.
     expect((await api.call('PUT', `/datasets/${ds}/documents/${doc}`, { name: 'again.pdf' })).body).toEqual({ code: 101, message: "The extension of file can't be changed" });
   });
