@@ -249,7 +249,10 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
     sets.parser_config = JSON.stringify(storedParserConfig(body.chunk_method, cfg, e.tenant(ctx.tenantId).llm_id));
     resetChunks = true;
   } else if (cfg) {
-    sets.parser_config = JSON.stringify(deepMerge(JSON.parse(doc.parser_config), cfg));
+    const merged = deepMerge(JSON.parse(doc.parser_config) as Record<string, unknown>, cfg);
+    // RAGFlow's update_parser_config drops the document's raptor settings when the update has none.
+    if (!truthy(cfg.raptor)) delete merged.raptor;
+    sets.parser_config = JSON.stringify(merged);
   }
   if ('meta_fields' in body) sets.meta_fields = JSON.stringify(isPlainObject(body.meta_fields) ? splitCombinedValues(body.meta_fields) : {});
   if ('enabled' in body) sets.status = body.enabled === 1 || body.enabled === true ? '1' : '0';

@@ -90,6 +90,14 @@ describe('PUT /datasets/{id} (item 7)', () => {
     const doc = up.body.data[0].id;
     expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: 'renamed.txt' })).body).toEqual({ code: 101, message: "The extension of file can't be changed" });
     expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: 'renamed.md' })).body.code).toBe(0);
+    // A parser_config update merges into the document's; one without raptor drops its raptor (update_parser_config).
+    const cfgOf = async () => (await api.call('GET', `/datasets/${ds}/documents?id=${doc}`)).body.data.docs[0].parser_config;
+    expect(await cfgOf()).toHaveProperty('raptor');
+    expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { parser_config: { raptor: { use_raptor: false } } })).body.code).toBe(0);
+    expect((await cfgOf()).raptor).toMatchObject({ use_raptor: false, max_token: 256 });
+    expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { parser_config: { chunk_token_num: 256 } })).body.code).toBe(0);
+    const after = await cfgOf();
+    expect([after.chunk_token_num, 'raptor' in after, after.delimiter]).toEqual([256, false, '\n']);
     // name is `str | None` in UpdateDocumentReq: None passes it and fails in validate_document_name (100, no data).
     expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: null })).body).toEqual({ code: 100, message: "AttributeError('NoneType' object has no attribute 'encode')" });
     expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: 5 })).body).toEqual({ code: 102, message: 'Field: <name> - Message: <Input should be a valid string> - Value: <5>' });
