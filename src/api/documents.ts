@@ -114,6 +114,28 @@ function typeAndRunFilters(q: Record<string, unknown>): { types: string[]; runs:
   return { types, runs };
 }
 
+/** The `keywords` (in the name), `suffix`, `types` and `run` filters, as conditions on `document`. */
+function nameAndStateFilters(q: Record<string, unknown>, types: string[], runs: string[], where: string[], p: Record<string, unknown>): void {
+  if (typeof q.keywords === 'string' && q.keywords) {
+    // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
+    where.push('instr(LOWER(name), @kw) > 0');
+    p.kw = q.keywords.toLowerCase();
+  }
+  const suffixes = queryList(q.suffix);
+  if (suffixes.length) {
+    where.push('suffix IN (SELECT value FROM json_each(@sf))');
+    p.sf = JSON.stringify(suffixes.map((v) => v.replace(/^\./, '').toLowerCase()));
+  }
+  if (types.length) {
+    where.push('type IN (SELECT value FROM json_each(@ty))');
+    p.ty = JSON.stringify(types);
+  }
+  if (runs.length) {
+    where.push('run IN (SELECT value FROM json_each(@runs))');
+    p.runs = JSON.stringify(runs);
+  }
+}
+
 export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): { total: number; docs: Record<string, unknown>[] } | { total: number; filter: Record<string, unknown> } {
   const kb = ownedOrFail(e, ctx, datasetId, 'DATASET_NOT_OWNED_TRAILING');
   if (q.type === 'filter') return documentFilters(e, kb.id, q);
@@ -150,23 +172,7 @@ export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<
   }
   // Documents without metadata only (`return_empty_metadata`, `metadata={"empty_metadata": …}`).
   if (byMeta?.emptyOnly) where.push("meta_fields = '{}'");
-  if (typeof q.keywords === 'string' && q.keywords) {
-    // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
-    where.push('instr(LOWER(name), @kw) > 0');
-    p.kw = q.keywords.toLowerCase();
-  }
-  if (Array.isArray(q.suffix) && q.suffix.length) {
-    where.push('suffix IN (SELECT value FROM json_each(@sf))');
-    p.sf = JSON.stringify(Array.from(q.suffix, (v) => pyStr(v).replace(/^\./, '').toLowerCase()));
-  }
-  if (types.length) {
-    where.push('type IN (SELECT value FROM json_each(@ty))');
-    p.ty = JSON.stringify(types);
-  }
-  if (runs.length) {
-    where.push('run IN (SELECT value FROM json_each(@runs))');
-    p.runs = JSON.stringify(runs);
-  }
+  nameAndStateFilters(q, types, runs, where, p);
   // As RAGFlow pages: page or page_size 0 lists everything; ordering by a field its Document has
   // not, or a negative page, fails as its query does (code 100).
   const page = intArg(q.page, 1);
@@ -340,23 +346,7 @@ function documentFilters(e: Engine, datasetId: string, q: Record<string, unknown
   const { types, runs } = typeAndRunFilters(q);
   const where = ['dataset_id = @ds'];
   const p: Record<string, unknown> = { ds: datasetId };
-  if (typeof q.keywords === 'string' && q.keywords) {
-    where.push('instr(LOWER(name), @kw) > 0');
-    p.kw = q.keywords.toLowerCase();
-  }
-  if (runs.length) {
-    where.push('run IN (SELECT value FROM json_each(@runs))');
-    p.runs = JSON.stringify(runs);
-  }
-  if (types.length) {
-    where.push('type IN (SELECT value FROM json_each(@ty))');
-    p.ty = JSON.stringify(types);
-  }
-  const suffixes = queryList(q.suffix);
-  if (suffixes.length) {
-    where.push('suffix IN (SELECT value FROM json_each(@sf))');
-    p.sf = JSON.stringify(suffixes);
-  }
+  nameAndStateFilters(q, types, runs, where, p);
   const rows = e.db.prepare(`SELECT suffix, run, meta_fields FROM document WHERE ${where.join(' AND ')} ORDER BY rowid`).all(p) as Array<{ suffix: string; run: string; meta_fields: string }>;
   const suffix: Record<string, number> = {};
   const run: Record<string, number> = {};
