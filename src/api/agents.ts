@@ -16,7 +16,8 @@ import {
 import { validateDsl } from '../agent/catalog.js';
 import { ApiError, RetCode } from './errors.js';
 import { pyStr } from './pyfmt.js';
-import { sqlCount, toNumber } from './validate.js';
+import { toNumber } from './validate.js';
+import { orderColumn, paginate } from './listing.js';
 import { isPlainObject, newId, nowMs, faultPoint } from '../util/index.js';
 
 type P = Record<string, unknown>;
@@ -172,7 +173,6 @@ export function createAgent(e: Engine, ctx: Ctx, raw: P): Record<string, unknown
   return agentToWire(e, row);
 }
 
-const ORDER_COLUMNS = new Set(['create_time', 'update_time', 'title']);
 
 /** A query value RAGFlow splits on commas (`owner_ids`, `tags`); arrays (local calls) are taken as they are. */
 function csv(v: unknown): string[] {
@@ -200,7 +200,7 @@ const needle = (s: string) => s.toLowerCase();
 export function listAgents(e: Engine, ctx: Ctx, q: P): { canvas: Record<string, unknown>[]; total: number } {
   const page = intParam(q.page, 0);
   const size = intParam(q.page_size, 0);
-  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
+  const orderby = orderColumn('UserCanvas', q.orderby, 'create_time');
   const desc = q.desc === undefined ? true : typeof q.desc === 'boolean' ? q.desc : pyStr(q.desc).toLowerCase() !== 'false';
   const joined = joinedTenants(e, ctx);
   // The caller's user id stands for its own tenant too (RAGFlow's tenant id is its owner's user id).
@@ -222,7 +222,10 @@ export function listAgents(e: Engine, ctx: Ctx, q: P): { canvas: Record<string, 
   const w = where.join(' AND ');
   const total = e.db.prepare(`SELECT COUNT(*) FROM agent WHERE ${w}`).pluck().get(...args) as number;
   let sql = `SELECT * FROM agent WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (page && size) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((page - 1) * size));
+  if (page && size) {
+    const { limit, offset } = paginate(page, size);
+    (sql += ' LIMIT ? OFFSET ?'), args.push(limit, offset);
+  }
   const rows = e.db.prepare(sql).all(...args) as AgentRow[];
   return { canvas: rows.map((r) => agentListItem(e, r)), total };
 }
@@ -331,7 +334,6 @@ function presetBeginInputs(dsl: Record<string, unknown>, req: P): void {
   }
 }
 
-const SESSION_ORDER = new Set(['create_time', 'update_time', 'name', 'round', 'duration', 'tokens', 'thumb_up']);
 
 /** A date bound of the sessions list (RAGFlow's `_normalize_query_date`) as epoch ms, local time. */
 function dateBound(v: string, end: boolean): number {
@@ -360,7 +362,7 @@ export function listAgentSessions(e: Engine, ctx: Ctx, agentId: string, q: P): {
   const flag = (v: unknown) => (v === undefined ? true : typeof v === 'boolean' ? v : !['false', 'False'].includes(pyStr(v)));
   const desc = flag(q.desc);
   const includeDsl = flag(q.dsl);
-  const orderby = SESSION_ORDER.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'update_time';
+  const orderby = orderColumn('API4Conversation', q.orderby, 'update_time');
   const where = ['agent_id = ?'];
   const args: unknown[] = [a.id];
   if (q.id) (where.push('id = ?'), args.push(pyStr(q.id)));
@@ -376,7 +378,9 @@ export function listAgentSessions(e: Engine, ctx: Ctx, agentId: string, q: P): {
   const total = e.db.prepare(`SELECT COUNT(*) FROM agent_session WHERE ${w}`).pluck().get(...args) as number;
   if (size === 0) return { data: [], total };
   let sql = `SELECT * FROM agent_session WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((Math.max(1, page) - 1) * size));
+  // API4Conversation.get_list pages whatever it is given (page 0 is page 1; a negative one fails).
+  const { limit, offset } = paginate(page, size);
+  (sql += ' LIMIT ? OFFSET ?'), args.push(limit, offset);
   const rows = e.db.prepare(sql).all(...args) as AgentSessionRow[];
   return { data: rows.map((s) => agentSessionToWire(e, s, includeDsl)), total };
 }
@@ -433,4 +437,64 @@ export function deleteAgentSessions(e: Engine, ctx: Ctx, agentId: string, req: P
     dataError(messages.join(';'));
   }
   return undefined;
+}
+
+/**
+ * DELETE /agents/{id}/sessions/{session_id} (agent_api.delete_agent_session_item): 103 without
+ * access; `data` is how many sessions were deleted (1, or 0 for an id the agent has not).
+ */
+export function deleteAgentSession(e: Engine, ctx: Ctx, agentId: string, sessionId: string): number {
+  const a = accessibleAgent(e, ctx, agentId) ?? noAccess();
+  return e.db.prepare('DELETE FROM agent_session WHERE id = ? AND agent_id = ?').run(sessionId, a.id).changes;
+}
+
+/** GET /agents/tags[?canvas_category]: `[{tag, count}]` over the agents the caller can see, most used first. */
+export function listAgentTags(e: Engine, ctx: Ctx, q: P): Array<{ tag: string; count: number }> {
+  const joined = joinedTenants(e, ctx);
+  const args: unknown[] = [...joined, ctx.tenantId];
+  let sql = `SELECT tags FROM agent WHERE tenant_id IN (${joined.map(() => '?').join(',')}) AND (tenant_id = ? OR permission = 'team') AND tags != ''`;
+  if (q.canvas_category) (sql += ' AND canvas_category = ?'), args.push(pyStr(q.canvas_category));
+  const counts = new Map<string, number>();
+  for (const tags of e.db.prepare(sql).pluck().all(...args) as string[]) {
+    for (const t of tags.split(',').map((x) => x.trim()).filter(Boolean)) counts.set(t, (counts.get(t) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([tag, count]) => ({ tag, count }));
+}
+
+/** PUT /agents/{id}/tags {tags}: replaces an agent's tags (RAGFlow's normalisation); 103 `Agent not found or no permission.`. */
+export function updateAgentTags(e: Engine, ctx: Ctx, agentId: string, req: P): true {
+  const a = accessibleAgent(e, ctx, agentId) ?? operatingError('Agent not found or no permission.');
+  e.db.prepare('UPDATE agent SET tags = ?, update_time = ? WHERE id = ?').run(normalizeTags(req.tags ?? ''), nowMs(), a.id);
+  return true;
+}
+
+/**
+ * GET /agents/{id}/logs/{message_id}: a run's logs. RAGFlow keeps them in Redis for a while;
+ * ragloom keeps none (a run's trace comes back with the answer: `return_trace`), so `{}` — RAGFlow's
+ * answer for a message without logs.
+ */
+export function agentLogs(e: Engine, ctx: Ctx, agentId: string): Record<string, never> {
+  accessibleAgent(e, ctx, agentId) ?? noAccess();
+  return {};
+}
+
+/** POST /agents/{id}/reset: the agent's canvas state cleared as a new session's is (RAGFlow's `canvas.reset()`); the canvas. */
+export function resetAgent(e: Engine, ctx: Ctx, agentId: string): Record<string, unknown> {
+  const a = accessibleAgent(e, ctx, agentId) ?? noAccess();
+  const dsl = sessionDslFrom(JSON.parse(a.dsl));
+  e.db.prepare('UPDATE agent SET dsl = ?, update_time = ? WHERE id = ?').run(JSON.stringify(dsl), nowMs(), a.id);
+  return dsl;
+}
+
+/**
+ * GET /agents/{id}/webhook/logs?since_ts&webhook_id: the events of webhook runs after `since_ts`.
+ * ragloom runs no agents on webhooks, so there are none: RAGFlow's answer for that (`events: []`).
+ * The owner only (102 `Canvas not found.`).
+ */
+export function webhookLogs(e: Engine, ctx: Ctx, agentId: string, q: P): P {
+  ownedAgent(e, ctx, agentId) ?? dataError('Canvas not found.');
+  // The query string's value (a string); an in-process caller may pass a number.
+  const raw = typeof q.since_ts === 'number' ? q.since_ts : typeof q.since_ts === 'string' && q.since_ts.trim() ? Number(q.since_ts) : NaN;
+  const since = Number.isFinite(raw) ? raw : null;
+  return { webhook_id: null, events: [], next_since_ts: since ?? Date.now() / 1000, finished: false };
 }

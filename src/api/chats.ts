@@ -11,7 +11,7 @@ import { ApiError, RetCode } from './errors.js';
 import { newId, nowMs, utf8Length, isPlainObject, faultPoint, pyListRepr } from '../util/index.js';
 import { chatModelExists, rerankModelExists } from './models.js';
 import { pyStr } from './pyfmt.js';
-import { sqlCount, toNumber } from './validate.js';
+import { intArg, orderColumn, paginate } from './listing.js';
 
 type P = Record<string, unknown>;
 
@@ -221,23 +221,15 @@ export function getChat(e: Engine, ctx: Ctx, chatId: string): Record<string, unk
   return chatToWire(e, ownedChat(e, ctx, chatId) ?? noAuthorization());
 }
 
-const ORDER_COLUMNS = new Set(['create_time', 'update_time', 'name']);
-
 /** GET /chats: page / page_size 0 (the default) = everything; keywords ignored when id or name is given. */
 export function listChats(e: Engine, ctx: Ctx, q: P): { chats: Record<string, unknown>[]; total: number } {
-  const int = (v: unknown, d: number): number => {
-    if (v === undefined || v === null || v === '') return d;
-    const n = toNumber(v);
-    if (!Number.isFinite(n)) throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: '${pyStr(v)}'")`);
-    return Math.trunc(n);
-  };
-  const page = int(q.page, 0);
-  const size = int(q.page_size, 0);
+  const page = intArg(q.page, 0);
+  const size = intArg(q.page_size, 0);
   const id = q.id ? pyStr(q.id) : '';
   const name = q.name ? pyStr(q.name) : '';
   const keywords = id || name ? '' : pyStr(q.keywords ?? '');
   const desc = pyStr(q.desc ?? 'true').toLowerCase() !== 'false';
-  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
+  const orderby = orderColumn('Dialog', q.orderby, 'create_time');
   const authorized = new Set([ctx.tenantId, ctx.userId]);
   let owners = [ctx.tenantId];
   if (q.owner_ids !== undefined && q.owner_ids !== null && q.owner_ids !== '') {
@@ -255,7 +247,10 @@ export function listChats(e: Engine, ctx: Ctx, q: P): { chats: Record<string, un
   const w = where.join(' AND ');
   const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM chat WHERE ${w}`).get(...args) as { n: number }).n;
   let sql = `SELECT * FROM chat WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (page > 0 && size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((page - 1) * size));
+  if (page && size) {
+    const { limit, offset } = paginate(page, size);
+    (sql += ' LIMIT ? OFFSET ?'), args.push(limit, offset);
+  }
   const rows = e.db.prepare(sql).all(...args) as ChatRow[];
   return { chats: rows.map((r) => chatToWire(e, r)), total };
 }
@@ -328,21 +323,23 @@ export function createSession(e: Engine, ctx: Ctx, chatId: string, req: P): Reco
 
 export function listSessions(e: Engine, ctx: Ctx, chatId: string, q: P): Record<string, unknown>[] {
   ownedChat(e, ctx, chatId) ?? noAuthorization();
-  const int = (v: unknown, d: number) => (v === undefined || v === null || v === '' ? d : Math.trunc(toNumber(v)));
-  const page = int(q.page, 1);
-  const size = int(q.page_size, 30);
-  if (!Number.isFinite(page) || !Number.isFinite(size)) throw new ApiError(RetCode.EXCEPTION_ERROR, 'ValueError("invalid literal for int() with base 10")');
-  if (size === 0) return [];
+  const page = intArg(q.page, 1);
+  const size = intArg(q.page_size, 30);
   const desc = pyStr(q.desc ?? 'true').toLowerCase() !== 'false';
-  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
+  const orderby = orderColumn('Conversation', q.orderby, 'create_time');
   const where = ['chat_id = ?'];
   const args: unknown[] = [chatId];
   if (q.id) (where.push('id = ?'), args.push(pyStr(q.id)));
   if (q.name) (where.push('name = ? COLLATE NOCASE'), args.push(pyStr(q.name)));
   if (q.user_id) (where.push('user_id = ?'), args.push(pyStr(q.user_id)));
   let sql = `SELECT * FROM chat_session WHERE ${where.join(' AND ')} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((Math.max(1, page) - 1) * size));
-  return (e.db.prepare(sql).all(...args) as SessionRow[]).map((r) => sessionToWire(e, r));
+  if (size > 0) {
+    const { limit, offset } = paginate(page, size);
+    (sql += ' LIMIT ? OFFSET ?'), args.push(limit, offset);
+  }
+  const rows = e.db.prepare(sql).all(...args) as SessionRow[];
+  if (size === 0) return []; // RAGFlow runs the query, then answers nothing for page_size 0
+  return rows.map((r) => sessionToWire(e, r));
 }
 
 export function getSessionOp(e: Engine, ctx: Ctx, chatId: string, sessionId: string): Record<string, unknown> {
@@ -401,3 +398,60 @@ export function deleteSessions(e: Engine, ctx: Ctx, chatId: string, req: P): Rec
   return true;
 }
 
+
+/** `DELETE /chats/{chat_id}` (chat_api.delete_chat): one chat, soft-deleted as the bulk delete does; `data: true`. */
+export function deleteChat(e: Engine, ctx: Ctx, chatId: string): true {
+  ownedChat(e, ctx, chatId) ?? noAuthorization();
+  e.db.prepare("UPDATE chat SET status = '0', update_time = ? WHERE id = ?").run(nowMs(), chatId);
+  return true;
+}
+
+/** The session of a message route: the caller's chat (109 otherwise) and its session (102 `Session not found!`). */
+function chatSession(e: Engine, ctx: Ctx, chatId: string, sessionId: string): SessionRow {
+  ownedChat(e, ctx, chatId) ?? noAuthorization();
+  const s = getSession(e, sessionId);
+  if (!s || s.chat_id !== chatId) dataError('Session not found!');
+  return s!;
+}
+
+/**
+ * `DELETE /chats/{chat_id}/sessions/{session_id}/messages/{msg_id}`: removes a question and its
+ * answer (they share the id; the answer's reference goes with it); answers the session. An id
+ * that is no question's: nothing changes. RAGFlow asserts the answer follows its question: a
+ * question left without one is 100 `AssertionError()` / `IndexError('list index out of range')`.
+ */
+export function deleteSessionMessage(e: Engine, ctx: Ctx, chatId: string, sessionId: string, messageId: string): Record<string, unknown> {
+  const s = chatSession(e, ctx, chatId, sessionId);
+  const rows = e.db.prepare('SELECT seq, extra FROM chat_message WHERE session_id = ? ORDER BY seq').all(s.id) as Array<{ seq: number; extra: string }>;
+  const idOf = (r: { extra: string }) => (JSON.parse(r.extra) as { id?: unknown }).id;
+  const i = rows.findIndex((r) => idOf(r) === messageId);
+  if (i >= 0) {
+    if (i + 1 >= rows.length) throw new ApiError(RetCode.EXCEPTION_ERROR, "IndexError('list index out of range')");
+    if (idOf(rows[i + 1]!) !== messageId) throw new ApiError(RetCode.EXCEPTION_ERROR, 'AssertionError()');
+    e.tx(() => {
+      e.db.prepare('DELETE FROM chat_message WHERE seq IN (?, ?)').run(rows[i]!.seq, rows[i + 1]!.seq);
+      e.db.prepare('UPDATE chat_session SET update_time = ? WHERE id = ?').run(nowMs(), s.id);
+    });
+  }
+  return sessionToWire(e, getSession(e, s.id)!);
+}
+
+/**
+ * `PUT …/messages/{msg_id}/feedback {thumbup: bool, feedback?}`: marks an answer liked or not (a
+ * dislike keeps the `feedback` text); answers the session. ragloom does not reweigh the cited
+ * chunks as RAGFlow's chunk feedback does.
+ */
+export function messageFeedback(e: Engine, ctx: Ctx, chatId: string, sessionId: string, messageId: string, req: P): Record<string, unknown> {
+  const s = chatSession(e, ctx, chatId, sessionId);
+  if (typeof req.thumbup !== 'boolean') dataError('thumbup must be a boolean');
+  const rows = e.db.prepare("SELECT seq, extra FROM chat_message WHERE session_id = ? AND role = 'assistant' ORDER BY seq").all(s.id) as Array<{ seq: number; extra: string }>;
+  const row = rows.find((r) => (JSON.parse(r.extra) as { id?: unknown }).id === messageId);
+  if (row) {
+    const extra = JSON.parse(row.extra) as P;
+    extra.thumbup = req.thumbup;
+    if (req.thumbup) delete extra.feedback;
+    else if (req.feedback) extra.feedback = req.feedback;
+    e.db.prepare('UPDATE chat_message SET extra = ? WHERE seq = ?').run(JSON.stringify(extra), row.seq);
+  }
+  return sessionToWire(e, getSession(e, s.id)!);
+}

@@ -1,8 +1,12 @@
 import type { Engine, Ctx } from '../core/index.js';
 import { ownedDataset, visibleDataset, refreshDatasetCounts, documentToWire, getDocument, uploadFileType, documentChunkMethod, RUN, RUN_NAMES, type DocumentRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
-import { Issues, checkStr, checkInt, checkFloat, toNumber, sqlCount } from './validate.js';
+import { Issues, checkStr, checkInt, checkFloat, toNumber } from './validate.js';
+import { intArg, orderColumn, paginate } from './listing.js';
+import { checkMetaFields, readMetadataCondition, splitCombinedValues, truthy } from './metadata.js';
 import { pyStr } from './pyfmt.js';
+import { filterDocuments } from '../search/index.js';
+import { withFileInfo } from './routes.js';
 import { DOCUMENT_CHUNK_METHODS, validateParserConfig, storedParserConfig } from './parser-config.js';
 import { newId, nowMs, duplicateName, fileSuffix, utf8Length, deepMerge, isPlainObject, pyListRepr, faultPoint } from '../util/index.js';
 import { putBlob, getBlob, pruneBlobs, removeDocumentChunks, retitleDocumentChunks, cachedStatement } from '../store/index.js';
@@ -88,68 +92,98 @@ function ownedOrFail(e: Engine, ctx: Ctx, datasetId: string, key: 'DATASET_NOT_O
   return kb;
 }
 
-const RUN_BY_NAME: Record<string, string> = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4' };
+/** RAGFlow's TaskStatus names and values (SCHEDULE, 5, is a valid filter though ragloom never sets it). */
+const RUN_BY_NAME: Record<string, string> = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4', SCHEDULE: '5' };
+/** RAGFlow's VALID_FILE_TYPES, what a `types` filter may name. */
+const FILTER_TYPES = new Set(['pdf', 'doc', 'visual', 'aural', 'virtual', 'folder', 'other']);
 
-export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): { total: number; docs: Record<string, unknown>[] } {
-  const kb = ownedOrFail(e, ctx, datasetId, 'DATASET_NOT_OWNED_TRAILING');
-  if (q.id !== undefined && q.id !== null && q.ids !== undefined && q.ids !== null) fail('ID_AND_IDS');
-  const where = ['dataset_id = @ds'];
-  const p: Record<string, unknown> = { ds: kb.id };
-  // An id, a name and the other filters all apply, each id and name checked first (RAGFlow's
-  // list_docs): an id and the name of another document list nothing.
-  if (typeof q.id === 'string' && q.id) {
-    if (!getDocument(e, kb.id, q.id)) fail('DOCUMENT_NOT_OWNED', q.id);
-    where.push('id = @id');
-    p.id = q.id;
-  }
-  if (typeof q.name === 'string' && q.name) {
-    if (!e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ? COLLATE NOCASE').get(kb.id, q.name)) fail('DOCUMENT_NOT_OWNED', q.name);
-    where.push('name = @name COLLATE NOCASE');
-    p.name = q.name;
-  }
-  if (Array.isArray(q.ids) && q.ids.length) {
-    // Lists go in as one JSON parameter: one placeholder each would stop at SQLite's 32,766 variables.
-    where.push('id IN (SELECT value FROM json_each(@ids))');
-    p.ids = JSON.stringify(Array.from(q.ids, (v) => pyStr(v)));
-    // Looked up by id, not by scanning the dataset's index (10,000 documents: ~20 ms a page).
-    where[0] = '+dataset_id = @ds';
-  }
+const queryList = (v: unknown): string[] => (v === undefined || v === null ? [] : Array.from(Array.isArray(v) ? v : [v], (x) => pyStr(x)));
+
+/**
+ * The `types` and `run` filters as RAGFlow's `_get_docs_with_request` reads them: types must be
+ * file types; run values are stripped (empty ones dropped) and names map to their values.
+ * Each failure names the bad values joined by ', ' (RAGFlow joins a set: one order of many).
+ */
+function typeAndRunFilters(q: Record<string, unknown>): { types: string[]; runs: string[] } {
+  const types = queryList(q.types);
+  const badTypes = [...new Set(types.filter((t) => !FILTER_TYPES.has(t)))];
+  if (badTypes.length) fail('INVALID_TYPE_FILTER', badTypes.join(', '), badTypes.length > 1 ? 'types' : 'type');
+  const runs = queryList(q.run).map((r) => r.trim()).filter(Boolean).map((r) => RUN_BY_NAME[r.toUpperCase()] ?? r);
+  const badRuns = [...new Set(runs.filter((r) => !/^[0-5]$/.test(r)))];
+  if (badRuns.length) fail('INVALID_RUN_FILTER', badRuns.join(', '));
+  return { types, runs };
+}
+
+/** The `keywords` (in the name), `suffix`, `types` and `run` filters, as conditions on `document`. */
+function nameAndStateFilters(q: Record<string, unknown>, types: string[], runs: string[], where: string[], p: Record<string, unknown>): void {
   if (typeof q.keywords === 'string' && q.keywords) {
     // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
     where.push('instr(LOWER(name), @kw) > 0');
     p.kw = q.keywords.toLowerCase();
   }
-  if (Array.isArray(q.suffix) && q.suffix.length) {
+  const suffixes = queryList(q.suffix);
+  if (suffixes.length) {
     where.push('suffix IN (SELECT value FROM json_each(@sf))');
-    p.sf = JSON.stringify(Array.from(q.suffix, (v) => pyStr(v).replace(/^\./, '').toLowerCase()));
+    p.sf = JSON.stringify(suffixes.map((v) => v.replace(/^\./, '').toLowerCase()));
   }
-  if (Array.isArray(q.types) && q.types.length) {
+  if (types.length) {
     where.push('type IN (SELECT value FROM json_each(@ty))');
-    p.ty = JSON.stringify(Array.from(q.types, (v) => pyStr(v)));
+    p.ty = JSON.stringify(types);
   }
-  if (q.run !== undefined && q.run !== null) {
-    const runs = Array.from(Array.isArray(q.run) ? q.run : [q.run], (r) => pyStr(r));
-    const mapped = runs.map((r) => (/^[0-4]$/.test(r) ? r : RUN_BY_NAME[r.toUpperCase()]));
-    if (mapped.some((m) => m === undefined)) fail('INVALID_RUN_FILTER', pyListRepr(runs));
-    if (mapped.length) {
-      where.push('run IN (SELECT value FROM json_each(@runs))');
-      p.runs = JSON.stringify(mapped);
-    }
+  if (runs.length) {
+    where.push('run IN (SELECT value FROM json_each(@runs))');
+    p.runs = JSON.stringify(runs);
   }
-  const is = new Issues(RetCode.DATA_ERROR);
-  const page = q.page ?? 1;
-  const pageSize = q.page_size ?? 30;
-  checkInt(is, 'page', page, 1);
-  checkInt(is, 'page_size', pageSize, 0);
-  const orderby = q.orderby ?? 'create_time';
-  if (orderby !== 'create_time' && orderby !== 'update_time' && orderby !== 'name' && orderby !== 'size') is.add('orderby', "Input should be 'create_time' or 'update_time'", orderby);
-  is.throwIfAny();
+}
+
+export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): { total: number; docs: Record<string, unknown>[] } | { total: number; filter: Record<string, unknown> } {
+  const kb = ownedOrFail(e, ctx, datasetId, 'DATASET_NOT_OWNED_TRAILING');
+  if (q.type === 'filter') return documentFilters(e, kb.id, q);
+  // RAGFlow's order of checks: types, run, the metadata filters, id, name, then id with ids.
+  const { types, runs } = typeAndRunFilters(q);
+  const byMeta = metadataFilterArg(e, kb.id, q);
+  const where = ['dataset_id = @ds'];
+  const p: Record<string, unknown> = { ds: kb.id };
+  const id = typeof q.id === 'string' && q.id ? q.id : null;
+  if (id && !getDocument(e, kb.id, id)) fail('DOCUMENT_NOT_OWNED', id);
+  if (typeof q.name === 'string' && q.name) {
+    if (!e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ? COLLATE NOCASE').get(kb.id, q.name)) fail('DOCUMENT_NOT_OWNED', q.name);
+    where.push('name = @name COLLATE NOCASE');
+    p.name = q.name;
+  }
+  const ids = queryList(q.ids);
+  // RAGFlow's handler returns two values where its caller unpacks four.
+  if (id && ids.length) throw new ApiError(RetCode.EXCEPTION_ERROR, "ValueError('not enough values to unpack (expected 4, got 2)')");
+  // The documents the ids name: `ids`, else `id`, else the metadata filters' (each replacing the
+  // one before, as RAGFlow's doc_ids_filter); every other filter applies with them.
+  if (ids.length) {
+    // Lists go in as one JSON parameter: one placeholder each would stop at SQLite's 32,766 variables.
+    where.push('id IN (SELECT value FROM json_each(@ids))');
+    p.ids = JSON.stringify(ids);
+    // Looked up by id, not by scanning the dataset's index (10,000 documents: ~20 ms a page).
+    where[0] = '+dataset_id = @ds';
+  } else if (id) {
+    where.push('id = @id');
+    p.id = id;
+  } else if (byMeta?.ids) {
+    if (!byMeta.ids.size) return { total: 0, docs: [] };
+    where.push('id IN (SELECT value FROM json_each(@meta))');
+    p.meta = JSON.stringify([...byMeta.ids]);
+  }
+  // Documents without metadata only (`return_empty_metadata`, `metadata={"empty_metadata": …}`).
+  if (byMeta?.emptyOnly) where.push("meta_fields = '{}'");
+  nameAndStateFilters(q, types, runs, where, p);
+  // As RAGFlow pages: page or page_size 0 lists everything; ordering by a field its Document has
+  // not, or a negative page, fails as its query does (code 100).
+  const page = intArg(q.page, 1);
+  const pageSize = intArg(q.page_size, 30);
+  const orderby = orderColumn('Document', q.orderby, 'create_time');
   const desc = !(q.desc === false || q.desc === 'false' || q.desc === 'False');
   const whereSql = where.join(' AND ');
   const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM document WHERE ${whereSql}`).get(p) as { n: number }).n;
-  const limit = pageSize === 0 ? -1 : sqlCount(pageSize as number);
-  let rows = e.db.prepare(`SELECT * FROM document WHERE ${whereSql} ORDER BY ${orderby as string} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}
-    LIMIT @limit OFFSET @offset`).all({ ...p, limit, offset: pageSize === 0 ? 0 : sqlCount(((page as number) - 1) * (pageSize as number)) }) as DocumentRow[];
+  const { limit, offset } = page && pageSize ? paginate(page, pageSize) : { limit: -1, offset: 0 };
+  let rows = e.db.prepare(`SELECT * FROM document WHERE ${whereSql} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}
+    LIMIT @limit OFFSET @offset`).all({ ...p, limit, offset }) as DocumentRow[];
   // RAGFlow applies the time window after paging; we keep that.
   const from = toNumber(q.create_time_from ?? 0);
   const to = toNumber(q.create_time_to ?? 0);
@@ -170,10 +204,11 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
   delete body.display_name;
 
   const is = new Issues(RetCode.DATA_ERROR);
-  if ('name' in body) checkStr(is, 'name', body.name);
+  if ('name' in body && body.name !== null) checkStr(is, 'name', body.name); // `str | None`
   if ('chunk_method' in body) {
     const m = body.chunk_method;
-    if (m === '') is.add('chunk_method', '`chunk_method` (empty string) is not valid', m);
+    // "" passes the request model; the handler refuses it after the immutable fields (below).
+    if (m === '' || m === null) { /* checked later */ }
     else if (typeof m !== 'string') is.add('chunk_method', 'Input should be a valid string', m);
     else if (!(DOCUMENT_CHUNK_METHODS as readonly string[]).includes(m)) is.add('chunk_method', `\`chunk_method\` ${m} doesn't exist`, m);
   }
@@ -191,11 +226,14 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
   }
   is.throwIfAny();
 
-  if ('chunk_count' in body && body.chunk_count !== doc.chunk_num) fail('CANT_CHANGE_FIELD', 'chunk_count');
-  if ('token_count' in body && body.token_count !== doc.token_num) fail('CANT_CHANGE_FIELD', 'token_count');
-  if ('progress' in body && body.progress !== doc.progress) fail('CANT_CHANGE_FIELD', 'progress');
+  // RAGFlow compares only values that are set and not zero (`if update_doc_req.chunk_count and …`).
+  if (truthy(body.chunk_count) && body.chunk_count !== doc.chunk_num) fail('CANT_CHANGE_FIELD', 'chunk_count');
+  if (truthy(body.token_count) && body.token_count !== doc.token_num) fail('CANT_CHANGE_FIELD', 'token_count');
+  if (truthy(body.progress) && Math.abs((body.progress as number) - doc.progress) > 1e-9) fail('CANT_CHANGE_FIELD', 'progress');
 
   const sets: Record<string, unknown> = {};
+  // validate_document_name(None) answers the AttributeError its `.encode` would raise.
+  if ('name' in body && body.name === null) throw new ApiError(RetCode.EXCEPTION_ERROR, "AttributeError('NoneType' object has no attribute 'encode')", { bare: true });
   if (typeof body.name === 'string' && body.name !== doc.name) {
     const name = body.name;
     if (utf8Length(name) > 255) fail('FILE_NAME_TOO_LONG');
@@ -207,16 +245,22 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
     sets.name = name;
     sets.location = name;
   }
+  if ('chunk_method' in body && body.chunk_method !== null) {
+    if (body.chunk_method === '') fail('CHUNK_METHOD_EMPTY');
+    if (doc.type === 'visual' || ['ppt', 'pptx', 'pages'].includes(doc.suffix)) fail('NOT_SUPPORTED_YET');
+  }
   let resetChunks = false;
   if (typeof body.chunk_method === 'string' && body.chunk_method !== doc.parser_id) {
-    if (doc.type === 'visual' || ['ppt', 'pptx', 'pages'].includes(doc.suffix)) fail('NOT_SUPPORTED_YET');
     sets.parser_id = body.chunk_method;
     sets.parser_config = JSON.stringify(storedParserConfig(body.chunk_method, cfg, e.tenant(ctx.tenantId).llm_id));
     resetChunks = true;
   } else if (cfg) {
-    sets.parser_config = JSON.stringify(deepMerge(JSON.parse(doc.parser_config), cfg));
+    const merged = deepMerge(JSON.parse(doc.parser_config) as Record<string, unknown>, cfg);
+    // RAGFlow's update_parser_config drops the document's raptor settings when the update has none.
+    if (!truthy(cfg.raptor)) delete merged.raptor;
+    sets.parser_config = JSON.stringify(merged);
   }
-  if ('meta_fields' in body) sets.meta_fields = JSON.stringify(body.meta_fields);
+  if ('meta_fields' in body) sets.meta_fields = JSON.stringify(isPlainObject(body.meta_fields) ? splitCombinedValues(body.meta_fields) : {});
   if ('enabled' in body) sets.status = body.enabled === 1 || body.enabled === true ? '1' : '0';
   sets.update_time = nowMs();
   e.tx(() => {
@@ -233,16 +277,97 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
   return documentToWire(getDocument(e, kb.id, doc.id)!);
 }
 
-function checkMetaFields(is: Issues, v: unknown): void {
-  if (!isPlainObject(v)) {
-    is.add('meta_fields', 'meta_fields must be a dictionary', v);
-    return;
+/**
+ * The documents a listing's `metadata_condition` / `metadata` / `return_empty_metadata` query
+ * values allow (document_api `_parse_doc_id_filter_with_metadata`), or null for no filter. Both
+ * are JSON text; a value that does not parse, or is not an object, is 102. `metadata` is
+ * `{key: value | [values]}`: any of a key's values, every key.
+ */
+/**
+ * The metadata filters of a document listing (`metadata_condition`, `metadata`,
+ * `return_empty_metadata`): the documents they allow (`ids`, null: no such filter) and whether only
+ * documents without metadata are listed (then the two filters are ignored, as in RAGFlow).
+ */
+function metadataFilterArg(e: Engine, datasetId: string, q: Record<string, unknown>): { ids: Set<string> | null; emptyOnly: boolean } {
+  const json = (key: string, bad: string): unknown => {
+    const raw = q[key];
+    if (raw === undefined || raw === null) return {};
+    if (typeof raw !== 'string') return raw; // an in-process caller's object
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      throw new ApiError(RetCode.DATA_ERROR, bad.replace('%s', raw));
+    }
+  };
+  let emptyOnly = q.return_empty_metadata === true || (typeof q.return_empty_metadata === 'string' && q.return_empty_metadata.toLowerCase() === 'true');
+  let condition = json('metadata_condition', 'metadata_condition must be valid JSON: %s.');
+  let metadata = json('metadata', 'metadata must be valid JSON.');
+  if (isPlainObject(metadata) && truthy(metadata.empty_metadata)) {
+    emptyOnly = true;
+    metadata = Object.fromEntries(Object.entries(metadata).filter(([k]) => k !== 'empty_metadata'));
   }
-  const scalar = (x: unknown) => typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x));
-  for (const [k, x] of Object.entries(v)) {
-    if (scalar(x) || (Array.isArray(x) && x.every(scalar))) continue;
-    is.add(`meta_fields.${k}`, 'The type is not supported in list: str, int, float or list of them', x);
+  const rows = () => e.db.prepare('SELECT id, meta_fields FROM document WHERE dataset_id = ?').all(datasetId) as Array<{ id: string; meta_fields: string }>;
+  if (emptyOnly) return { ids: null, emptyOnly };
+  if (truthy(condition) && !isPlainObject(condition)) throw new ApiError(RetCode.DATA_ERROR, 'metadata_condition must be an object.');
+  if (truthy(metadata) && !isPlainObject(metadata)) throw new ApiError(RetCode.DATA_ERROR, 'metadata must be an object.');
+  if (!truthy(condition)) condition = null;
+  if (!truthy(metadata)) metadata = null;
+  if (!condition && !metadata) return { ids: null, emptyOnly };
+  const docs = rows();
+  let allowed: Set<string> | null = null;
+  const filter = readMetadataCondition(condition);
+  if (filter) allowed = filterDocuments(docs, filter);
+  if (metadata) {
+    const metas = docs.map((r) => ({ id: r.id, meta: JSON.parse(r.meta_fields) as Record<string, unknown> }));
+    let byKeys = null as Set<string> | null;
+    for (const [key, given] of Object.entries(metadata as Record<string, unknown>)) {
+      if (!truthy(given)) continue;
+      const wanted = (Array.isArray(given) ? given : [given]).filter((v) => v !== null && v !== undefined && pyStr(v).trim()).map((v) => pyStr(v));
+      if (!wanted.length) continue;
+      const hit = new Set(metas.filter((d) => {
+        const v = d.meta[key];
+        return (Array.isArray(v) ? v : [v]).some((x) => x !== null && x !== undefined && wanted.includes(pyStr(x)));
+      }).map((d) => d.id));
+      byKeys = byKeys ? new Set([...byKeys].filter((id) => hit.has(id))) : hit;
+      if (!byKeys.size) return { ids: byKeys, emptyOnly };
+    }
+    const keys = byKeys;
+    if (keys) allowed = allowed ? new Set([...allowed].filter((id) => keys.has(id))) : keys;
   }
+  return { ids: allowed, emptyOnly };
+}
+
+/**
+ * `GET /datasets/{id}/documents?type=filter` (RAGFlow's get_filter_by_kb_id): how many of the
+ * documents that `keywords`, `run`, `types` and `suffix` select have each suffix, each run status
+ * and each metadata value (`empty_metadata`: how many have none), and their total.
+ */
+function documentFilters(e: Engine, datasetId: string, q: Record<string, unknown>): { total: number; filter: Record<string, unknown> } {
+  const { types, runs } = typeAndRunFilters(q);
+  const where = ['dataset_id = @ds'];
+  const p: Record<string, unknown> = { ds: datasetId };
+  nameAndStateFilters(q, types, runs, where, p);
+  const rows = e.db.prepare(`SELECT suffix, run, meta_fields FROM document WHERE ${where.join(' AND ')} ORDER BY rowid`).all(p) as Array<{ suffix: string; run: string; meta_fields: string }>;
+  const suffix: Record<string, number> = {};
+  const run: Record<string, number> = {};
+  const metadata: Record<string, Record<string, number>> = {};
+  let empty = 0;
+  for (const r of rows) {
+    suffix[r.suffix] = (suffix[r.suffix] ?? 0) + 1;
+    run[r.run] = (run[r.run] ?? 0) + 1;
+    let counted = false;
+    for (const [key, value] of Object.entries(JSON.parse(r.meta_fields) as Record<string, unknown>)) {
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (v === null || v === undefined || (typeof v === 'string' && !v.trim())) continue;
+        const text = pyStr(v);
+        (metadata[key] ??= {})[text] = (metadata[key]![text] ?? 0) + 1;
+        counted = true;
+      }
+    }
+    if (!counted) empty++;
+  }
+  metadata.empty_metadata = { true: empty };
+  return { total: rows.length, filter: { suffix, run_status: run, metadata } };
 }
 
 export function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>): { deleted: number } {
@@ -282,12 +407,14 @@ export function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, req: Rec
 }
 
 export function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string): Uint8Array {
-  const kb = ownedOrFail(e, ctx, datasetId);
-  const doc = getDocument(e, kb.id, documentId);
+  // RAGFlow looks up the (dataset, document) pair only: a dataset that is unknown, or not the
+  // caller's (which ragloom checks and RAGFlow does not), is an unknown document.
+  const kb = ownedDataset(e, ctx, datasetId);
+  const doc = kb ? getDocument(e, kb.id, documentId) : undefined;
   if (!doc) fail('DOWNLOAD_NOT_OWNED', documentId);
   const data = getBlob(e.db, doc.blob_sha256);
   if (!data || data.length === 0) fail('FILE_EMPTY');
-  return new Uint8Array(data);
+  return withFileInfo(new Uint8Array(data), { name: doc.name });
 }
 
 export { RUN_NAMES };

@@ -176,3 +176,42 @@ export function addMember(e: Engine, ctx: Ctx, p: P): Record<string, unknown> {
     .run(user.id, tenantId, role);
   return { tenant_id: tenantId, user_id: user.id, nickname: user.nickname, email: user.email, role };
 }
+
+/**
+ * `GET /system/tokens`: the caller's API keys in its tenant. The store keeps no key in clear, so
+ * `token` is null and `hint` shows its first characters (RAGFlow lists the keys themselves).
+ */
+export function listTokens(e: Engine, ctx: Ctx): Record<string, unknown>[] {
+  const rows = e.db.prepare('SELECT hint, source, create_time FROM api_token WHERE user_id = ? AND tenant_id = ? ORDER BY create_time, rowid')
+    .all(ctx.userId, ctx.tenantId) as Array<{ hint: string; source: string; create_time: number }>;
+  return rows.map((r) => ({
+    tenant_id: ctx.tenantId, token: null, hint: r.hint, beta: null, dialog_id: null, source: r.source || null,
+    create_time: r.create_time, create_date: formatDateTime(r.create_time), update_time: null, update_date: null,
+  }));
+}
+
+/** `POST /system/tokens`: a new key for the caller in its tenant, in clear this once. */
+export function newToken(e: Engine, ctx: Ctx): Record<string, unknown> {
+  const key = newApiKey();
+  e.tx(() => insertKey(e, ctx, key, 'user'));
+  const t = nowMs();
+  return { tenant_id: ctx.tenantId, token: key, beta: null, create_time: t, create_date: formatDateTime(t), update_time: null, update_date: null };
+}
+
+/** `DELETE /system/tokens/{token}`: revokes one of the caller's keys in its tenant (an unknown key too answers `true`, as RAGFlow). */
+export function deleteToken(e: Engine, ctx: Ctx, token: string): true {
+  e.db.prepare('DELETE FROM api_token WHERE token_sha256 = ? AND tenant_id = ? AND user_id = ?').run(hashApiKey(token), ctx.tenantId, ctx.userId);
+  sessionKeys.get(e)?.delete(hashApiKey(token));
+  return true;
+}
+
+/** `GET /users/me`: the caller (RAGFlow's `to_safe_dict`: no password, no access token). */
+export function currentUser(e: Engine, ctx: Ctx): Record<string, unknown> {
+  const u = e.db.prepare('SELECT id, nickname, email, is_superuser, create_time FROM user WHERE id = ?').get(ctx.userId) as
+    { id: string; nickname: string; email: string; is_superuser: number; create_time: number } | undefined;
+  if (!u) throw new ApiError(RetCode.DATA_ERROR, 'User not found.');
+  return {
+    id: u.id, nickname: u.nickname, email: u.email, avatar: null, is_superuser: !!u.is_superuser, is_active: '1', status: '1',
+    tenant_id: ctx.tenantId, create_time: u.create_time, create_date: formatDateTime(u.create_time),
+  };
+}

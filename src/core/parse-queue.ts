@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Engine } from './engine.js';
 import { RUN, type DocumentRow } from './documents.js';
 import { titleMix } from './embedding.js';
-import { getBlob, upsertChunks, removeDocumentChunks, cachedStatement, toBlob, fromBlob, type NewChunk } from '../store/index.js';
+import { getBlob, upsertChunks, removeDocumentChunks, cachedStatement, toBlob, fromBlob, finishParseLogs, type NewChunk } from '../store/index.js';
 import { effectiveParserConfig } from '../ingest/chunkers/index.js';
 import { IngestWorker, IngestError, type IngestLimits, type ParseOutcome, INGEST_DEFAULTS } from '../ingest/worker/index.js';
 import { DEFAULTS as PARSER_DEFAULTS } from '../ingest/parsers/index.js';
@@ -99,6 +99,11 @@ export class ParseQueue {
     } catch {
       // left for a later open
     }
+  }
+
+  /** Documents queued and not yet started (`/system/status`). */
+  get pendingCount(): number {
+    return this.queued.size;
   }
 
   /** Worker time parsing and embedding, main-thread time writing (ms), documents and batches written. */
@@ -494,6 +499,7 @@ export class ParseQueue {
           counts.restore(j.doc.id, j.doc.dataset_id, state.get(j)!);
         }
         counts.apply();
+        finishParseLogs(e.db, mine.map((j) => j.doc.id));
         const del = cachedStatement(e.db, 'DELETE FROM parse_owner WHERE document_id = ? AND pid = ?');
         for (const j of mine) del.run(j.doc.id, process.pid);
         faultPoint('parse:done-set');
@@ -535,6 +541,7 @@ export class ParseQueue {
           del.run(j.doc.id, process.pid);
         }
         counts.apply();
+        finishParseLogs(e.db, jobs.map((j) => j.doc.id));
       });
     } catch {
       // see above
