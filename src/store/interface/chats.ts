@@ -1,0 +1,118 @@
+/**
+ * Chat assistants (RAGFlow's dialog; table chat), their sessions (conversation; chat_session) and
+ * the sessions' messages (chat_message, one row each).
+ */
+
+export interface ChatRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string;
+  icon: string;
+  language: string;
+  dataset_ids: string;
+  llm_id: string;
+  llm_setting: string;
+  prompt_config: string;
+  meta_data_filter: string;
+  similarity_threshold: number;
+  vector_similarity_weight: number;
+  top_n: number;
+  top_k: number;
+  rerank_id: string;
+  status: string;
+  created_by: string;
+  create_time: number;
+  update_time: number;
+}
+
+export interface SessionRow {
+  id: string;
+  chat_id: string;
+  name: string;
+  user_id: string;
+  create_time: number;
+  update_time: number;
+}
+
+/**
+ * A message as stored: its role and content, its reference (an answer's, stored apart) and any
+ * other keys (kept as JSON).
+ */
+export interface StoredMessage {
+  role: string;
+  content: string;
+  reference?: unknown;
+  [k: string]: unknown;
+}
+
+/** A session's messages (oldest first, without their references) and its answers' references in order. */
+export interface Transcript {
+  messages: Array<{ role: string; content: string; [k: string]: unknown }>;
+  references: unknown[];
+}
+
+export interface ChatListQuery {
+  tenantIds: readonly string[];
+  id?: string;
+  /** compared case-insensitively */
+  name?: string;
+  /** a substring of the name, lower case */
+  keywords?: string;
+  orderby: 'create_time' | 'update_time' | 'name';
+  desc: boolean;
+  /** SQL's LIMIT and OFFSET; absent: every row. */
+  page?: { limit: number; offset: number };
+}
+
+export interface SessionListQuery {
+  chatId: string;
+  id?: string;
+  /** compared case-insensitively */
+  name?: string;
+  userId?: string;
+  orderby: 'create_time' | 'update_time' | 'name';
+  desc: boolean;
+  /** SQL's LIMIT and OFFSET; absent: every row. */
+  page?: { limit: number; offset: number };
+}
+
+export type ChatChanges = Partial<Omit<ChatRow, 'id' | 'tenant_id' | 'status' | 'created_by' | 'create_time'>>;
+
+export interface ChatStore {
+  /** A live chat of the tenant. */
+  getOwned(id: string, tenantId: string): Promise<ChatRow | undefined>;
+  /** Another live chat of the tenant has this name (case-insensitively). */
+  nameTaken(tenantId: string, name: string, exceptId?: string): Promise<boolean>;
+  /** Inserts the chat unless a live chat of its tenant has its name; check and insert are one transaction. */
+  create(row: ChatRow): Promise<boolean>;
+  /**
+   * Updates a chat; with a new name, unless another live chat of the tenant has it (false, nothing
+   * written): check and update are one transaction.
+   */
+  update(id: string, tenantId: string, changes: ChatChanges): Promise<boolean>;
+  list(q: ChatListQuery): Promise<{ total: number; rows: ChatRow[] }>;
+  /** Ids of the tenant's live chats. */
+  liveIds(tenantId: string): Promise<string[]>;
+  /** Soft-deletes (status '0') the tenant's live chats among `ids`, one transaction; per id whether it was. */
+  softDelete(tenantId: string, ids: readonly string[], time: number): Promise<boolean[]>;
+
+  getSession(id: string): Promise<SessionRow | undefined>;
+  /**
+   * A new session with its first messages, one transaction. `point` names the crash-test point
+   * between the two (src/util/fault.ts), when the caller has one.
+   */
+  createSession(row: SessionRow, messages: readonly StoredMessage[], point?: string): Promise<void>;
+  listSessions(q: SessionListQuery): Promise<SessionRow[]>;
+  sessionIds(chatId: string): Promise<string[]>;
+  renameSession(id: string, name: string, time: number): Promise<void>;
+  /** Deletes the chat's sessions among `ids` (with their messages), one transaction; per id whether it was. */
+  deleteSessions(chatId: string, ids: readonly string[]): Promise<boolean[]>;
+  /** Each session's transcript (absent sessions get an empty one). */
+  transcripts(sessionIds: readonly string[]): Promise<Map<string, Transcript>>;
+  /**
+   * Saves a turn, one transaction, unless the session is gone (false): `replace` first deletes the
+   * stored messages; then `append` is appended and update_time set.
+   */
+  saveTurn(sessionId: string, turn: { replace: boolean; append: readonly StoredMessage[]; time: number }): Promise<boolean>;
+}

@@ -1,0 +1,172 @@
+/**
+ * What search (src/search) reads: the change feeds its in-memory indexes follow, the row readers
+ * they load from, the rows a ranked page is written from, and — when the store has one — a
+ * full-text engine that answers until the term index is built.
+ *
+ * The in-memory indexes are src/search's (term-index.ts, vector-index.ts); the store is the
+ * source of truth. Each index loads its rows in one snapshot (`loadVectors`, or a term index's
+ * slices from `head()`), then before each search applies what changed since (`changesSince`):
+ * the rows inserted past the highest id it holds and the ids the feed logged since the position
+ * it applied. A store reached by several processes must make that commit-order safe: an entry
+ * must never become visible below a position a follower has already passed.
+ */
+
+/** The tables an index follows: chunks (vectors and full text) and memory messages (vectors). */
+export type FeedName = 'chunks' | 'memory';
+
+/** Where a follower stands: loaded at all, the last log position applied, the highest row id applied, rows held. */
+export interface FeedAt {
+  loaded: boolean;
+  seq: number;
+  maxRow: number;
+  live: number;
+}
+
+/** What a follower must do to catch up. */
+export type CatchUp =
+  | { kind: 'reload' }
+  | { kind: 'none' }
+  | { kind: 'apply'; dirty: Set<number>; seq: number; maxRow: number; floor: number };
+
+/** A copy that follows a feed: the last position it applied (the feed is never trimmed past it). */
+export interface LogFollower {
+  readonly logSeq: number;
+}
+
+export interface ChangeFeed {
+  /**
+   * The ids to re-read since `at` (inserted past `at.maxRow`, or logged past `at.seq`: deleted,
+   * switched, re-embedded, re-titled), or 'reload' when `at` was never loaded, the log was
+   * trimmed past it, or so much changed that a rebuild is cheaper (more than max(20,000, live/4)).
+   */
+  changesSince(at: FeedAt): Promise<CatchUp>;
+  /** The last log position and the highest row id, in one snapshot: where a full read starts. */
+  head(): Promise<{ seq: number; maxRow: number }>;
+  /** Registers a copy that follows this feed in this process. */
+  follow(f: LogFollower): void;
+  unfollow(f: LogFollower): void;
+  /**
+   * Drops the log's entries every follower has applied, once 200,000 lie past `floor`, and records
+   * the new floor (a copy behind it reloads). Best effort: skipped when read-only or busy.
+   */
+  trim(floor: number): Promise<void>;
+}
+
+/** A row as a vector index holds it: searchable or switched off, its partition (dataset or memory id), its vector, its filter values. */
+export interface VectorRow {
+  searchable: boolean;
+  partition: string;
+  /** float32, unit length (may be a view valid until the next read) */
+  vector: Float32Array;
+  /** the source's filter columns, in `VECTOR_SOURCES[feed].tags` order */
+  tags: readonly string[];
+}
+
+/** What a full load hands its index, row by row (the vector a view valid during the call). */
+export interface VectorSink {
+  /** How many rows are coming (at most), before the first `put` (sources that know it). */
+  size(n: number): void;
+  put(rowid: number, partition: string, searchable: boolean, vector: Float32Array, tags: readonly string[]): void;
+}
+
+/** The vector sources, as search sees them. */
+export const VECTOR_SOURCES: Readonly<Record<FeedName, { readonly name: string; readonly tags: readonly string[] }>> = Object.freeze({
+  chunks: { name: 'chunk', tags: [] },
+  /** searchable = enabled and not forgotten; filters by agent, session and user (never changed after insert) */
+  memory: { name: 'memory message', tags: ['agent_id', 'session_id', 'user_id'] },
+});
+
+/** A chunk's full-text columns as stored: [rowid, content, index_text, keywords JSON, questions JSON, document name, document id]. */
+export type TermRow = [rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string, documentId: string];
+
+/** Splits texts into the full-text engine's tokens, and computes its logarithm (the term index matches FTS5 bit for bit). */
+export interface TextTokenizer {
+  /** Each text's tokens in order. */
+  tokenise(texts: readonly string[]): string[][];
+  /** ln(x) as the engine computes it (null for x ≤ 0). */
+  ln(x: number): number | null;
+}
+
+/** A chunk of a ranked page, with its document's name. */
+export interface PageChunk {
+  rowid: number;
+  id: string;
+  document_id: string;
+  dataset_id: string;
+  content: string;
+  important_keywords: string;
+  questions: string;
+  tag_kwd: string;
+  positions: string;
+  available: number;
+  image_id: string;
+  doc_type: string;
+  create_time: string;
+  create_timestamp: number;
+  index_text: string | null;
+  doc_name: string;
+}
+
+/** The full-text tables (title, content, keywords, questions). */
+export type FtsTable = 'chunk_fts' | 'memory_fts';
+
+/**
+ * A full-text engine in the store (SQLite's FTS5), read synchronously while a search ranks.
+ * Optional: without one, search answers from its term index (built before the first search).
+ * Scores are bm25 as FTS5 gives them (negative: lower is better), columns weighted 5, 1, 15, 10.
+ */
+export interface FullTextEngine {
+  /** A key that changes whenever the table's rows may have changed (statistics are cached by it). */
+  statsKey(table: FtsTable): string;
+  /** The table's row count and its columns' token totals: [rows, title, content, keywords, questions]. */
+  totals(table: FtsTable): number[];
+  /** Rows matching `match` (an FTS5 expression), counted up to `limit` when given. */
+  count(table: FtsTable, match: string, limit?: number): number;
+  /** Every matching row: [rowid, bm25]. */
+  all(table: FtsTable, match: string): Array<[number, number]>;
+  /** Matching rows best first: [rowid, bm25]. */
+  top(table: FtsTable, match: string, limit: number, offset: number): Array<[number, number]>;
+  /** [rowid, bm25] of those of `rowids` that match. */
+  scores(table: FtsTable, match: string, rowids: readonly number[]): Array<[number, number]>;
+  /** The rows' stored text (TermRow without the document id; a memory message has only content). */
+  texts(table: FtsTable, rowids: readonly number[]): Array<[rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string]>;
+  /** A searchable memory message's partition and filter values (search without a vector index). */
+  messageFilter(id: number): { memory_id: string; agent_id: string; session_id: string; user_id: string } | undefined;
+}
+
+export interface SearchReader {
+  feed(name: FeedName): ChangeFeed;
+  /** The vector dimensions chunks are stored with. */
+  chunkDims(): Promise<number[]>;
+  /** Whether chunk vectors of this dimension exist (an index of them can be built). */
+  hasChunkDim(dim: number): Promise<boolean>;
+  /**
+   * Loads every row of `dim` of the feed's table in one snapshot, in a stable order (the order
+   * rows were stored in); returns the feed position it reflects. `shadow`: the store may read a
+   * faster private layout giving the same rows in the same order (SQLite: vec0's shadow tables).
+   */
+  loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts?: { shadow?: boolean }): Promise<{ seq: number; maxRow: number }>;
+  /** The rows of `dim` among `ids` (undefined: no such row, or another dimension, or no vector). */
+  vectorRows(feed: FeedName, dim: number, ids: Iterable<number>): Promise<Array<[number, VectorRow | undefined]>>;
+  /** The chunks' full-text rows among `ids` (absent: deleted). */
+  termRows(ids: Iterable<number>): Promise<Map<number, TermRow>>;
+  /** Chunks' full-text rows with rowid in (after, upTo], by rowid, at most `limit`. */
+  termSlice(after: number, upTo: number, limit: number): Promise<TermRow[]>;
+  /** The tokenizer and logarithm of the chunks' full-text engine. */
+  textTokenizer(): Promise<TextTokenizer>;
+  /** The store's full-text engine, if it has one. */
+  readonly fullText: FullTextEngine | undefined;
+
+  /** Chunks of the datasets, counted up to `cap`. */
+  countChunks(datasetIds: readonly string[], cap: number): Promise<number>;
+  /** [id, meta_fields JSON] of every document of the datasets. */
+  documentMeta(datasetIds: readonly string[]): Promise<Array<{ id: string; meta_fields: string }>>;
+  /** Rowids of the documents' chunks (available ones only, unless `availableOnly` is false). */
+  chunkRowidsOfDocuments(documentIds: readonly string[], availableOnly?: boolean): Promise<number[]>;
+  /** The chunks of a page (absent: gone). */
+  pageChunks(rowids: readonly number[]): Promise<Map<number, PageChunk>>;
+  /** Documents' names (absent: gone). */
+  documentNames(ids: readonly string[]): Promise<Map<string, string>>;
+  /** Each chunk's document (id and name; absent: gone). */
+  chunkDocuments(rowids: readonly number[]): Promise<Map<number, { id: string; name: string }>>;
+}
