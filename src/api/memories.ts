@@ -445,7 +445,7 @@ export async function searchMessage(e: Engine, ctx: Ctx, q: P): Promise<Record<s
   const [qv] = await e.models.embedder(embd).embed([question]);
   // More than the memories hold cannot be found; a larger top_n (2^53) would size the search's buffers.
   const held = e.db.prepare('SELECT COUNT(*) FROM memory_message WHERE memory_id IN (SELECT value FROM json_each(?))').pluck().get(JSON.stringify(same.map((m) => m.id))) as number;
-  const hits = searchMemoryMessages(e.db, {
+  const hits = await searchMemoryMessages(e.store.search, {
     memoryIds: same.map((m) => m.id), question, questionVector: qv && qv.length ? qv : null, dim: qv?.length ?? 0,
     threshold, vectorWeight: kw, topN: Math.min(topN, Math.max(1, held)),
     agentId: q.agent_id ? pyStr(q.agent_id) : undefined, sessionId: q.session_id ? pyStr(q.session_id) : undefined, userId: q.user_id ? pyStr(q.user_id) : undefined,

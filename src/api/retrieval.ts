@@ -90,7 +90,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
 
   const embedder = e.models.embedder(kbs[0]!.embd_id);
   try {
-    return await hybridSearch(e.db, {
+    return await hybridSearch(e.store.search, {
       datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0 })),
       question,
       embedQuestion: async (q) => (await embedder.embed([q]))[0]!,

@@ -300,7 +300,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
   if (paramKeys.includes('knowledge')) {
     const ts = now();
     const embedder = e.models.embedder(embdId);
-    const res = await hybridSearch(e.db, {
+    const res = await hybridSearch(e.store.search, {
       datasets: datasets.map((d) => ({ id: d.id, pagerank: d.pagerank ?? 0 })),
       question,
       embedQuestion: async (q) => (await embedder.embed([q], { signal: r.signal }))[0]!,

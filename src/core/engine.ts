@@ -1,4 +1,4 @@
-import { openDatabase, type Db } from '../store/index.js';
+import { SqliteStore, type Db } from '../store/index.js';
 import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
 import { newId } from '../util/index.js';
 import { nowMs } from '../util/index.js';
@@ -48,6 +48,9 @@ export interface AgentOptions {
 
 /** One open database plus the models it may use; shared by Api and the parse queue. */
 export class Engine {
+  /** Everything the engine keeps (src/store). */
+  readonly store: SqliteStore;
+  /** The SQLite store's connection (tools and tests that inspect the file). */
   readonly db: Db;
   readonly models: ModelRegistry;
   /** The local default user in the local default tenant, as the embedded Client acts. */
@@ -63,7 +66,8 @@ export class Engine {
   constructor(opts: EngineOptions) {
     this.retrievalOptions = resolveRetrievalOptions(opts.retrieval); // before the file is opened
     this.readonly = opts.readonly === true;
-    this.db = openDatabase(opts.path, { readonly: this.readonly });
+    this.store = new SqliteStore(opts.path, { readonly: this.readonly });
+    this.db = this.store.db;
     try {
       this.models = new ModelRegistry(opts.models ?? []);
       this.agentOptions = { ...(opts.agents ?? {}) };
@@ -104,7 +108,7 @@ export class Engine {
     this.closed = true;
     for (const fn of this.closers.reverse()) await fn();
     await this.models.close();
-    this.db.close();
+    await this.store.close();
   }
 
   private ensureLocalAccount(opts: EngineOptions): Ctx {

@@ -18,7 +18,7 @@ export type {
   AgentRow, AgentVersionRow, AgentSessionRow, AgentTurnMessage, VersionSave, AgentListQuery, AgentSessionListQuery, AgentChanges,
   NewAgentSession, AgentStore,
 } from './agents.js';
-export { VECTOR_SOURCES } from './search.js';
+export { VECTOR_SOURCES, FTS_COLUMN_WEIGHTS } from './search.js';
 export type {
   FeedName, FeedAt, CatchUp, LogFollower, ChangeFeed, VectorRow, VectorSink, TermRow, TextTokenizer, PageChunk, FtsTable, FullTextEngine,
   SearchReader,

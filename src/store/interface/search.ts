@@ -111,9 +111,15 @@ export interface PageChunk {
 export type FtsTable = 'chunk_fts' | 'memory_fts';
 
 /**
+ * bm25() column weights of the full-text tables: title, content, keywords, questions (RAGFlow's
+ * field boosts title_tks^10, important_kwd^30, question_tks^20 against content_ltks^2).
+ */
+export const FTS_COLUMN_WEIGHTS = [5, 1, 15, 10] as const;
+
+/**
  * A full-text engine in the store (SQLite's FTS5), read synchronously while a search ranks.
  * Optional: without one, search answers from its term index (built before the first search).
- * Scores are bm25 as FTS5 gives them (negative: lower is better), columns weighted 5, 1, 15, 10.
+ * Scores are bm25 as FTS5 gives them (negative: lower is better), columns weighted FTS_COLUMN_WEIGHTS.
  */
 export interface FullTextEngine {
   /** A key that changes whenever the table's rows may have changed (statistics are cached by it). */

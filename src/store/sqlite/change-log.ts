@@ -1,5 +1,6 @@
 /**
- * What an in-memory copy of a table (vector-index.ts, term-index.ts) must apply to catch up
+ * The SQLite change feed: what an in-memory copy of a table (src/search vector-index.ts,
+ * term-index.ts) must apply to catch up
  * with the file: rows inserted past the highest id it holds, and the rows a change log
  * (`vec_log`, `memory_vec_log`: filled by triggers in the writer's transaction) names since the
  * last sequence number it applied. Writes of any connection or process are seen this way, and
@@ -8,7 +9,10 @@
  * of every dimension and the term index share the chunks' `vec_log`.
  */
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../store/index.js';
+import type { Db } from '../db.js';
+import type { CatchUp, FeedAt, LogFollower } from '../interface/index.js';
+
+export type { CatchUp, LogFollower };
 
 export interface ChangeLogSql {
   /** [the log's trimmed floor, its last seq, the table's highest id], in one statement (one snapshot) */
@@ -21,17 +25,12 @@ export interface ChangeLogSql {
   freshIds: string;
 }
 
-export type CatchUp =
-  | { kind: 'reload' }
-  | { kind: 'none' }
-  | { kind: 'apply'; dirty: Set<number>; seq: number; maxRow: number; floor: number };
-
 /**
  * The rows to re-read since `at` (seq: the last log entry applied; maxRow: the highest id
  * applied), or 'reload' when the copy was never loaded, the log was trimmed past it, or so much
  * changed that a rebuild is cheaper.
  */
-export function changesSince(stmt: (sql: string) => Statement, sql: ChangeLogSql, at: { loaded: boolean; seq: number; maxRow: number; live: number }): CatchUp {
+export function changesSince(stmt: (sql: string) => Statement, sql: ChangeLogSql, at: FeedAt): CatchUp {
   const [f, max, maxRow] = stmt(sql.logState).raw().get() as [string | null, number, number];
   const floor = Number(f ?? 0);
   if (!at.loaded || at.seq < floor) return { kind: 'reload' };
@@ -50,9 +49,6 @@ export function changesSince(stmt: (sql: string) => Statement, sql: ChangeLogSql
 
 /** Entries past the floor before a log is trimmed. */
 const LOG_TRIM_AT = 200_000;
-
-/** A copy that follows a log: the last sequence number it applied. */
-export interface LogFollower { readonly logSeq: number }
 
 /** The copies following each log (by table name) on a connection. */
 const followers = new WeakMap<Db, Map<string, Set<LogFollower>>>();

@@ -1,0 +1,66 @@
+/**
+ * The SQLite store (interface/store.ts): one database file (or `:memory:`) on one connection,
+ * WAL, foreign keys on, migrated on open (db.ts, migrations.ts). Each async method runs its
+ * statements synchronously when called — a write as one `BEGIN IMMEDIATE` transaction (`tx`) —
+ * and resolves with the result: no transaction is ever open across an await.
+ */
+import { openDatabase, type Db, type OpenOptions } from '../db.js';
+import type { StoreLocator } from '../interface/index.js';
+import { sqliteSearch, type SqliteSearch } from './search.js';
+
+export interface SqliteOpenOptions extends OpenOptions {
+  /**
+   * Read through a memory map of this many bytes (search threads: a retrieval reads scattered
+   * chunk rows, and SQLite's own page cache holds few of them; mapped, a page is read without a copy).
+   */
+  mmapBytes?: number;
+}
+
+/** One connection and its transactions: what every SQLite aggregate is built on. */
+export class SqliteConn {
+  constructor(readonly db: Db) {}
+
+  /**
+   * Runs `fn` in one SQLite transaction (synchronous by design: no awaits inside). It takes the
+   * write lock at BEGIN (IMMEDIATE): a deferred transaction that reads first and writes later
+   * cannot wait for another process's lock at its first write ("database is locked" at once,
+   * busy_timeout notwithstanding); IMMEDIATE waits for it at BEGIN, up to busy_timeout.
+   */
+  tx<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+}
+
+export class SqliteStore {
+  readonly kind = 'sqlite';
+  readonly db: Db;
+  readonly name: string;
+  readonly locator: StoreLocator;
+  readonly readonly: boolean;
+  readonly search: SqliteSearch;
+  protected readonly conn: SqliteConn;
+
+  /** Opens (creating and migrating when needed) the database at `path`; throws what SQLite throws. */
+  constructor(path: string, opts: SqliteOpenOptions = {}) {
+    this.db = openDatabase(path, opts);
+    try {
+      if (opts.mmapBytes) this.db.pragma(`mmap_size = ${opts.mmapBytes}`);
+    } catch (e) {
+      this.db.close();
+      throw e;
+    }
+    this.name = this.db.name;
+    this.locator = { kind: 'sqlite', path };
+    this.readonly = opts.readonly === true;
+    this.conn = new SqliteConn(this.db);
+    this.search = sqliteSearch(this.db);
+  }
+
+  get isOpen(): boolean {
+    return this.db.open;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
