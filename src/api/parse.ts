@@ -1,5 +1,5 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { ownedDataset, getDocument, RUN, resetForParse, restoreCounts, type ParseQueue } from '../core/index.js';
+import { ownedDataset, getDocument, RUN, type ParseQueue } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { pyListRepr, faultPoint } from '../util/index.js';
@@ -13,20 +13,20 @@ function target(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unkn
   return { kb, ids: [...new Set(Array.from(raw, (x) => pyStr(x)))] };
 }
 
-export function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): void {
+export async function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): Promise<void> {
   const { kb, ids } = target(e, ctx, datasetId, req);
   const found = ids.map((id) => getDocument(e, kb.id, id)).filter((d) => !!d);
   if (found.some((d) => d.run === RUN.RUNNING)) fail('PARSE_RUNNING');
   const have = new Set(found.map((d) => d.id));
   const missing = ids.filter((id) => !have.has(id));
-  resetForParse(e, found.map((d) => d.id));
+  await e.store.parse.reset(found.map((d) => d.id));
   faultPoint('parse:reset');
-  q.enqueue(found.map((d) => d.id));
+  await q.enqueue(found.map((d) => d.id));
   // RAGFlow queues the valid ones, then reports the rest.
   if (missing.length) fail('DOCUMENTS_NOT_FOUND', pyListRepr(missing));
 }
 
-export function stopParsing(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): void {
+export async function stopParsing(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): Promise<void> {
   const { kb, ids } = target(e, ctx, datasetId, req);
   const docs = ids.map((id) => {
     const d = getDocument(e, kb.id, id);
@@ -40,9 +40,6 @@ export function stopParsing(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: strin
       });
     }
   }
-  e.tx(() => {
-    for (const d of docs) e.db.prepare('UPDATE document SET run = ?, progress = 0 WHERE id = ?').run(RUN.CANCEL, d.id);
-    restoreCounts(e, docs.map((d) => d.id)); // and the dataset's counters
-  });
+  await e.store.parse.cancel(docs.map((d) => d.id)); // CANCEL, and the counts of the old chunks, the dataset's counters
   for (const d of docs) q.cancel(d.id);
 }

@@ -1,7 +1,5 @@
 import { SqliteStore, type Db } from '../store/index.js';
 import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
-import { newId } from '../util/index.js';
-import { nowMs } from '../util/index.js';
 import { chatModelExists } from './chat-models.js';
 import { AskError } from './ask.js';
 import { resolveRetrievalOptions, type RetrievalOptions } from '../search/index.js';
@@ -112,28 +110,9 @@ export class Engine {
   }
 
   private ensureLocalAccount(opts: EngineOptions): Ctx {
-    const row = this.db.prepare(`SELECT u.user_id AS userId, u.tenant_id AS tenantId FROM user_tenant u
-      WHERE u.role = 'owner' ORDER BY rowid LIMIT 1`).get() as Ctx | undefined;
-    if (this.readonly) {
-      if (!row) throw new Error(`${opts.path} holds no ragloom store yet (no account): nothing to read`);
-      return row;
-    }
-    const embd = opts.default_embedding_model ?? DEFAULT_EMBEDDING_MODEL;
-    const llm = opts.default_chat_model ?? '';
-    if (row) {
-      // The client's configuration is the tenant's: keep the stored defaults in step with it. The
-      // default chat model persists: a client opened without one keeps the stored choice.
-      this.db.prepare('UPDATE tenant SET embd_id = ? WHERE id = ?').run(embd, row.tenantId);
-      if (opts.default_chat_model) this.db.prepare('UPDATE tenant SET llm_id = ? WHERE id = ?').run(llm, row.tenantId);
-      return row;
-    }
-    const ctx = { tenantId: newId(), userId: newId() };
-    const t = nowMs();
-    this.tx(() => {
-      this.db.prepare('INSERT INTO tenant (id, name, embd_id, llm_id, create_time) VALUES (?, ?, ?, ?, ?)').run(ctx.tenantId, 'local', embd, llm, t);
-      this.db.prepare('INSERT INTO user (id, nickname, create_time) VALUES (?, ?, ?)').run(ctx.userId, 'local', t);
-      this.db.prepare("INSERT INTO user_tenant (user_id, tenant_id, role) VALUES (?, ?, 'owner')").run(ctx.userId, ctx.tenantId);
+    // The store opens synchronously here (SQLite): `new Client()` throws what the file throws.
+    return this.store.accounts.ensureLocalNow({
+      embd_id: opts.default_embedding_model ?? DEFAULT_EMBEDDING_MODEL, llm_id: opts.default_chat_model ?? '',
     });
-    return ctx;
   }
 }

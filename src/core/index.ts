@@ -6,7 +6,7 @@ export { documentToWire, getDocument, fileType, documentChunkMethod, RUN, RUN_NA
 export type { DocumentRow, RunName } from './documents.js';
 export { chunkToWire } from './chunks.js';
 export { embedCached, chunkVectors } from './embedding.js';
-export { ParseQueue, resetForParse, restoreCounts } from './parse-queue.js';
+export { ParseQueue } from './parse-queue.js';
 export { chatToWire, ownedChat, chatNameTaken, sessionToWire, getSession, sessionMessages, sessionReferences, appendMessages, chatPromptConfig, chatDatasetIds, DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS } from './chats.js';
 export type { ChatRow, SessionRow, SessionMessage, PromptConfig } from './chats.js';
 export { chatModel, chatModelExists, chatModelConfig, BUILTIN_CHAT_MODELS, DEFAULT_CHAT_MODEL } from './chat-models.js';

@@ -75,10 +75,10 @@ export interface ParseWorkStore {
    */
   finish(puts: readonly CachedVector[], docs: readonly ParseOutcomeRow[], pid: number, time: number): Promise<void>;
   /**
-   * The store refused `finish`: every document still RUNNING FAILs with `msg` appended to its log
-   * (counts restored); `pid`'s claims are released. One transaction.
+   * The store refused `finish`: every document still RUNNING FAILs with the line `line` after its
+   * log (counts restored); `pid`'s claims are released. One transaction.
    */
-  failAll(docs: ReadonlyArray<Pick<ParseOutcomeRow, 'id' | 'dataset_id' | 'log' | 'seconds'>>, msg: string, pid: number): Promise<void>;
+  failAll(docs: ReadonlyArray<Pick<ParseOutcomeRow, 'id' | 'dataset_id' | 'log' | 'seconds'>>, line: string, pid: number): Promise<void>;
   /** Stops documents' parses: CANCEL, progress 0, their old chunks' counts restored. One transaction. */
   cancel(ids: readonly string[]): Promise<void>;
 }

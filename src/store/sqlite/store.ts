@@ -7,6 +7,11 @@
 import { openDatabase, type Db, type OpenOptions } from '../db.js';
 import type { StoreLocator } from '../interface/index.js';
 import { sqliteSearch, type SqliteSearch } from './search.js';
+import { SqliteAccounts } from './accounts.js';
+import { SqliteDatasets } from './datasets.js';
+import { SqliteDocuments } from './documents.js';
+import { SqliteChunks } from './chunk-store.js';
+import { SqliteParseWork } from './parse.js';
 
 export interface SqliteOpenOptions extends OpenOptions {
   /**
@@ -38,6 +43,11 @@ export class SqliteStore {
   readonly locator: StoreLocator;
   readonly readonly: boolean;
   readonly search: SqliteSearch;
+  readonly accounts: SqliteAccounts;
+  readonly datasets: SqliteDatasets;
+  readonly documents: SqliteDocuments;
+  readonly chunks: SqliteChunks;
+  readonly parse: SqliteParseWork;
   protected readonly conn: SqliteConn;
 
   /** Opens (creating and migrating when needed) the database at `path`; throws what SQLite throws. */
@@ -54,6 +64,11 @@ export class SqliteStore {
     this.readonly = opts.readonly === true;
     this.conn = new SqliteConn(this.db);
     this.search = sqliteSearch(this.db);
+    this.accounts = new SqliteAccounts(this.conn, this.readonly);
+    this.datasets = new SqliteDatasets(this.conn);
+    this.documents = new SqliteDocuments(this.conn);
+    this.chunks = new SqliteChunks(this.conn);
+    this.parse = new SqliteParseWork(this.conn, this.chunks);
   }
 
   get isOpen(): boolean {
