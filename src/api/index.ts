@@ -118,7 +118,7 @@ export class Api {
     try {
       this.queue = new ParseQueue(engine);
       this.memoryTasks = new ExtractionQueue({
-        db: engine.db,
+        store: engine.store,
         model: (id) => chatModel(engine, id),
         // Not through the embedding cache: extracted items are embedded once (as raw messages are).
         embed: (embdId, texts) => engine.models.embedder(embdId).embed(texts),

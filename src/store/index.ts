@@ -7,5 +7,6 @@ export { vecTable, toBlob, fromBlob } from './vectors.js';
 export { SqliteStore, SqliteConn } from './sqlite/store.js';
 export type { SqliteOpenOptions } from './sqlite/store.js';
 export { sqliteSearch, SqliteSearch } from './sqlite/search.js';
+export { messageCost, allocatorHooks, SqliteMemories } from './sqlite/memories.js';
 export { RUN, MemoryFullError, UNRELEASED_VERSIONS_KEPT, VECTOR_SOURCES, FTS_COLUMN_WEIGHTS } from './interface/index.js';
 export type * from './interface/index.js';

@@ -12,6 +12,7 @@ import { SqliteDatasets } from './datasets.js';
 import { SqliteDocuments } from './documents.js';
 import { SqliteChunks } from './chunk-store.js';
 import { SqliteParseWork } from './parse.js';
+import { SqliteMemories } from './memories.js';
 
 export interface SqliteOpenOptions extends OpenOptions {
   /**
@@ -48,6 +49,7 @@ export class SqliteStore {
   readonly documents: SqliteDocuments;
   readonly chunks: SqliteChunks;
   readonly parse: SqliteParseWork;
+  readonly memories: SqliteMemories;
   protected readonly conn: SqliteConn;
 
   /** Opens (creating and migrating when needed) the database at `path`; throws what SQLite throws. */
@@ -69,6 +71,7 @@ export class SqliteStore {
     this.documents = new SqliteDocuments(this.conn);
     this.chunks = new SqliteChunks(this.conn);
     this.parse = new SqliteParseWork(this.conn, this.chunks);
+    this.memories = new SqliteMemories(this.conn);
   }
 
   get isOpen(): boolean {
