@@ -5,6 +5,8 @@ export { putBlob, getBlob, pruneBlobs } from './blobs.js';
 export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, removeDocumentChunks, retitleDocumentChunks, chunkRowidsOfDocuments } from './chunks.js';
 export { vecTable, toBlob, fromBlob } from './vectors.js';
 export { SqliteStore, SqliteConn } from './sqlite/store.js';
+export { openStore } from './open.js';
+export type { StoreOpenOptions } from './open.js';
 export type { SqliteOpenOptions } from './sqlite/store.js';
 export { sqliteSearch, SqliteSearch } from './sqlite/search.js';
 export { messageCost, allocatorHooks, SqliteMemories } from './sqlite/memories.js';

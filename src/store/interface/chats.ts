@@ -87,10 +87,10 @@ export interface ChatStore {
   /** Inserts the chat unless a live chat of its tenant has its name; check and insert are one transaction. */
   create(row: ChatRow): Promise<boolean>;
   /**
-   * Updates a chat; with a new name, unless another live chat of the tenant has it (false, nothing
-   * written): check and update are one transaction.
+   * Updates a chat; with `checkName`, unless another live chat of the tenant has its new name
+   * (false, nothing written): check and update are one transaction.
    */
-  update(id: string, tenantId: string, changes: ChatChanges): Promise<boolean>;
+  update(id: string, tenantId: string, changes: ChatChanges, checkName: boolean): Promise<boolean>;
   list(q: ChatListQuery): Promise<{ total: number; rows: ChatRow[] }>;
   /** Ids of the tenant's live chats. */
   liveIds(tenantId: string): Promise<string[]>;
@@ -99,10 +99,10 @@ export interface ChatStore {
 
   getSession(id: string): Promise<SessionRow | undefined>;
   /**
-   * A new session with its first messages, one transaction. `point` names the crash-test point
-   * between the two (src/util/fault.ts), when the caller has one.
+   * A new session with its first messages, one transaction. `points` name the crash-test points
+   * (src/util/fault.ts) between the two and after the commit, when the caller has them.
    */
-  createSession(row: SessionRow, messages: readonly StoredMessage[], point?: string): Promise<void>;
+  createSession(row: SessionRow, messages: readonly StoredMessage[], points?: { inserted?: string; committed?: string }): Promise<void>;
   listSessions(q: SessionListQuery): Promise<SessionRow[]>;
   sessionIds(chatId: string): Promise<string[]>;
   renameSession(id: string, name: string, time: number): Promise<void>;

@@ -210,6 +210,10 @@ export class SqliteSearch implements SearchReader {
   async loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts: { shadow?: boolean } = {}): Promise<{ seq: number; maxRow: number }> {
     const src = SOURCES[feed];
     const vecTable = 'vecIndex' in src.vectors ? this.vecTable(dim) : undefined;
+    if ('vecIndex' in src.vectors && !vecTable) {
+      sink.size(0);
+      return this.feeds[feed].head(); // no vector of this dimension yet
+    }
     const sql = vectorSql(src, vecTable);
     const db = this.db;
     // One read transaction: a consistent snapshot.
@@ -244,6 +248,7 @@ export class SqliteSearch implements SearchReader {
   async vectorRows(feed: FeedName, dim: number, ids: Iterable<number>): Promise<Array<[number, VectorRow | undefined]>> {
     const src = SOURCES[feed];
     const vecTable = 'vecIndex' in src.vectors ? this.vecTable(dim) : undefined;
+    if ('vecIndex' in src.vectors && !vecTable) return [...ids].map((id): [number, VectorRow | undefined] => [id, undefined]);
     const sql = vectorSql(src, vecTable);
     const row = cachedStatement(this.db, sql.row).raw();
     const vec = sql.vec ? cachedStatement(this.db, sql.vec).pluck() : null;

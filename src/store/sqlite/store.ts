@@ -13,6 +13,9 @@ import { SqliteDocuments } from './documents.js';
 import { SqliteChunks } from './chunk-store.js';
 import { SqliteParseWork } from './parse.js';
 import { SqliteMemories } from './memories.js';
+import { SqliteChats } from './chats.js';
+import { SqliteAgents } from './agents.js';
+import type { Store } from '../interface/index.js';
 
 export interface SqliteOpenOptions extends OpenOptions {
   /**
@@ -37,7 +40,7 @@ export class SqliteConn {
   }
 }
 
-export class SqliteStore {
+export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   readonly db: Db;
   readonly name: string;
@@ -50,6 +53,8 @@ export class SqliteStore {
   readonly chunks: SqliteChunks;
   readonly parse: SqliteParseWork;
   readonly memories: SqliteMemories;
+  readonly chats: SqliteChats;
+  readonly agents: SqliteAgents;
   protected readonly conn: SqliteConn;
 
   /** Opens (creating and migrating when needed) the database at `path`; throws what SQLite throws. */
@@ -72,6 +77,8 @@ export class SqliteStore {
     this.chunks = new SqliteChunks(this.conn);
     this.parse = new SqliteParseWork(this.conn, this.chunks);
     this.memories = new SqliteMemories(this.conn);
+    this.chats = new SqliteChats(this.conn);
+    this.agents = new SqliteAgents(this.conn);
   }
 
   get isOpen(): boolean {

@@ -1,0 +1,102 @@
+import { describe, expect, test } from 'vitest';
+import { newId } from '../../../src/util/index.js';
+import type { StoreFactory } from './factory.js';
+import { freshStore, inChild } from './harness.js';
+import { chunkOf, DIM, seedDataset, seedDocuments, seedTenant, vec } from './seed.js';
+
+export function chunksContract(f: StoreFactory): void {
+  describe('ChunkStore', () => {
+    const { s } = freshStore(f);
+
+    test('the embedding cache: misses absent, puts replace, one model\'s vectors apart from another\'s', async () => {
+      expect(await s().chunks.cachedVectors('m', ['a', 'b'])).toEqual(new Map());
+      await s().chunks.cacheVectors([['m', 'a', vec(4, 1)], ['m', 'b', vec(4, 2)], ['n', 'a', vec(4, 3)]], 10);
+      await s().chunks.cacheVectors([['m', 'b', vec(4, 4)]], 11);
+      const got = await s().chunks.cachedVectors('m', ['a', 'b', 'c', 'a']);
+      expect([...got.keys()]).toEqual(['a', 'b']);
+      expect([...got.get('a')!]).toEqual([...vec(4, 1)]);
+      expect([...got.get('b')!]).toEqual([...vec(4, 4)]);
+      expect([...(await s().chunks.cachedVectors('n', ['a'])).get('a')!]).toEqual([...vec(4, 3)]);
+    });
+
+    test('add: after the last chunk, counted, the same id replaced; a document gone (or of another dataset) gets nothing', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const other = await seedDataset(s(), who, 'other');
+      const [d] = await seedDocuments(s(), who, ds, ['d.txt']);
+      const a = (await s().chunks.add(ds.id, chunkOf(d!, 'one two three', 1)))!;
+      const b = (await s().chunks.add(ds.id, chunkOf(d!, 'four five', 2, { important_keywords: ['kw'], questions: ['why?'], positions: [[1, 2, 3, 4, 5]] })))!;
+      expect(a).toMatchObject({ document_id: d!.id, dataset_id: ds.id, content: 'one two three', chunk_order: 0, available: 1, vec_dim: DIM, token_num: 3 });
+      expect(b).toMatchObject({ chunk_order: 1, important_keywords: '["kw"]', questions: '["why?"]', positions: '[[1,2,3,4,5]]' });
+      expect(await s().documents.get(ds.id, d!.id)).toMatchObject({ chunk_num: 2, token_num: 5 });
+      expect(await s().datasets.get(ds.id)).toMatchObject({ chunk_num: 2, token_num: 5 });
+      const again = (await s().chunks.add(ds.id, { ...chunkOf(d!, 'one two three again', 3), id: a.id }))!;
+      expect(again.rowid).not.toBe(a.rowid);
+      expect(await s().chunks.get(d!.id, a.id)).toMatchObject({ content: 'one two three again' });
+      expect((await s().documents.get(ds.id, d!.id))!.chunk_num).toBe(2);
+      expect(await s().chunks.add(other.id, chunkOf(d!, 'wrong dataset', 4))).toBeUndefined();
+      expect(await s().chunks.add(ds.id, chunkOf({ ...d!, id: newId() }, 'no such document', 5))).toBeUndefined();
+      expect((await s().documents.get(ds.id, d!.id))!.chunk_num).toBe(2);
+    });
+
+    test('list by position (no positions last), search by terms, get', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const [d, e] = await seedDocuments(s(), who, ds, ['d.txt', 'e.txt']);
+      await s().chunks.add(ds.id, chunkOf(d!, 'no position alpha', 1));
+      await s().chunks.add(ds.id, chunkOf(d!, 'page two beta', 2, { positions: [[2, 0, 0, 10, 20]], page_num: 2, top: 10 }));
+      await s().chunks.add(ds.id, chunkOf(d!, 'page one gamma alpha', 3, { positions: [[1, 0, 0, 50, 60]], page_num: 1, top: 50 }));
+      await s().chunks.add(ds.id, chunkOf(e!, 'alpha elsewhere', 4));
+      const all = await s().chunks.list(d!.id, -1, 0);
+      expect(all.total).toBe(3);
+      expect(all.rows.map((r) => r.content)).toEqual(['page one gamma alpha', 'page two beta', 'no position alpha']);
+      expect((await s().chunks.list(d!.id, 1, 1)).rows.map((r) => r.content)).toEqual(['page two beta']);
+      const found = await s().chunks.search(d!.id, ['alpha'], -1, 0);
+      expect(found.total).toBe(2);
+      expect(found.rows.map((r) => r.content).sort()).toEqual(['no position alpha', 'page one gamma alpha']);
+      expect((await s().chunks.search(d!.id, ['zzz'], -1, 0)).total).toBe(0);
+      expect(await s().chunks.get(e!.id, all.rows[0]!.id)).toBeUndefined();
+    });
+
+    test('rewrite keeps the rowid (the id may change) and recounts; a chunk gone or moved to another rowid is refused', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const [d] = await seedDocuments(s(), who, ds, ['d.txt']);
+      const a = (await s().chunks.add(ds.id, chunkOf(d!, 'before rewrite', 1)))!;
+      const c = { id: a.id, dataset_id: ds.id, content: 'after the rewrite here', title: d!.name, important_keywords: ['k'], questions: [], tag_kwd: ['t'],
+        positions: [[3, 0, 0, 5, 6]], page_num: 3, top: 5, available: false, token_num: 4, vector: vec(DIM, 9) };
+      expect(await s().chunks.rewrite({ rowid: a.rowid, id: a.id, document_id: d!.id, dataset_id: ds.id }, c)).toBe(true);
+      expect(await s().chunks.get(d!.id, a.id)).toMatchObject({ rowid: a.rowid, content: 'after the rewrite here', tag_kwd: '["t"]', available: 0, page_num: 3, top: 5, token_num: 4 });
+      expect((await s().documents.get(ds.id, d!.id))!.token_num).toBe(4);
+      expect(await s().chunks.rewrite({ rowid: a.rowid + 1000, id: a.id, document_id: d!.id, dataset_id: ds.id }, c)).toBe(false);
+      expect(await s().chunks.rewrite({ rowid: a.rowid, id: 'gone', document_id: d!.id, dataset_id: ds.id }, c)).toBe(false);
+    });
+
+    test('rowidsOf and remove: rows and their index entries go, counts follow', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const [d] = await seedDocuments(s(), who, ds, ['d.txt']);
+      const rows = [];
+      for (let i = 0; i < 4; i++) rows.push((await s().chunks.add(ds.id, chunkOf(d!, `chunk number ${i}`, i)))!);
+      expect(await s().chunks.rowidsOf(d!.id, [rows[2]!.id, 'nope', rows[0]!.id])).toEqual([rows[2]!.rowid, rows[0]!.rowid]);
+      expect((await s().chunks.rowidsOf(d!.id, 'all')).sort((a, b) => a - b)).toEqual(rows.map((r) => r.rowid).sort((a, b) => a - b));
+      await s().chunks.remove(d!, [rows[0]!.rowid, rows[2]!.rowid]);
+      expect((await s().chunks.list(d!.id, -1, 0)).rows.map((r) => r.id)).toEqual([rows[1]!.id, rows[3]!.id]);
+      expect(await s().documents.get(ds.id, d!.id)).toMatchObject({ chunk_num: 2, token_num: 6 });
+      expect((await s().search.termRows([rows[0]!.rowid, rows[1]!.rowid])).has(rows[0]!.rowid)).toBe(false);
+      expect((await s().search.vectorRows('chunks', DIM, [rows[0]!.rowid]))[0]![1]).toBeUndefined();
+    });
+
+    test('two processes adding to one document at once: every chunk stored, the counts exact', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const [d] = await seedDocuments(s(), who, ds, ['d.txt']);
+      const at = Date.now() + 1500;
+      const added = await Promise.all([0, 1].map((k) => inChild<number>(s().locator, 'chunks.add', { doc: d, n: 25, tag: `p${k}`, seed: k * 100, at })));
+      expect(added).toEqual([25, 25]);
+      expect(await s().documents.get(ds.id, d!.id)).toMatchObject({ chunk_num: 50, token_num: 150 });
+      const orders = (await s().chunks.list(d!.id, -1, 0)).rows.map((r) => r.chunk_order).sort((a, b) => a - b);
+      expect(orders).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    }, 60_000);
+  });
+}
