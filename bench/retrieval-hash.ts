@@ -13,7 +13,7 @@
  * or RAGLOOM_BENCH_CACHE: point two checkouts at one folder so both read the same files) and
  * only read afterwards.
  *
- *   RAGLOOM_BENCH_CACHE=/tmp/rh npx tsx bench/response-hash.ts [--size 100000] [--only npl|synthetic]
+ *   RAGLOOM_BENCH_CACHE=/tmp/rh npx tsx bench/retrieval-hash.ts [--size 100000] [--only npl|synthetic]
  *
  * Prints JSON ({set: {responses, sha256}}) and a table.
  */
