@@ -17,7 +17,7 @@ import {
 import { ApiError, RetCode } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { chatModelExists } from './models.js';
-import { defaultChatModel } from './chats.js';
+import { defaultModelOf } from './chats.js';
 import { retrieve } from './retrieval.js';
 import * as memories from './memories.js';
 import type { ExtractionQueue } from '../memory/index.js';
@@ -32,13 +32,14 @@ type P = Record<string, unknown>;
 export type AgentEventOut = CanvasEvent & { session_id: string };
 
 /** What the agent runtime may use, for this caller. */
-export function runtimeDeps(e: Engine, ctx: Ctx, memoryTasks?: ExtractionQueue): RuntimeDeps {
+export async function runtimeDeps(e: Engine, ctx: Ctx, memoryTasks?: ExtractionQueue): Promise<RuntimeDeps> {
   const o = e.agentOptions;
-  const embdId = e.tenant(ctx.tenantId).embd_id;
+  const tenant = await e.tenantRow(ctx.tenantId);
+  const embdId = tenant.embd_id;
   return {
     tenantId: ctx.tenantId,
     chatModel(llmId) {
-      const id = llmId || defaultChatModel(e, ctx);
+      const id = llmId || defaultModelOf(tenant);
       const m = chatModelExists(e, id) ? chatModel(e, id, embdId) : undefined;
       if (!m) throw new Error(`\`llm_id\` ${id} doesn't exist`);
       return m;
@@ -173,7 +174,7 @@ export async function agentCompletion(e: Engine, ctx: Ctx, memoryTasks: Extracti
 
   let canvas: Canvas;
   try {
-    canvas = new Canvas(dsl, runtimeDeps(e, ctx, memoryTasks));
+    canvas = new Canvas(dsl, await runtimeDeps(e, ctx, memoryTasks));
   } catch (err) {
     throw new ApiError(RetCode.DATA_ERROR, `This agent cannot run: ${(err as Error).message}`);
   }

@@ -1,4 +1,4 @@
-import { SqliteStore, type Db } from '../store/index.js';
+import { SqliteStore, type Db, type TenantRow } from '../store/index.js';
 import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
 import { chatModelExists } from './chat-models.js';
 import { AskError } from './ask.js';
@@ -87,6 +87,11 @@ export class Engine {
    */
   tx<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();
+  }
+
+  /** The tenant's stored defaults (its embedding and chat models). */
+  async tenantRow(id: string): Promise<TenantRow> {
+    return (await this.store.accounts.tenant(id))!;
   }
 
   tenant(id: string): { id: string; embd_id: string; llm_id: string } {

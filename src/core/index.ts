@@ -7,7 +7,7 @@ export type { DocumentRow, RunName } from './documents.js';
 export { chunkToWire } from './chunks.js';
 export { embedCached, chunkVectors } from './embedding.js';
 export { ParseQueue } from './parse-queue.js';
-export { chatToWire, ownedChat, chatNameTaken, sessionToWire, getSession, sessionMessages, sessionReferences, appendMessages, chatPromptConfig, chatDatasetIds, DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS } from './chats.js';
+export { chatToWire, chatsToWire, ownedChat, chatNameTaken, sessionToWire, sessionsToWire, getSession, sessionMessages, chatPromptConfig, chatDatasetIds, DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS } from './chats.js';
 export type { ChatRow, SessionRow, SessionMessage, PromptConfig } from './chats.js';
 export { chatModel, chatModelExists, chatModelConfig, BUILTIN_CHAT_MODELS, DEFAULT_CHAT_MODEL } from './chat-models.js';
 export { ask, AskError, formatPrompt, knowledgeBlock, fitMessages, referenceChunk, keywordExtraction, crossLanguages, conversationTurns } from './ask.js';
