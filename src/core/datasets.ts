@@ -1,28 +1,7 @@
 import type { Engine, Ctx } from './engine.js';
-import { cachedStatement } from '../store/index.js';
+import { cachedStatement, type DatasetRow } from '../store/index.js';
 
-export interface DatasetRow {
-  id: string;
-  tenant_id: string;
-  name: string;
-  avatar: string | null;
-  description: string | null;
-  language: string;
-  embd_id: string;
-  permission: string;
-  created_by: string;
-  parser_id: string;
-  parser_config: string;
-  pagerank: number;
-  similarity_threshold: number;
-  vector_similarity_weight: number;
-  status: string;
-  doc_num: number;
-  chunk_num: number;
-  token_num: number;
-  create_time: number;
-  update_time: number;
-}
+export type { DatasetRow };
 
 const isoLocal = (ms: number): string => {
   const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);

@@ -39,3 +39,13 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   return false;
 }
+
+/** `s` parsed as JSON, or `dflt` when it is null, absent or not JSON. */
+export function parseJson<T>(s: string | null | undefined, dflt: T): T {
+  if (s === null || s === undefined) return dflt;
+  try {
+    return JSON.parse(s) as T;
+  } catch {
+    return dflt;
+  }
+}

@@ -10,6 +10,7 @@
  * it applied. A store reached by several processes must make that commit-order safe: an entry
  * must never become visible below a position a follower has already passed.
  */
+import type { ChunkRow } from './chunks.js';
 
 /** The tables an index follows: chunks (vectors and full text) and memory messages (vectors). */
 export type FeedName = 'chunks' | 'memory';
@@ -87,25 +88,9 @@ export interface TextTokenizer {
   ln(x: number): number | null;
 }
 
-/** A chunk of a ranked page, with its document's name. */
-export interface PageChunk {
-  rowid: number;
-  id: string;
-  document_id: string;
-  dataset_id: string;
-  content: string;
-  important_keywords: string;
-  questions: string;
-  tag_kwd: string;
-  positions: string;
-  available: number;
-  image_id: string;
-  doc_type: string;
-  create_time: string;
-  create_timestamp: number;
-  index_text: string | null;
-  doc_name: string;
-}
+/** A chunk of a ranked page, with its index text and its document's name. */
+export type PageChunk = Pick<ChunkRow, 'rowid' | 'id' | 'document_id' | 'dataset_id' | 'content' | 'important_keywords' | 'questions' | 'tag_kwd' |
+  'positions' | 'available' | 'image_id' | 'doc_type' | 'create_time' | 'create_timestamp'> & { index_text: string | null; doc_name: string };
 
 /** The full-text tables (title, content, keywords, questions). */
 export type FtsTable = 'chunk_fts' | 'memory_fts';

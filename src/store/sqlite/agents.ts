@@ -5,20 +5,13 @@ import type {
   AgentChanges, AgentListQuery, AgentRow, AgentSessionListQuery, AgentSessionRow, AgentStore, AgentTurnMessage, AgentVersionRow, NewAgentSession,
   VersionSave,
 } from '../interface/index.js';
-import { faultPoint, jsonEqual } from '../../util/index.js';
+import { faultPoint, jsonEqual, parseJson } from '../../util/index.js';
 import { setList } from './sql.js';
 import type { SqliteConn } from './store.js';
 
 type P = Record<string, unknown>;
 
-const parse = <T>(s: string | null | undefined, dflt: T): T => {
-  if (s === null || s === undefined) return dflt;
-  try {
-    return JSON.parse(s) as T;
-  } catch {
-    return dflt;
-  }
-};
+const parse = parseJson;
 
 export class SqliteAgents implements AgentStore {
   constructor(private readonly c: SqliteConn) {}

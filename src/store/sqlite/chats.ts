@@ -1,17 +1,11 @@
 /** Chats, their sessions and messages on SQLite (interface/chats.ts). */
 import { cachedStatement } from '../db.js';
 import type { ChatChanges, ChatListQuery, ChatRow, ChatStore, SessionListQuery, SessionRow, StoredMessage, Transcript } from '../interface/index.js';
-import { faultPoint } from '../../util/index.js';
+import { faultPoint, parseJson } from '../../util/index.js';
 import { setList } from './sql.js';
 import type { SqliteConn } from './store.js';
 
-const parse = <T>(s: string, dflt: T): T => {
-  try {
-    return JSON.parse(s) as T;
-  } catch {
-    return dflt;
-  }
-};
+const parse = parseJson;
 
 export class SqliteChats implements ChatStore {
   constructor(private readonly c: SqliteConn) {}
