@@ -171,24 +171,26 @@ export class ParseQueue {
   }
 
   /**
-   * The next job: one document, or several small ones. Documents nobody wants parsed any more
-   * (cancelled or deleted meanwhile) are released on the way. The candidates' rows are read in one
-   * batch first (as many as a batch can take); one call at a time.
+   * The next job: one document, or several small ones, active (cancellable) from the moment they
+   * leave the FIFO. Documents nobody wants parsed any more (cancelled or deleted meanwhile) are
+   * released on the way. The candidates' rows are read in one batch first (as many as a batch can
+   * take); one call at a time.
    */
-  private take(): Promise<Job[]> {
+  private take(): Promise<{ jobs: Job[]; abort: AbortController }> {
     const run = this.taking.then(() => this.takeNext());
     this.taking = run.catch(() => undefined);
     return run;
   }
 
-  private async takeNext(): Promise<Job[]> {
+  private async takeNext(): Promise<{ jobs: Job[]; abort: AbortController }> {
+    const abort = new AbortController();
     const store = this.e.store.parse;
     const wanted: string[] = [];
     for (let i = this.head; i < this.pending.length && wanted.length < PACE.batchDocs; i++) {
       const id = this.pending[i]!;
       if (this.queued.has(id)) wanted.push(id);
     }
-    if (!wanted.length) return [];
+    if (!wanted.length) return { jobs: [], abort };
     const read = new Set(wanted);
     const docs = await store.documents(wanted);
     const sets = await store.datasets([...docs.values()].map((d) => d.dataset_id));
@@ -235,8 +237,9 @@ export class ParseQueue {
       this.pending = this.pending.slice(this.head);
       this.head = 0;
     }
+    for (const job of jobs) this.active.set(job.doc.id, { job, abort, single: jobs.length === 1 });
     if (gone.length) await this.release(gone);
-    return jobs;
+    return { jobs, abort };
   }
 
   /** Drops this process's claims of documents it will not parse (best effort: a later open tidies up). */
@@ -289,10 +292,8 @@ export class ParseQueue {
 
   /** Takes the next job and posts its parse to `worker` at once. */
   private async start(worker: IngestWorker): Promise<Lane | null> {
-    const jobs = await this.take();
+    const { jobs, abort } = await this.take();
     if (!jobs.length) return null;
-    const abort = new AbortController();
-    for (const job of jobs) this.active.set(job.doc.id, { job, abort, single: jobs.length === 1 });
     const lane: Lane = { jobs, signal: abort.signal, parsed: Promise.resolve() };
     lane.parsed = this.parse(lane, worker).catch((err: unknown) => this.failed(lane, err));
     return lane;
@@ -469,16 +470,16 @@ export class ParseQueue {
     const mine = jobs.filter((j) => !j.again);
     const now = Date.now();
     const time = formatDateTime(now);
-    const rows = mine.map((j): ParseOutcomeRow => {
-      const s = (performance.now() - j.t0) / 1000;
-      return {
-        id: j.doc.id, dataset_id: j.doc.dataset_id, log: j.log, seconds: s, began: j.began,
-        chunks: j.vectors && !j.error ? chunkRows(j, now, time) : undefined,
-        doneLines: [`${clock()} Indexing done (${s.toFixed(2)}s).`, `${clock()} Task done (${s.toFixed(2)}s)`],
-        failLine: `${clock()} [ERROR] ${j.error ?? 'Cancelled'}`,
-      };
-    });
     try {
+      const rows = mine.map((j): ParseOutcomeRow => {
+        const s = (performance.now() - j.t0) / 1000;
+        return {
+          id: j.doc.id, dataset_id: j.doc.dataset_id, log: j.log, seconds: s, began: j.began,
+          chunks: j.vectors && !j.error ? chunkRows(j, now, time) : undefined,
+          doneLines: [`${clock()} Indexing done (${s.toFixed(2)}s).`, `${clock()} Task done (${s.toFixed(2)}s)`],
+          failLine: `${clock()} [ERROR] ${j.error ?? 'Cancelled'}`,
+        };
+      });
       await e.store.parse.finish(puts, rows, process.pid, now);
     } catch (err) {
       await this.writeFailed(mine, err);
