@@ -5,7 +5,7 @@ import { pyStr } from './pyfmt.js';
 import { sqlCount, toNumber } from './validate.js';
 import { upsertChunk, removeChunkRows, rewriteChunk, type ChunkRow } from '../store/index.js';
 import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
-import { countTokens, analyze } from '../text/index.js';
+import { countTokens, analyze, chunkLanguage, languageSetting, questionLanguage } from '../text/index.js';
 import { highlight } from '../search/index.js';
 
 function guard(e: Engine, ctx: Ctx, datasetId: string, documentId: string): { kb: NonNullable<ReturnType<typeof ownedDataset>>; doc: DocumentRow } {
@@ -61,6 +61,7 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
       id, document_id: doc.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw, questions, tag_kwd: tags,
       positions: [], available: true, chunk_order: order, token_num: countTokens(content),
       create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vector!,
+      lang: chunkLanguage(languageNow(e, kb.id), content, kw, questions),
     });
     recount(e, doc);
     faultPoint('chunks.add:counted');
@@ -74,6 +75,13 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
     available: w.available, positions: w.positions, docnm_kwd: doc.name, document_keyword: doc.name,
   };
 }
+
+/**
+ * The dataset's analysis as it is now, read in the writing transaction: its language may have
+ * changed while the chunk was embedded, and the background re-index may have passed already.
+ */
+const languageNow = (e: Engine, datasetId: string) =>
+  languageSetting(e.db.prepare('SELECT language FROM dataset WHERE id = ?').pluck().get(datasetId) as string | null);
 
 /** The sort keys of a chunk's positions `[[page, x0, x1, top, bottom], …]`: its first one's page and top. */
 function positionKeys(positions: unknown[]): { page_num: number; top: number } {
@@ -102,7 +110,7 @@ export function listChunks(e: Engine, ctx: Ctx, datasetId: string, documentId: s
   const offset = pageSize === 0 ? 0 : sqlCount((page - 1) * pageSize);
   const keywords = typeof q.keywords === 'string' ? q.keywords.trim() : '';
   if (keywords) {
-    const terms = [...new Set(analyze(keywords))];
+    const terms = [...new Set(analyze(keywords, questionLanguage([languageSetting(kb.language)], keywords)))];
     if (terms.length === 0) return { total: 0, chunks: [], doc: docWire };
     const match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
     const base = `FROM chunk_fts f JOIN chunk c ON c.rowid = f.rowid WHERE chunk_fts MATCH @match AND c.document_id = @doc`;
@@ -163,6 +171,7 @@ export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, docume
     rewriteChunk(e.db, row.rowid, {
       id: row.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw as string[], questions, tag_kwd: tags as string[],
       positions: positions as number[][], available, token_num: countTokens(content), vector: vector!, ...positionKeys(positions),
+      lang: chunkLanguage(languageNow(e, kb.id), content, kw as string[], questions),
     });
     recount(e, doc);
     faultPoint('chunks.update:counted');

@@ -1,5 +1,5 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { datasetToWire, getDataset, nameTaken, ownedDataset, VISIBLE_SQL, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
+import { datasetToWire, getDataset, nameTaken, ownedDataset, VISIBLE_SQL, DEFAULT_CHAT_MODEL, fullTextReindex, type DatasetRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { Issues, checkExtra, checkInt, checkStr, literalMessage, checkBool, sqlCount } from './validate.js';
 import { DATASET_CHUNK_METHODS, parserConfigForCreate, storedParserConfig, validateParserConfig, methodDefaultConfig, flattenParentChild } from './parser-config.js';
@@ -250,6 +250,8 @@ export function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req: Recor
     const cols = Object.keys(sets);
     e.db.prepare(`UPDATE dataset SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...sets, id });
   });
+  // Its chunks' full-text rows follow a new language in the background (core/reindex.ts).
+  if ('language' in sets) fullTextReindex(e).kick();
   return datasetToWire(getDataset(e, id)!);
 }
 

@@ -15,7 +15,7 @@ import * as memories from './memories.js';
 import * as identity from './identity.js';
 import * as agents from './agents.js';
 import { ExtractionQueue } from '../memory/index.js';
-import { chatModel } from '../core/index.js';
+import { chatModel, fullTextReindex } from '../core/index.js';
 
 type P = Record<string, unknown>;
 /** A path param (always a string over HTTP); another value from an in-process caller reads as Python's `str()` of it. */
@@ -125,8 +125,12 @@ export class Api {
         isClosed: () => engine.isClosed,
       });
       engine.onClose(() => this.memoryTasks.close());
-      // Extraction left pending by an earlier process goes on now (not through a read-only open).
-      if (!engine.readonly) this.memoryTasks.kick();
+      // Extraction left pending by an earlier process goes on now (not through a read-only open),
+      // and so does a full-text re-index (a language changed, or rows of an older analyzer).
+      if (!engine.readonly) {
+        this.memoryTasks.kick();
+        fullTextReindex(engine).kick();
+      }
     } catch (e) {
       // Damage found past the first pages: no half-open engine is left holding the file.
       void engine.close().catch(() => undefined);

@@ -15,3 +15,4 @@ export type { AskRequest, AskEvent, AskTimings, Reference } from './ask.js';
 export { verifyCitations, CitationFilter } from './citations.js';
 export type { CitationResult } from './citations.js';
 export * from './agents.js';
+export { fullTextReindex, FullTextReindex } from './reindex.js';

@@ -9,6 +9,7 @@ import { IngestWorker, IngestError, type IngestLimits, type ParseOutcome, INGEST
 import { DEFAULTS as PARSER_DEFAULTS } from '../ingest/parsers/index.js';
 import { parseModelId, BUILTIN_FACTORY } from '../embed/index.js';
 import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
+import { languageSetting } from '../text/index.js';
 
 const clock = () => new Date().toTimeString().slice(0, 8);
 
@@ -34,7 +35,7 @@ export interface ParseStats { parseMs: number; embedMs: number; writeMs: number;
 
 interface Job {
   doc: DocumentRow;
-  kb: { parser_config: string; embd_id: string };
+  kb: { parser_config: string; embd_id: string; language: string | null };
   log: string[];
   began: number;
   t0: number;
@@ -358,7 +359,7 @@ export class ParseQueue {
     });
     lane.note = note;
     const data = await Promise.all(todo.map(async (j) => (await (await e.store.documents.file(j.doc.blob_sha256))?.bytes()) ?? new Uint8Array()));
-    const out = await worker.parseMany(todo.map((j, i) => ({ data: data[i]!, filename: j.doc.name, method: j.doc.parser_id, parserConfig: j.cfg })),
+    const out = await worker.parseMany(todo.map((j, i) => ({ data: data[i]!, filename: j.doc.name, method: j.doc.parser_id, parserConfig: j.cfg, lang: languageSetting(j.kb.language) })),
       { signal, onProgress: note });
     out.forEach((r, i) => {
       const j = todo[i]!;
@@ -475,7 +476,7 @@ export class ParseQueue {
         const s = (performance.now() - j.t0) / 1000;
         return {
           id: j.doc.id, dataset_id: j.doc.dataset_id, log: j.log, seconds: s, began: j.began,
-          chunks: j.vectors && !j.error ? chunkRows(j, now, time) : undefined,
+          chunks: j.vectors && !j.error ? chunkRows(j, now, time) : undefined, language: j.kb.language,
           doneLines: [`${clock()} Indexing done (${s.toFixed(2)}s).`, `${clock()} Task done (${s.toFixed(2)}s)`],
           failLine: `${clock()} [ERROR] ${j.error ?? 'Cancelled'}`,
         };
@@ -537,7 +538,8 @@ function chunkRows(j: Job, now: number, time: string): NewChunk[] {
     title: doc.name, important_keywords: c.important_keywords ?? [], questions: c.questions ?? [], tag_kwd: c.tag_kwd ?? [],
     positions: c.positions ?? [], available: doc.status === '1', doc_type: c.doc_type ?? '', chunk_order: i,
     page_num: c.page_num, top: c.top, token_num: parsed!.tokens[i]!, create_time: time, create_timestamp: now / 1000, vector: vectors![i]!,
-    terms: parsed!.terms[i], // analysed in the worker, with doc.name as title
+    // Analysed in the worker in the dataset's language (ParseOutcomeRow.language), with doc.name as title.
+    lang: parsed!.langs[i]!, terms: parsed!.terms[i],
   }));
 }
 

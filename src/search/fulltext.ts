@@ -14,8 +14,8 @@
  * and depends on the query and the collection only, never on which other chunks were found.
  * idf is FTS5's own: ln((N − n + 0.5)/(n + 0.5)), at least 1e-6, over the whole table.
  */
-import type { FtsTable, FullTextEngine, SearchReader } from '../store/index.js';
-import { analyze, ftsTerms } from '../text/index.js';
+import { storedAnalysis, type FtsTable, type FullTextEngine, type SearchReader } from '../store/index.js';
+import { analyze, ftsTerms, type Analysis } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { TopK } from './vector-index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
@@ -119,9 +119,9 @@ function termDf(reader: SearchReader, st: Stats, term: string, cap?: number): nu
  * The analysed question with its terms' statistics over `opts.table` (default `chunk_fts`); every
  * function below that takes the query reads that table.
  */
-export function textQuery(reader: SearchReader, question: string, opts: { table?: FtsTable; index?: TermIndex } = {}): TextQuery {
+export function textQuery(reader: SearchReader, question: string, opts: { table?: FtsTable; index?: TermIndex; lang?: Analysis } = {}): TextQuery {
   const table = checkTable(opts.table);
-  const terms = [...new Set(analyze(question))];
+  const terms = [...new Set(analyze(question, opts.lang))];
   const idf = new Map<string, number>();
   if (!terms.length) return { table, terms, match: '', upper: 0, dfSum: 0, idf, avgdl: 1 };
   const st = ftsStats(reader, table);
@@ -196,8 +196,8 @@ export function scoreRows(q: TextQuery, rows: Iterable<[number, string[][]]>): M
 export function rowTerms(reader: SearchReader, rowids: number[], table: FtsTable = 'chunk_fts'): Map<number, string[][]> {
   const out = new Map<number, string[][]>();
   const split = (s: string): string[] => (s ? s.split(' ') : []);
-  for (const [rid, content, indexText, kw, qs, title] of fts(reader).texts(checkTable(table), rowids)) {
-    out.set(rid, ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs)).map(split));
+  for (const [rid, content, indexText, kw, qs, title, lang] of fts(reader).texts(checkTable(table), rowids)) {
+    out.set(rid, ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang)).map(split));
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import { analyze } from '../text/index.js';
+import { analyze, type Analysis } from '../text/index.js';
 
 const CLOSERS = `)\\]}"'”’»」』）`;
 const SENTENCE_END = new RegExp(`(?<=[.!?;][${CLOSERS}]*)\\s+|(?<=[。！？；\\n][${CLOSERS}]*)(?![${CLOSERS}])\\s*`, 'u');
@@ -7,8 +7,8 @@ const SENTENCE_END = new RegExp(`(?<=[.!?;][${CLOSERS}]*)\\s+|(?<=[。！？；\
  * RAGFlow-style highlight: the sentences of `content` that hold a query term, with each matching
  * word wrapped in <em>, joined by "..."; undefined when nothing matches.
  */
-export function highlight(content: string, question: string): string | undefined {
-  const terms = new Set(analyze(question));
+export function highlight(content: string, question: string, lang: Analysis = 'en'): string | undefined {
+  const terms = new Set(analyze(question, lang));
   if (terms.size === 0) return undefined;
   // A sentence keeps the quotes and brackets that close it; Latin stops end one only before a
   // space, so "3.14" and "e.g.," stay whole.
@@ -18,7 +18,7 @@ export function highlight(content: string, question: string): string | undefined
     let found = false;
     // Apostrophes only inside a word (don't, engine’s): a trailing one is a closing quote.
     const marked = s.replace(/[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*/gu, (w) => {
-      const a = analyze(w);
+      const a = analyze(w, lang);
       if (a.length && a.every((t) => terms.has(t))) {
         found = true;
         return `<em>${w}</em>`;

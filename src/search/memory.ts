@@ -100,7 +100,7 @@ export async function searchMemoryMessages(reader: SearchReader, req: MemorySear
   if (ix && qv) for (const h of ix.search(qv, k, filter)) add(h.rowid);
   // Selective: a tag filter, or memories holding under half of the messages (memory_fts is shared by all memories).
   const selective = Object.keys(tags).length > 0 || !ix || ix.shareOf(memoryIds) < 0.5;
-  const text = textSide(reader, textQuery(reader, req.question, { table: 'memory_fts' }), k, accept, { selective });
+  const text = textSide(reader, textQuery(reader, req.question, { table: 'memory_fts', lang: 'v2' }), k, accept, { selective });
   for (const [id, ts] of text.top) add(id).tsim = ts;
   const vectorOnly = [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.id);
   for (const [id, ts] of text.scoresOf(vectorOnly)) cands.get(id)!.tsim = ts;

@@ -11,8 +11,8 @@
  * towards its mean by how much the text side agrees with it (RetrievalOptions.vectorAgreement).
  * See docs/retrieval.md for every step.
  */
-import type { PageChunk, SearchReader } from '../store/index.js';
-import { analyzeForIndex } from '../text/index.js';
+import { storedAnalysis, type PageChunk, type SearchReader } from '../store/index.js';
+import { analyzeForIndex, languageSetting, questionLanguage, type Lang } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, type DimIndex } from './vector-index.js';
 import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows } from './fulltext.js';
@@ -256,6 +256,8 @@ export interface RankedPage {
   page: PageRow[];
   /** most first (ties in order of first appearance) */
   doc_aggs: PageAgg[];
+  /** The language the question was analysed as (its highlight reads it alike). */
+  lang?: Lang;
 }
 
 /**
@@ -298,8 +300,11 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   // The in-memory copy of chunk_fts (term-index.ts) answers for FTS5 once it is built; until
   // then FTS5 answers (the same ranking) and each search builds a part of it (end of rank).
   const started = performance.now();
+  // The question is read in the datasets' language (its own when theirs differ or are unset).
+  const settings = (await reader.datasetLanguages(kbIds)).map(languageSetting);
+  const lang = questionLanguage(settings, question);
   const tix = await builtTermIndex(reader);
-  const tq = textQuery(reader, question, { index: tix });
+  const tq = textQuery(reader, question, { index: tix, lang });
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {
     let c = cands.get(rid);
@@ -469,6 +474,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
       return { rowid: c.rowid, sim: c.sim, vsim: c.vsim, tsim: c.tsim, ...(ltks ? { ltks: ltks.join(' ') } : {}) };
     }),
     doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count),
+    lang,
   };
 }
 
@@ -502,7 +508,7 @@ async function materialize(reader: SearchReader, ranked: RankedPage, question: s
   const chunks: Record<string, unknown>[] = [];
   for (const c of ranked.page) {
     const row = rows.get(c.rowid);
-    if (row) chunks.push(chunkOut(row, c, question, row.index_text === null ? c.ltks : undefined));
+    if (row) chunks.push(chunkOut(row, c, question, row.index_text === null ? c.ltks : undefined, ranked.lang));
   }
   return { total: ranked.total, chunks, doc_aggs };
 }
@@ -530,11 +536,11 @@ function rerankText(r: Row | undefined): string {
   return kw.length ? `${r.content}\n${kw.join(' ')}` : r.content;
 }
 
-function chunkOut(r: Row, c: PageRow, hlQuestion: string | undefined, contentLtks?: string): Record<string, unknown> {
+function chunkOut(r: Row, c: PageRow, hlQuestion: string | undefined, contentLtks?: string, lang?: Lang): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: r.id,
     content: r.content,
-    content_ltks: contentLtks ?? analyzeForIndex(r.content),
+    content_ltks: contentLtks ?? analyzeForIndex(r.content, storedAnalysis(r.lang)),
     document_id: r.document_id,
     document_keyword: r.doc_name,
     document_name: r.doc_name,
@@ -557,7 +563,7 @@ function chunkOut(r: Row, c: PageRow, hlQuestion: string | undefined, contentLtk
     create_time: r.create_time,
     create_timestamp: r.create_timestamp,
   };
-  if (hlQuestion !== undefined) out.highlight = highlightText(r.content, hlQuestion) ?? r.content;
+  if (hlQuestion !== undefined) out.highlight = highlightText(r.content, hlQuestion, lang) ?? r.content;
   return out;
 }
 

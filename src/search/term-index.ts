@@ -31,7 +31,7 @@
  * answering until it is built; `termIndex(reader)` builds it at once (the search threads, tests).
  * Its build steps and syncs run one after another.
  */
-import type { SearchReader, TermRow, TextTokenizer } from '../store/index.js';
+import { storedAnalysis, type SearchReader, type TermRow, type TextTokenizer } from '../store/index.js';
 import { ftsTerms, type FtsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
@@ -53,7 +53,8 @@ const SLICE_ROWS = 512;
 type RowTuple = TermRow;
 
 /** A chunk's full-text row, as the store writes it (src/store/chunks.ts) and rowTerms re-reads it. */
-const rowCols = ([, content, indexText, kw, qs, title]: RowTuple): FtsTerms => ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs));
+const rowCols = ([, content, indexText, kw, qs, title, , lang]: RowTuple): FtsTerms =>
+  ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang));
 
 /** Terms FTS5's unicode61 keeps as they are: one token each, no folding. */
 const PLAIN = /^[a-z0-9]{1,1000}$/;

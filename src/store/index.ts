@@ -2,7 +2,7 @@ export { openDatabase, cachedStatement } from './db.js';
 export type { Db, OpenOptions } from './db.js';
 export { migrate, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 export { putBlob, getBlob, pruneBlobs } from './blobs.js';
-export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, removeDocumentChunks, retitleDocumentChunks, chunkRowidsOfDocuments } from './chunks.js';
+export { upsertChunk, upsertChunks, removeChunkRows, rewriteChunk, removeDocumentChunks, retitleDocumentChunks, chunkRowidsOfDocuments, storedAnalysis } from './chunks.js';
 export { vecTable, toBlob, fromBlob } from './vectors.js';
 export { SqliteStore, SqliteConn } from './sqlite/store.js';
 export { openStore } from './open.js';

@@ -358,11 +358,24 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   (db) => db.exec(`
     CREATE INDEX IF NOT EXISTS document_dataset_name ON document(dataset_id, name COLLATE NOCASE);
   `),
+  // 13: languages (analyzer version 3). `chunk.lang` is the language a chunk's full-text row is
+  // analysed as (NULL: analyzer version 2, rows written before); `dataset.fts_language` the
+  // analysis its chunks' rows were last re-indexed to (languages.ts `languageSetting` of its
+  // `language`; NULL: version 2). Where it differs from the setting, core/reindex.ts re-indexes
+  // the dataset's rows in the background, searchable throughout; this step only adds the columns.
+  (db) => {
+    const cols = (t: string) => (db.prepare(`PRAGMA table_info(${t})`).all() as { name: string }[]).map((c) => c.name);
+    if (!cols('chunk').includes('lang')) db.exec('ALTER TABLE chunk ADD COLUMN lang TEXT');
+    // New datasets are English (the `language` default) and their chunks are written as such:
+    // nothing to re-index. Those that exist now have rows of version 2 (NULL: re-index them).
+    if (!cols('dataset').includes('fts_language')) db.exec("ALTER TABLE dataset ADD COLUMN fts_language TEXT DEFAULT 'en'; UPDATE dataset SET fts_language = NULL");
+    db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('analyzer_version', ?)").run(String(ANALYZER_VERSION));
+  },
 ];
 
 /**
- * Rebuilds every chunk's full-text row with the current analyzer (title = its document's name),
- * and records the analyzer version. Used by migrations and when the analyzer changes.
+ * Rebuilds every chunk's full-text row with analyzer version 2 (title = its document's name), and
+ * records that version. Migration 4's step.
  */
 export function reindexFullText(db: Database): number {
   db.exec("INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all')");
@@ -371,8 +384,9 @@ export function reindexFullText(db: Database): number {
   const rows = db.prepare(`SELECT c.rowid AS rowid, c.content AS content, c.index_text AS index_text, c.important_keywords AS kw,
     c.questions AS qs, COALESCE(d.name, '') AS title FROM chunk c LEFT JOIN document d ON d.id = c.document_id`).all() as
     { rowid: number; content: string; index_text: string | null; kw: string; qs: string; title: string }[];
-  for (const r of rows) ins.run(BigInt(r.rowid), ...ftsTerms(r.title, r.index_text ?? r.content, jsonList(r.kw), jsonList(r.qs)));
-  db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('analyzer_version', ?)").run(String(ANALYZER_VERSION));
+  // Analyzer version 2, as released with this step: its rows read as version 2 until migration 13's re-index.
+  for (const r of rows) ins.run(BigInt(r.rowid), ...ftsTerms(r.title, r.index_text ?? r.content, jsonList(r.kw), jsonList(r.qs), 'v2'));
+  db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('analyzer_version', '2')").run();
   return rows.length;
 }
 

@@ -15,10 +15,11 @@ describe('analyze()', () => {
   test('stems with Porter2, drops stop and question words, keeps numbers', () => {
     expect(analyze('What are the investigations of heated wings in 1958?')).toEqual(['investig', 'heat', 'wing', '1958']);
   });
-  test('folds case and Latin diacritics; keeps other scripts; CJK and Thai become bigrams', () => {
+  test('folds case and Latin diacritics; keeps other scripts; CJK and Thai become bigrams (Chinese words of 3+ characters added)', () => {
     expect(analyze('Café NAÏVE')).toEqual(['cafe', 'naiv']);
     expect(analyze('Привет мир')).toEqual(['привет', 'мир']);
-    expect(analyze('自然语言')).toEqual(['自然', '然语', '语言']);
+    expect(analyze('自然语言')).toEqual(['自然', '然语', '语言', '自然语言']);
+    expect(analyze('自然语言', 'v2')).toEqual(['自然', '然语', '语言']);
     expect(analyze('gpt模型')).toEqual(['gpt', '模型']);
     expect(analyze('ภาษาไทย')).toContain('ภา');
   });

@@ -201,7 +201,7 @@ export class IngestWorker {
     return m.results.map((r) => {
       if ('error' in r) return new IngestError(r.error);
       this.busy.parseMs += r.ms;
-      return { chunks: r.chunks, terms: r.terms, tokens: r.tokens, shas: r.shas, notes: r.notes, blocks: r.blocks, pages: r.pages, warnings: r.warnings };
+      return { chunks: r.chunks, terms: r.terms, langs: r.langs, tokens: r.tokens, shas: r.shas, notes: r.notes, blocks: r.blocks, pages: r.pages, warnings: r.warnings };
     });
   }
 

@@ -1,17 +1,19 @@
 import type { ChunkDraft } from '../types.js';
-import type { FtsTerms } from '../../text/index.js';
+import type { FtsTerms, Lang, LangSetting } from '../../text/index.js';
 
 /** A chunk to analyse for the full-text index (the store's `ftsTerms` arguments). */
-export interface AnalyzeItem { title: string; text: string; keywords?: string[]; questions?: string[] }
+export interface AnalyzeItem { title: string; text: string; keywords?: string[]; questions?: string[]; lang?: Lang }
 
-/** One file of a parse job. */
-export interface ParseItem { data: Uint8Array; filename: string; method: string; parserConfig: Record<string, unknown> }
+/** One file of a parse job; `lang`: its dataset's analysis (text/languages.ts `languageSetting`; default English). */
+export interface ParseItem { data: Uint8Array; filename: string; method: string; parserConfig: Record<string, unknown>; lang?: LangSetting }
 
 /** One file's outcome: its chunks with everything the writer needs, so the writing thread only writes. */
 export interface ParseOutcome {
   chunks: ChunkDraft[];
   /** Each chunk's full-text row, with the file name as title (the store's `NewChunk.terms`). */
   terms: FtsTerms[];
+  /** The language each chunk is analysed as (the store's `NewChunk.lang`). */
+  langs: Lang[];
   /** Each chunk's token count (`chunkTokenCount`). */
   tokens: number[];
   /** sha256 of the texts to embed: the file name (title) first, then each chunk's embed text. */

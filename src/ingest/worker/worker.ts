@@ -7,7 +7,7 @@ import { parentPort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import type { FailedItem, FromWorker, ParsedItem, ParseItem, ToWorker } from './protocol.js';
 import { ModelRegistry } from '../../embed/index.js';
-import { ftsTerms } from '../../text/index.js';
+import { ftsTerms, chunkLanguage } from '../../text/index.js';
 import { sha256Hex } from '../../util/index.js';
 
 const port = parentPort!;
@@ -49,7 +49,7 @@ async function handle(m: Exclude<ToWorker, { type: 'drop' }>): Promise<void> {
     return;
   }
   if (m.type === 'analyze') {
-    send({ type: 'analyzed', job: m.job, terms: m.items.map((i) => ftsTerms(i.title, i.text, i.keywords, i.questions)) });
+    send({ type: 'analyzed', job: m.job, terms: m.items.map((i) => ftsTerms(i.title, i.text, i.keywords, i.questions, i.lang)) });
     return;
   }
   const t0 = performance.now();
@@ -68,10 +68,11 @@ async function parseOne(job: number, m: ParseItem, progress: boolean): Promise<P
   if (progress) send({ type: 'progress', job, progress: 0.3, message: `Parsed ${m.filename}: ${parsed.blocks.length} blocks${parsed.pages ? `, ${parsed.pages} pages` : ''}.` });
   const { chunks, notes } = chunkDocument(m.method, parsed, { filename: m.filename, parserConfig: m.parserConfig });
   // The full-text rows, token counts and embedding-cache keys too (title = the document's name).
-  const terms = chunks.map((c) => ftsTerms(m.filename, c.indexText ?? c.content, c.important_keywords, c.questions));
+  const langs = chunks.map((c) => chunkLanguage(m.lang ?? 'en', c.indexText ?? c.content, c.important_keywords, c.questions));
+  const terms = chunks.map((c, i) => ftsTerms(m.filename, c.indexText ?? c.content, c.important_keywords, c.questions, langs[i]));
   const tokens = chunks.map(chunkTokenCount);
   const shas = [sha256Hex(m.filename), ...chunks.map((c) => sha256Hex(c.embedText ?? c.content))];
-  return { chunks, terms, tokens, shas, notes: notes ?? [], blocks: parsed.blocks.length, pages: parsed.pages, warnings: parsed.warnings ?? [], ms: performance.now() - t0 };
+  return { chunks, terms, langs, tokens, shas, notes: notes ?? [], blocks: parsed.blocks.length, pages: parsed.pages, warnings: parsed.warnings ?? [], ms: performance.now() - t0 };
 }
 
 send({ type: 'ready' });

@@ -2,7 +2,7 @@
  * Chunks with their full-text rows and vectors (tables chunk, chunk_fts, vec_<dim>), and the
  * embedding cache (embedding_cache).
  */
-import type { FtsTerms } from '../../text/index.js';
+import type { FtsTerms, Lang } from '../../text/index.js';
 
 export interface ChunkRow {
   rowid: number;
@@ -49,8 +49,13 @@ export interface NewChunk {
   create_timestamp: number;
   vector: Float32Array;
   /**
+   * The language the chunk's full-text row is analysed as (`chunkLanguage` of its dataset's
+   * setting), stored with it so that it can be re-analysed alike. @default 'en'
+   */
+  lang?: Lang;
+  /**
    * The chunk's full-text row when the caller analysed it already (the ingest worker does): it
-   * must equal `ftsTerms(title, index_text ?? content, important_keywords, questions)`.
+   * must equal `ftsTerms(title, index_text ?? content, important_keywords, questions, lang)`.
    */
   terms?: FtsTerms;
 }
@@ -69,8 +74,9 @@ export interface ChunkStore {
   /**
    * Adds a chunk to a document, in one transaction that checks the document is still in the
    * dataset (undefined, nothing written, when it is gone): placed after the document's last
-   * chunk, an existing chunk of the same id replaced; the document's and dataset's counts
-   * recomputed. Returns the stored row.
+   * chunk, an existing chunk of the same id replaced, analysed in the dataset's language as it is
+   * in that transaction (`chunkLanguage` of its content, keywords and questions); the document's
+   * and dataset's counts recomputed. Returns the stored row.
    */
   add(datasetId: string, chunk: Omit<NewChunk, 'chunk_order'>): Promise<ChunkRow | undefined>;
   get(documentId: string, id: string): Promise<ChunkRow | undefined>;
@@ -86,12 +92,20 @@ export interface ChunkStore {
   search(documentId: string, terms: readonly string[], limit: number, offset: number): Promise<{ total: number; rows: ChunkRow[] }>;
   /**
    * Replaces the text fields and vector of the chunk at `rowid` (its id may change with the
-   * content) and recomputes its document's and dataset's counts, in one transaction that checks the
-   * chunk is still there under that rowid: false (nothing written) when it is not.
+   * content; analysed in the dataset's language as add does) and recomputes its document's and
+   * dataset's counts, in one transaction that checks the chunk is still there under that rowid:
+   * false (nothing written) when it is not.
    */
   rewrite(at: { rowid: number; id: string; document_id: string; dataset_id: string }, c: ChunkRewrite): Promise<boolean>;
   /** Rowids of a document's chunks: all, or those with these ids (absent ids left out, the ids' order kept). */
   rowidsOf(documentId: string, ids: readonly string[] | 'all'): Promise<number[]>;
   /** Deletes chunks by rowid and recomputes their document's and dataset's counts, one transaction. */
   remove(doc: { id: string; dataset_id: string }, rowids: readonly number[]): Promise<void>;
+  /**
+   * One slice of a dataset's full-text re-index, one transaction: its chunks after rowid `after`
+   * (at most `limit`, by rowid), each re-analysed as `langOf` says (a pure function); a row whose
+   * terms change gets its full-text entry rewritten and is logged in the change feed, its `lang`
+   * is set either way. Returns the last rowid read (null: none left) and how many were rewritten.
+   */
+  reindexSlice(datasetId: string, after: number, limit: number, langOf: (text: string, keywords: string[], questions: string[]) => Lang): Promise<{ last: number | null; rewritten: number }>;
 }

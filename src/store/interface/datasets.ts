@@ -82,4 +82,11 @@ export interface DatasetStore {
   delete(ids: readonly string[]): Promise<void>;
   /** The live (status '1') datasets among `ids`, in the order given; missing ones left out. */
   live(ids: readonly string[]): Promise<LiveDataset[]>;
+  /** Every dataset's `language` and the analysis its chunks' full-text rows were last brought to (`fts_language`), by creation. */
+  analyses(): Promise<Array<{ id: string; language: string | null; fts_language: string | null }>>;
+  /**
+   * Records that the dataset's full-text rows are analysed as `analysis`, if its `language` is
+   * still `language` (a change meanwhile starts its re-index over). Whether it was recorded.
+   */
+  markReindexed(id: string, language: string | null, analysis: string): Promise<boolean>;
 }

@@ -25,6 +25,8 @@ export interface ParseClaim extends ParseOwner {
 export interface ParseDataset {
   parser_config: string;
   embd_id: string;
+  /** The full-text language setting its chunks are analysed in. */
+  language: string | null;
 }
 
 /** How a parsed (or failed, or cancelled) document ends, as `ParseWorkStore.finish` applies it. */
@@ -33,6 +35,11 @@ export interface ParseOutcomeRow {
   dataset_id: string;
   /** Present when the parse succeeded: the chunks that replace the document's old ones. */
   chunks?: NewChunk[];
+  /**
+   * The dataset language the chunks were analysed in. When the dataset's language is another at
+   * the swap, the store analyses them again in the language it has then (their `lang` and terms).
+   */
+  language: string | null;
   /** The document's log so far; the lines of its outcome are appended to it (the array itself). */
   log: string[];
   /** Appended when the chunks are swapped in (DONE). */

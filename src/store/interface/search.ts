@@ -77,8 +77,11 @@ export const VECTOR_SOURCES: Readonly<Record<FeedName, { readonly name: string; 
   memory: { name: 'memory message', tags: ['agent_id', 'session_id', 'user_id'] },
 });
 
-/** A chunk's full-text columns as stored: [rowid, content, index_text, keywords JSON, questions JSON, document name, document id]. */
-export type TermRow = [rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string, documentId: string];
+/**
+ * A chunk's full-text columns as stored: [rowid, content, index_text, keywords JSON, questions JSON,
+ * document name, document id, lang (the analysis its row was written with; null: analyzer version 2)].
+ */
+export type TermRow = [rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string, documentId: string, lang: string | null];
 
 /** Splits texts into the full-text engine's tokens, and computes its logarithm (the term index matches FTS5 bit for bit). */
 export interface TextTokenizer {
@@ -90,7 +93,7 @@ export interface TextTokenizer {
 
 /** A chunk of a ranked page, with its index text and its document's name. */
 export type PageChunk = Pick<ChunkRow, 'rowid' | 'id' | 'document_id' | 'dataset_id' | 'content' | 'important_keywords' | 'questions' | 'tag_kwd' |
-  'positions' | 'available' | 'image_id' | 'doc_type' | 'create_time' | 'create_timestamp'> & { index_text: string | null; doc_name: string };
+  'positions' | 'available' | 'image_id' | 'doc_type' | 'create_time' | 'create_timestamp'> & { index_text: string | null; doc_name: string; lang: string | null };
 
 /** The full-text tables (title, content, keywords, questions). */
 export type FtsTable = 'chunk_fts' | 'memory_fts';
@@ -119,8 +122,8 @@ export interface FullTextEngine {
   top(table: FtsTable, match: string, limit: number, offset: number): Array<[number, number]>;
   /** [rowid, bm25] of those of `rowids` that match. */
   scores(table: FtsTable, match: string, rowids: readonly number[]): Array<[number, number]>;
-  /** The rows' stored text (TermRow without the document id; a memory message has only content). */
-  texts(table: FtsTable, rowids: readonly number[]): Array<[rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string]>;
+  /** The rows' stored text (TermRow without the document id; a memory message has only content, lang null). */
+  texts(table: FtsTable, rowids: readonly number[]): Array<[rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string, lang: string | null]>;
   /** A searchable memory message's partition and filter values (search without a vector index). */
   messageFilter(id: number): { memory_id: string; agent_id: string; session_id: string; user_id: string } | undefined;
 }
@@ -148,6 +151,8 @@ export interface SearchReader {
   /** The store's full-text engine, if it has one. */
   readonly fullText: FullTextEngine | undefined;
 
+  /** The datasets' `language` settings (one per dataset found, in no set order). */
+  datasetLanguages(datasetIds: readonly string[]): Promise<Array<string | null>>;
   /** Chunks of the datasets, counted up to `cap`. */
   countChunks(datasetIds: readonly string[], cap: number): Promise<number>;
   /** [id, meta_fields JSON] of every document of the datasets. */

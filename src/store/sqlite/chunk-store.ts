@@ -1,6 +1,7 @@
 /** Chunks and the embedding cache on SQLite (interface/chunks.ts), over store/chunks.ts. */
 import { cachedStatement, type Db } from '../db.js';
-import { upsertChunk, removeChunkRows, rewriteChunk } from '../chunks.js';
+import { upsertChunk, removeChunkRows, rewriteChunk, reindexDatasetSlice } from '../chunks.js';
+import { chunkLanguage, languageSetting, type Lang } from '../../text/index.js';
 import { toBlob, fromBlob } from '../vectors.js';
 import type { CachedVector, ChunkRewrite, ChunkRow, ChunkStore, NewChunk } from '../interface/index.js';
 import { faultPoint } from '../../util/index.js';
@@ -13,6 +14,13 @@ function recount(db: Db, doc: { id: string; dataset_id: string }): void {
     token_num = (SELECT COALESCE(SUM(token_num), 0) FROM chunk WHERE document_id = @id) WHERE id = @id`).run({ id: doc.id });
   refreshDatasetCounts(db, doc.dataset_id);
 }
+
+/**
+ * The dataset's analysis as it is now, read in the writing transaction: its language may have
+ * changed while the chunk was embedded, and the background re-index may have passed already.
+ */
+const languageNow = (db: Db, datasetId: string) =>
+  languageSetting(cachedStatement(db, 'SELECT language FROM dataset WHERE id = ?').pluck().get(datasetId) as string | null);
 
 export class SqliteChunks implements ChunkStore {
   constructor(private readonly c: SqliteConn) {}
@@ -47,7 +55,7 @@ export class SqliteChunks implements ChunkStore {
     const row = this.c.tx(() => {
       if (!cachedStatement(db, 'SELECT * FROM document WHERE id = ? AND dataset_id = ?').get(chunk.document_id, datasetId)) return undefined;
       const order = (db.prepare('SELECT COALESCE(MAX(chunk_order), -1) + 1 AS n FROM chunk WHERE document_id = ?').get(chunk.document_id) as { n: number }).n;
-      upsertChunk(db, { ...chunk, chunk_order: order });
+      upsertChunk(db, { ...chunk, chunk_order: order, lang: chunkLanguage(languageNow(db, datasetId), chunk.content, chunk.important_keywords, chunk.questions) });
       recount(db, { id: chunk.document_id, dataset_id: datasetId });
       faultPoint('chunks.add:counted');
       return db.prepare('SELECT * FROM chunk WHERE id = ?').get(chunk.id) as ChunkRow;
@@ -85,7 +93,7 @@ export class SqliteChunks implements ChunkStore {
       // removed the chunk, and its rowid may since name another one: rewrite only the same chunk.
       const now = db.prepare('SELECT rowid FROM chunk WHERE id = ? AND document_id = ?').get(at.id, at.document_id) as { rowid: number } | undefined;
       if (!now || now.rowid !== at.rowid) return false;
-      rewriteChunk(db, at.rowid, c);
+      rewriteChunk(db, at.rowid, { ...c, lang: chunkLanguage(languageNow(db, at.dataset_id), c.content, c.important_keywords, c.questions) });
       recount(db, { id: at.document_id, dataset_id: at.dataset_id });
       faultPoint('chunks.update:counted');
       return true;
@@ -98,6 +106,10 @@ export class SqliteChunks implements ChunkStore {
     if (ids === 'all') return (this.db.prepare('SELECT rowid FROM chunk WHERE document_id = ?').all(documentId) as { rowid: number }[]).map((r) => r.rowid);
     const sel = this.db.prepare('SELECT rowid FROM chunk WHERE id = ? AND document_id = ?');
     return ids.map((id) => sel.get(id, documentId) as { rowid: number } | undefined).filter((r): r is { rowid: number } => !!r).map((r) => r.rowid);
+  }
+
+  async reindexSlice(datasetId: string, after: number, limit: number, langOf: (text: string, keywords: string[], questions: string[]) => Lang): Promise<{ last: number | null; rewritten: number }> {
+    return this.c.tx(() => reindexDatasetSlice(this.db, datasetId, after, limit, langOf));
   }
 
   async remove(doc: { id: string; dataset_id: string }, rowids: readonly number[]): Promise<void> {

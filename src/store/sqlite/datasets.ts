@@ -1,6 +1,6 @@
 /** Datasets on SQLite (interface/datasets.ts). */
 import { cachedStatement, type Db } from '../db.js';
-import { removeDocumentChunks } from '../chunks.js';
+import { removeDocumentChunks, datasetAnalyses, markDatasetReindexed } from '../chunks.js';
 import { pruneBlobs } from '../blobs.js';
 import type { Ctx, DatasetChanges, DatasetListQuery, DatasetRow, DatasetStore, LiveDataset, NewDataset } from '../interface/index.js';
 import { duplicateName, faultPoint } from '../../util/index.js';
@@ -121,6 +121,14 @@ export class SqliteDatasets implements DatasetStore {
       }
     });
     faultPoint('datasets.delete:committed');
+  }
+
+  async analyses(): Promise<Array<{ id: string; language: string | null; fts_language: string | null }>> {
+    return datasetAnalyses(this.db);
+  }
+
+  async markReindexed(id: string, language: string | null, analysis: string): Promise<boolean> {
+    return this.c.tx(() => markDatasetReindexed(this.db, id, language, analysis));
   }
 
   async live(ids: readonly string[]): Promise<LiveDataset[]> {

@@ -22,7 +22,7 @@ interface FtsSource {
   readonly topSql: string;
   /** Prefix of the per-rowid scores statement (the `IN (…)` list follows). */
   readonly scoresSql: string;
-  /** Rows in batches of ROW_BATCH: [rowid, content, index_text, keywords JSON, questions JSON, title]. */
+  /** Rows in batches of ROW_BATCH: [rowid, content, index_text, keywords JSON, questions JSON, title, lang]. */
   readonly rowsSql: string;
   /** A searchable row's partition and filter columns (memory messages). */
   readonly filterSql: string | null;
@@ -58,13 +58,13 @@ const SOURCES: Readonly<Record<FtsTable, FtsSource>> = {
   chunk_fts: ftsSource('chunk_fts', {
     log: 'vec_log',
     maxSql: 'SELECT COALESCE(MAX(rowid), 0) FROM chunk',
-    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, '') FROM chunk c
+    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.lang FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${batchMarks})`,
   }),
   memory_fts: ftsSource('memory_fts', {
     log: 'memory_vec_log',
     maxSql: 'SELECT COALESCE(MAX(id), 0) FROM memory_message',
-    rowsSql: `SELECT id, content, NULL, '[]', '[]', '' FROM memory_message WHERE id IN (${batchMarks})`,
+    rowsSql: `SELECT id, content, NULL, '[]', '[]', '', NULL FROM memory_message WHERE id IN (${batchMarks})`,
     filterSql: `SELECT memory_id, agent_id, session_id, user_id FROM memory_message
     WHERE id = ? AND (status = 1 AND forget_at IS NULL)`,
   }),
@@ -142,13 +142,13 @@ export class SqliteFullText implements FullTextEngine {
     return out;
   }
 
-  texts(table: FtsTable, rowids: readonly number[]): Array<[number, string, string | null, string, string, string]> {
-    const out: Array<[number, string, string | null, string, string, string]> = [];
+  texts(table: FtsTable, rowids: readonly number[]): Array<[number, string, string | null, string, string, string, string | null]> {
+    const out: Array<[number, string, string | null, string, string, string, string | null]> = [];
     const sel = stmt(this.db, sourceOf(table).rowsSql).raw();
     for (let i = 0; i < rowids.length; i += ROW_BATCH) {
       const part = rowids.slice(i, i + ROW_BATCH);
       while (part.length < ROW_BATCH) part.push(-1);
-      for (const r of sel.all(...part) as Array<[number, string, string | null, string, string, string]>) out.push(r);
+      for (const r of sel.all(...part) as Array<[number, string, string | null, string, string, string, string | null]>) out.push(r);
     }
     return out;
   }

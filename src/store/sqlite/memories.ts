@@ -145,7 +145,7 @@ export function insertMessages(db: Database, memoryId: string, msgs: readonly Ne
     const blob = m.vector && dim ? Buffer.from(m.vector.buffer, m.vector.byteOffset, m.vector.byteLength) : null;
     const r = ins.run(memoryId, m.message_type, m.source_id, m.user_id, m.agent_id, m.session_id, m.content, dim, blob, m.valid_at, m.invalid_at, m.fifo_at, sizes[i], opts.now);
     const id = Number(r.lastInsertRowid);
-    fts.run(BigInt(id), ...ftsTerms('', m.content, [], []));
+    fts.run(BigInt(id), ...ftsTerms('', m.content, [], [], 'v2'));
     ids.push(id);
   });
   allocatorHooks.afterInsert?.();

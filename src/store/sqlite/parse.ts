@@ -4,6 +4,7 @@ import { upsertChunks, removeDocumentChunks } from '../chunks.js';
 import { RUN } from '../interface/index.js';
 import type { CachedVector, DocumentRow, ParseClaim, ParseDataset, ParseOutcomeRow, ParseOwner, ParseWorkStore } from '../interface/index.js';
 import { faultPoint } from '../../util/index.js';
+import { chunkLanguage, languageSetting } from '../../text/index.js';
 import type { SqliteConn } from './store.js';
 import type { SqliteChunks } from './chunk-store.js';
 
@@ -116,7 +117,7 @@ export class SqliteParseWork implements ParseWorkStore {
   }
 
   async datasets(ids: readonly string[]): Promise<Map<string, ParseDataset>> {
-    const getKb = cachedStatement(this.db, 'SELECT parser_config, embd_id FROM dataset WHERE id = ?');
+    const getKb = cachedStatement(this.db, 'SELECT parser_config, embd_id, language FROM dataset WHERE id = ?');
     const out = new Map<string, ParseDataset>();
     for (const id of new Set(ids)) {
       const kb = getKb.get(id) as ParseDataset | undefined;
@@ -141,7 +142,13 @@ export class SqliteParseWork implements ParseWorkStore {
       const swap = live.filter((j) => j.chunks);
       removeDocumentChunks(db, swap.map((j) => j.id)); // a re-parse's old chunks (none on a first parse)
       faultPoint('parse:old-removed');
-      upsertChunks(db, swap.flatMap((j) => j.chunks!));
+      // A dataset whose language changed since its documents were analysed: its chunks are analysed again.
+      const langNow = cachedStatement(db, 'SELECT language FROM dataset WHERE id = ?').pluck();
+      upsertChunks(db, swap.flatMap((j) => {
+        const setting = languageSetting(langNow.get(j.dataset_id) as string | null);
+        if (setting === languageSetting(j.language)) return j.chunks!;
+        return j.chunks!.map(({ terms: _t, ...c }) => ({ ...c, lang: chunkLanguage(setting, c.index_text ?? c.content, c.important_keywords, c.questions) }));
+      }));
       faultPoint('parse:chunks-written');
       const counts = new Counts(db);
       const done = cachedStatement(db, `UPDATE document SET run = ?, progress = 1, progress_msg = ?, chunk_num = ?, token_num = ?,

@@ -161,7 +161,7 @@ class SqliteFeed implements ChangeFeed {
   }
 }
 
-const TERM_COLUMNS = `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id FROM chunk c
+const TERM_COLUMNS = `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.document_id, c.lang FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id`;
 const TERM_SQL = {
   slice: `${TERM_COLUMNS} WHERE c.rowid > ? AND c.rowid <= ? ORDER BY c.rowid LIMIT ?`,
@@ -171,7 +171,7 @@ const TERM_SQL = {
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
 
-type PageTuple = [number, string, string, string, string, string, string, string, string, number, string, string, string, number, string | null, string];
+type PageTuple = [number, string, string, string, string, string, string, string, string, number, string, string, string, number, string | null, string, string | null];
 
 /** The search side of one connection (one per connection: its in-memory indexes are cached by it). */
 export class SqliteSearch implements SearchReader {
@@ -285,6 +285,10 @@ export class SqliteSearch implements SearchReader {
     return this.tokenizer;
   }
 
+  async datasetLanguages(datasetIds: readonly string[]): Promise<Array<string | null>> {
+    return cachedStatement(this.db, `SELECT language FROM dataset WHERE id IN (${marks(datasetIds.length)})`).pluck().all(...datasetIds) as Array<string | null>;
+  }
+
   async countChunks(datasetIds: readonly string[], cap: number): Promise<number> {
     return cachedStatement(this.db, `SELECT COUNT(*) FROM (SELECT 1 FROM chunk WHERE dataset_id IN (${marks(datasetIds.length)}) LIMIT ?)`)
       .pluck().get(...datasetIds, cap) as number;
@@ -307,12 +311,13 @@ export class SqliteSearch implements SearchReader {
     for (let i = 0; i < rowids.length; i += 500) {
       const part = rowids.slice(i, i + 500);
       const rows = cachedStatement(this.db, `SELECT c.rowid, c.id, c.document_id, c.dataset_id, c.content, c.important_keywords, c.questions, c.tag_kwd,
-      c.positions, c.available, c.image_id, c.doc_type, c.create_time, c.create_timestamp, c.index_text, d.name
+      c.positions, c.available, c.image_id, c.doc_type, c.create_time, c.create_timestamp, c.index_text, d.name, c.lang
       FROM chunk c JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${marks(part.length)})`).raw().all(...part) as PageTuple[];
       for (const r of rows) {
         out.set(r[0], {
           rowid: r[0], id: r[1], document_id: r[2], dataset_id: r[3], content: r[4], important_keywords: r[5], questions: r[6], tag_kwd: r[7],
           positions: r[8], available: r[9], image_id: r[10], doc_type: r[11], create_time: r[12], create_timestamp: r[13], index_text: r[14], doc_name: r[15],
+          lang: r[16],
         });
       }
     }

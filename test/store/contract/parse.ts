@@ -7,7 +7,7 @@ import { chunkOf, seedDataset, seedDocuments, seedTenant, vec } from './seed.js'
 const owner = { pid: 4242, host: 'contract-host' };
 
 function outcome(d: { id: string; dataset_id: string }, chunks?: ParseOutcomeRow['chunks']): ParseOutcomeRow {
-  return { id: d.id, dataset_id: d.dataset_id, chunks, log: ['received'], doneLines: ['done'], failLine: 'failed: why', seconds: 1.5, began: 1000 };
+  return { id: d.id, dataset_id: d.dataset_id, chunks, language: 'English', log: ['received'], doneLines: ['done'], failLine: 'failed: why', seconds: 1.5, began: 1000 };
 }
 
 export function parseContract(f: StoreFactory): void {
@@ -44,7 +44,7 @@ export function parseContract(f: StoreFactory): void {
       const [a, b] = await seedDocuments(s(), who, ds, ['a.txt', 'b.txt']);
       const docs = await s().parse.documents([a!.id, 'nope', b!.id]);
       expect([...docs.keys()]).toEqual([a!.id, b!.id]);
-      expect(await s().parse.datasets([ds.id, ds.id, 'nope'])).toEqual(new Map([[ds.id, { parser_config: '{"x":1}', embd_id: ds.embd_id }]]));
+      expect(await s().parse.datasets([ds.id, ds.id, 'nope'])).toEqual(new Map([[ds.id, { parser_config: '{"x":1}', embd_id: ds.embd_id, language: ds.language }]]));
       await s().parse.reset([a!.id]);
       await s().parse.progress([{ id: a!.id, progress: 0.4, msg: 'half', begin: 123 }, { id: b!.id, progress: 0.5, msg: 'ignored', begin: 1 }]);
       await s().parse.progress([{ id: a!.id, progress: 0.6, msg: 'more', begin: null }]);

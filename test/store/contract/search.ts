@@ -83,7 +83,7 @@ export function searchContract(f: StoreFactory): void {
       // A rolled-back write (a swap whose second chunk the store refuses) leaves no change behind.
       await s().parse.reset([d.id]);
       const bad = { ...chunkOf(d, 'refused', 4), chunk_order: 1, vector: new Float32Array(0) };
-      await expect(s().parse.finish([], [{ id: d.id, dataset_id: ds.id, chunks: [{ ...chunkOf(d, 'fine', 5), chunk_order: 0 }, bad], log: [], doneLines: [], failLine: '', seconds: 0, began: 0 }], 1, 1)).rejects.toThrow();
+      await expect(s().parse.finish([], [{ id: d.id, dataset_id: ds.id, chunks: [{ ...chunkOf(d, 'fine', 5), chunk_order: 0 }, bad], language: 'English', log: [], doneLines: [], failLine: '', seconds: 0, began: 0 }], 1, 1)).rejects.toThrow();
       expect(await x.sync()).toBe('none');
       const y = new Follower(r);
       await y.load();
@@ -120,7 +120,7 @@ export function searchContract(f: StoreFactory): void {
       expect((await r.vectorRows('chunks', DIM + 1, [rows[2]!.rowid]))[0]![1]).toBeUndefined();
       const tr = await r.termRows([rows[2]!.rowid, rows[3]!.rowid, rows[0]!.rowid]);
       expect([...tr.keys()]).toEqual([rows[2]!.rowid, rows[3]!.rowid]);
-      expect(tr.get(rows[2]!.rowid)).toEqual([rows[2]!.rowid, 'text number 2', 'indexed instead', '[]', '[]', 'd.txt', d.id]);
+      expect(tr.get(rows[2]!.rowid)).toEqual([rows[2]!.rowid, 'text number 2', 'indexed instead', '[]', '[]', 'd.txt', d.id, 'en']); // an English dataset's chunk is analysed as English
       expect(tr.get(rows[3]!.rowid)![3]).toBe('["kw"]');
       const slice = await r.termSlice(rows[1]!.rowid, rows[4]!.rowid, 2);
       expect(slice.map((t) => t[0])).toEqual([rows[2]!.rowid, rows[3]!.rowid]);
@@ -191,7 +191,7 @@ export function searchContract(f: StoreFactory): void {
       expect(top[0]![1]).toBeLessThan(top[1]![1]);
       expect(ft.top('chunk_fts', '"flutter"', 1, 1).map((x) => x[0])).toEqual([a.rowid]);
       expect(ft.scores('chunk_fts', '"flutter"', [a.rowid])).toEqual([top[1]]);
-      expect(ft.texts('chunk_fts', [b.rowid])).toEqual([[b.rowid, 'heat transfer', null, '["flutter"]', '[]', 'd.txt']]);
+      expect(ft.texts('chunk_fts', [b.rowid])).toEqual([[b.rowid, 'heat transfer', null, '["flutter"]', '[]', 'd.txt', 'en']]);
       expect(ft.messageFilter(12345)).toBeUndefined();
     });
 
