@@ -1,4 +1,5 @@
 import { MissingPackageError } from '../util/index.js';
+import { PostgresStoreError } from '../store/index.js';
 
 /** RAGFlow's numeric return codes (reference §1). */
 export const RetCode = {
@@ -148,6 +149,9 @@ export function exceptionError(e: unknown): ApiError {
   }
   // A feature whose optional package is absent: the user's fix is an install, so say which.
   if (e instanceof MissingPackageError) return new ApiError(RetCode.DATA_ERROR, e.message, { cause: e });
+  // PostgreSQL unreachable, missing, timed out or of another schema: the message names the
+  // server and database and says what to do; `data.code` tells the cases apart.
+  if (e instanceof PostgresStoreError) return new ApiError(RetCode.SERVER_ERROR, e.message, { cause: e, data: { target: e.target, code: e.code } });
   const err = e instanceof Error ? e : new Error(String(e));
   return new ApiError(RetCode.EXCEPTION_ERROR, `${err.name}('${err.message}')`, { cause: err });
 }

