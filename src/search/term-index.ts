@@ -31,7 +31,7 @@
  * answering until it is built; `termIndex(reader)` builds it at once (the search threads, tests).
  * Its build steps and syncs run one after another.
  */
-import { storedAnalysis, type SearchReader, type TermRow, type TextTokenizer } from '../store/index.js';
+import { storedAnalysis, type FeedPosition, type SearchReader, type TermRow, type TextTokenizer } from '../store/index.js';
 import { ftsTerms, type FtsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
@@ -165,11 +165,11 @@ export class TermIndex {
   private readonly docNames: string[] = [];
 
   // ---- keeping in step
-  private seq = -1;
-  private maxRow = 0;
+  /** the feed position applied (null: never loaded) */
+  private at: FeedPosition | null = null;
   private loaded = false;
-  /** A build in steps (advance): the log seq and highest rowid it started at, the last rowid read. */
-  private building: { seq: number; maxRow: number; next: number } | null = null;
+  /** A build in steps (advance): the feed position it started at, the last rowid read. */
+  private building: { at: FeedPosition; next: number } | null = null;
   /** the last build step or sync under way (each waits for the one before) */
   private chain: Promise<unknown> = Promise.resolve();
   /** the store's tokenizer and logarithm (FTS5's own), fetched at the first build step */
@@ -182,9 +182,9 @@ export class TermIndex {
     reader.feed('chunks').follow(this);
   }
 
-  /** The highest `vec_log` seq applied (the log is not trimmed past it, nor past a build's start). */
-  get logSeq(): number {
-    return this.loaded ? this.seq : this.building ? this.building.seq : 0;
+  /** The feed position applied (the feed is not trimmed past it, nor past a build's start; null: neither, nothing is trimmed). */
+  get position(): FeedPosition | null {
+    return this.loaded ? this.at : this.building ? this.building.at : null;
   }
 
   /** Built and usable (then `sync` keeps it in step). */
@@ -212,7 +212,7 @@ export class TermIndex {
   }
 
   private async catchUp(): Promise<void> {
-    const change = await this.reader.feed('chunks').changesSince({ loaded: this.loaded, seq: this.seq, maxRow: this.maxRow, live: this.live });
+    const change = await this.reader.feed('chunks').changesSince({ position: this.loaded ? this.at : null, live: this.live });
     if (change.kind === 'reload') {
       this.loaded = false;
       this.building = null;
@@ -235,8 +235,7 @@ export class TermIndex {
     }
     this.canonicalise();
     for (const s of added) this.post(s);
-    this.maxRow = change.maxRow;
-    this.seq = change.seq;
+    this.at = change.position;
     if (this.dead > Math.max(1000, this.n / 4) || this.tailCount > Math.max(50_000, this.baseSlot.length / 4)) this.compact();
   }
 
@@ -271,13 +270,12 @@ export class TermIndex {
       this.poolLen = 0;
       this.slotOf.clear();
       this.df.fill(0);
-      const head = await this.reader.feed('chunks').head();
-      this.building = { seq: head.seq, maxRow: head.maxRow, next: 0 };
+      this.building = { at: await this.reader.feed('chunks').head(), next: 0 };
     }
     const b = this.building;
     for (;;) {
       let read = 0;
-      for (const r of await this.reader.termSlice(b.next, b.maxRow, SLICE_ROWS)) {
+      for (const r of await this.reader.termSlice(b.at, b.next, SLICE_ROWS)) {
         this.addRow(r[0], rowCols(r), r[6]);
         b.next = r[0];
         read++;
@@ -287,8 +285,7 @@ export class TermIndex {
     }
     this.canonicalise();
     this.compact();
-    this.seq = b.seq;
-    this.maxRow = b.maxRow;
+    this.at = b.at;
     this.building = null;
     this.loaded = true;
     return true;

@@ -20,7 +20,7 @@
  * one batch (`vectorRows`). A feed trimmed past its position, or a large backlog, rebuilds it.
  * Syncs of one index run one after another, each applying what it read before the next reads.
  */
-import type { FeedName, SearchReader } from '../store/index.js';
+import type { FeedName, FeedPosition, SearchReader } from '../store/index.js';
 import { VECTOR_SOURCES } from '../store/index.js';
 import { CodeStore } from './hamming.js';
 import { RowSlots } from './row-slots.js';
@@ -125,9 +125,8 @@ export class DimIndex {
   private mean: Float32Array | null = null;
   /** live count when the codes (and their centre) were built */
   private codesAt = 0;
-  private seq = -1;
-  /** highest row id applied */
-  private maxRow = 0;
+  /** the feed position applied (null: never loaded) */
+  private at: FeedPosition | null = null;
   private loaded = false;
   /** the last sync under way (each waits for the one before) */
   private syncing: Promise<void> = Promise.resolve();
@@ -228,7 +227,7 @@ export class DimIndex {
 
   private async catchUp(): Promise<void> {
     const feed = this.reader.feed(this.feed);
-    const change = await feed.changesSince({ loaded: this.loaded, seq: this.seq, maxRow: this.maxRow, live: this.live });
+    const change = await feed.changesSince({ position: this.loaded ? this.at : null, live: this.live });
     if (change.kind === 'reload') return this.load();
     if (change.kind === 'none') return;
     const { dirty, floor } = change;
@@ -236,8 +235,7 @@ export class DimIndex {
       if (!row) this.remove(rid);
       else this.put(rid, row.partition, row.searchable, row.vector, row.tags);
     }
-    this.maxRow = change.maxRow;
-    this.seq = change.seq;
+    this.at = change.position;
     // The centre drifts as the collection grows: rebuild the codes when it has doubled.
     if (this.codes && this.live > 2 * this.codesAt) {
       this.codes = null;
@@ -246,9 +244,9 @@ export class DimIndex {
     await feed.trim(floor);
   }
 
-  /** The last log entry applied (the feed is not trimmed past it). */
-  get logSeq(): number {
-    return this.seq;
+  /** The feed position applied (the feed is not trimmed past it). */
+  get position(): FeedPosition | null {
+    return this.at;
   }
 
   /** Rebuilds the whole copy from the store (after any sync under way). */
@@ -275,8 +273,7 @@ export class DimIndex {
       size: (count) => this.grow(Math.max(count, 1024)),
       put: (rid, partition, searchable, vector, tags) => this.put(rid, partition, searchable, vector, tags),
     }, { shadow: vectorSearchOptions.vec0Shadow });
-    this.seq = head.seq;
-    this.maxRow = head.maxRow;
+    this.at = head;
     this.loaded = true;
     this.maybeBuildCodes(true);
   }

@@ -20,6 +20,6 @@ export type {
 } from './agents.js';
 export { VECTOR_SOURCES, FTS_COLUMN_WEIGHTS } from './search.js';
 export type {
-  FeedName, FeedAt, CatchUp, LogFollower, ChangeFeed, VectorRow, VectorSink, TermRow, TextTokenizer, PageChunk, FtsTable, FullTextEngine,
+  FeedName, FeedPosition, FeedAt, CatchUp, LogFollower, ChangeFeed, VectorRow, VectorSink, TermRow, TextTokenizer, PageChunk, FtsTable, FullTextEngine,
   SearchReader,
 } from './search.js';

@@ -6,51 +6,60 @@
  * The in-memory indexes are src/search's (term-index.ts, vector-index.ts); the store is the
  * source of truth. Each index loads its rows in one snapshot (`loadVectors`, or a term index's
  * slices from `head()`), then before each search applies what changed since (`changesSince`):
- * the rows inserted past the highest id it holds and the ids the feed logged since the position
- * it applied. A store reached by several processes must make that commit-order safe: an entry
- * must never become visible below a position a follower has already passed.
+ * the ids inserted, changed or deleted since the position it applied. Positions are opaque to
+ * search (`FeedPosition`). A store reached by several processes must make the feed commit-order
+ * safe: a change must never become visible behind a position a follower has already passed.
  */
 import type { ChunkRow } from './chunks.js';
 
 /** The tables an index follows: chunks (vectors and full text) and memory messages (vectors). */
 export type FeedName = 'chunks' | 'memory';
 
-/** Where a follower stands: loaded at all, the last log position applied, the highest row id applied, rows held. */
+declare const feedPosition: unique symbol;
+
+/**
+ * A position in a change feed. Only the store that gave it reads or compares it; search keeps it
+ * and hands it back. (SQLite: the log's last seq and the table's highest row id. A store whose
+ * ids are not given out in commit order — PostgreSQL — needs more, e.g. (txid, seq).)
+ */
+export type FeedPosition = { readonly [feedPosition]: 'FeedPosition' };
+
+/** Where a follower stands: the position it applied (null: never loaded, or loading), rows held. */
 export interface FeedAt {
-  loaded: boolean;
-  seq: number;
-  maxRow: number;
+  position: FeedPosition | null;
   live: number;
 }
 
-/** What a follower must do to catch up. */
+/** What a follower must do to catch up (`position`: where it then stands; `floor`: hand it to `trim`). */
 export type CatchUp =
   | { kind: 'reload' }
   | { kind: 'none' }
-  | { kind: 'apply'; dirty: Set<number>; seq: number; maxRow: number; floor: number };
+  | { kind: 'apply'; dirty: Set<number>; position: FeedPosition; floor: FeedPosition };
 
-/** A copy that follows a feed: the last position it applied (the feed is never trimmed past it). */
+/** A copy that follows a feed: the position it applied (null: none yet); the feed is never trimmed past it. */
 export interface LogFollower {
-  readonly logSeq: number;
+  readonly position: FeedPosition | null;
 }
 
 export interface ChangeFeed {
   /**
-   * The ids to re-read since `at` (inserted past `at.maxRow`, or logged past `at.seq`: deleted,
-   * switched, re-embedded, re-titled), or 'reload' when `at` was never loaded, the log was
-   * trimmed past it, or so much changed that a rebuild is cheaper (more than max(20,000, live/4)).
+   * The ids to re-read since `at` (inserted, deleted, switched, re-embedded, re-titled since
+   * `at.position`), or 'reload' when `at` has no position, the feed was trimmed past it, or so
+   * much changed that a rebuild is cheaper (more than max(20,000, live/4)). Commit-order safe: a
+   * change is never made visible behind a position already handed out.
    */
   changesSince(at: FeedAt): Promise<CatchUp>;
-  /** The last log position and the highest row id, in one snapshot: where a full read starts. */
-  head(): Promise<{ seq: number; maxRow: number }>;
+  /** The feed's position now: where a full read that starts now starts. */
+  head(): Promise<FeedPosition>;
   /** Registers a copy that follows this feed in this process. */
   follow(f: LogFollower): void;
   unfollow(f: LogFollower): void;
   /**
-   * Drops the log's entries every follower has applied, once 200,000 lie past `floor`, and records
-   * the new floor (a copy behind it reloads). Best effort: skipped when read-only or busy.
+   * Drops the feed's entries every follower has applied, once 200,000 lie past `floor` (from the
+   * last `changesSince`), and records the new floor (a copy behind it reloads). Best effort:
+   * skipped when read-only or busy.
    */
-  trim(floor: number): Promise<void>;
+  trim(floor: FeedPosition): Promise<void>;
 }
 
 /** A row as a vector index holds it: searchable or switched off, its partition (dataset or memory id), its vector, its filter values. */
@@ -139,13 +148,16 @@ export interface SearchReader {
    * rows were stored in); returns the feed position it reflects. `shadow`: the store may read a
    * faster private layout giving the same rows in the same order (SQLite: vec0's shadow tables).
    */
-  loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts?: { shadow?: boolean }): Promise<{ seq: number; maxRow: number }>;
+  loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts?: { shadow?: boolean }): Promise<FeedPosition>;
   /** The rows of `dim` among `ids` (undefined: no such row, or another dimension, or no vector). */
   vectorRows(feed: FeedName, dim: number, ids: Iterable<number>): Promise<Array<[number, VectorRow | undefined]>>;
   /** The chunks' full-text rows among `ids` (absent: deleted). */
   termRows(ids: Iterable<number>): Promise<Map<number, TermRow>>;
-  /** Chunks' full-text rows with rowid in (after, upTo], by rowid, at most `limit`. */
-  termSlice(after: number, upTo: number, limit: number): Promise<TermRow[]>;
+  /**
+   * Chunks' full-text rows with rowid above `after`, by rowid, at most `limit`: the rows there at
+   * `at` (a `head()`), and possibly later ones (they are in the feed past `at` anyway).
+   */
+  termSlice(at: FeedPosition, after: number, limit: number): Promise<TermRow[]>;
   /** The tokenizer and logarithm of the chunks' full-text engine. */
   textTokenizer(): Promise<TextTokenizer>;
   /** The store's full-text engine, if it has one. */

@@ -10,9 +10,23 @@
  */
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db.js';
-import type { CatchUp, FeedAt, LogFollower } from '../interface/index.js';
 
-export type { CatchUp, LogFollower };
+/** A SQLite feed position: the log's last seq applied and the highest row id applied. */
+export interface LogAt {
+  seq: number;
+  maxRow: number;
+}
+
+/** What a copy must do to catch up (SQLite's positions). */
+export type LogCatchUp =
+  | { kind: 'reload' }
+  | { kind: 'none' }
+  | { kind: 'apply'; dirty: Set<number>; seq: number; maxRow: number; floor: number };
+
+/** A copy that follows a log: the last seq it applied. */
+export interface LogFollower {
+  readonly logSeq: number;
+}
 
 export interface ChangeLogSql {
   /** [the log's trimmed floor, its last seq, the table's highest id], in one statement (one snapshot) */
@@ -30,20 +44,21 @@ export interface ChangeLogSql {
  * applied), or 'reload' when the copy was never loaded, the log was trimmed past it, or so much
  * changed that a rebuild is cheaper.
  */
-export function changesSince(stmt: (sql: string) => Statement, sql: ChangeLogSql, at: FeedAt): CatchUp {
+export function changesSince(stmt: (sql: string) => Statement, sql: ChangeLogSql, at: { position: LogAt | null; live: number }): LogCatchUp {
   const [f, max, maxRow] = stmt(sql.logState).raw().get() as [string | null, number, number];
   const floor = Number(f ?? 0);
-  if (!at.loaded || at.seq < floor) return { kind: 'reload' };
-  if (max <= at.seq && maxRow <= at.maxRow) return { kind: 'none' };
+  const p = at.position;
+  if (!p || p.seq < floor) return { kind: 'reload' };
+  if (max <= p.seq && maxRow <= p.maxRow) return { kind: 'none' };
   // Inserts are the rows past the highest id applied; updates and deletes come from the log.
   // A rowid is reused when the highest row is deleted and a row inserted after it (rowid =
   // max + 1): the high-water mark follows the table down, so that insert counts as fresh even
   // when the copy saw the delete in an earlier catch-up (another process wrote both).
-  const fresh = maxRow > at.maxRow ? (stmt(sql.countFresh).pluck().get(at.maxRow) as number) : 0;
-  const logged = max > at.seq ? (stmt(sql.logged).raw().all(at.seq, max) as [number][]) : [];
+  const fresh = maxRow > p.maxRow ? (stmt(sql.countFresh).pluck().get(p.maxRow) as number) : 0;
+  const logged = max > p.seq ? (stmt(sql.logged).raw().all(p.seq, max) as [number][]) : [];
   if (fresh + logged.length > Math.max(20_000, at.live / 4)) return { kind: 'reload' };
   const dirty = new Set(logged.map((r) => r[0]));
-  if (fresh) for (const [r] of stmt(sql.freshIds).raw().all(at.maxRow, maxRow) as [number][]) dirty.add(r);
+  if (fresh) for (const [r] of stmt(sql.freshIds).raw().all(p.maxRow, maxRow) as [number][]) dirty.add(r);
   return { kind: 'apply', dirty, seq: max, maxRow, floor };
 }
 

@@ -13,10 +13,10 @@
 import { cachedStatement, type Db } from '../db.js';
 import { chunkRowidsOfDocuments } from '../chunks.js';
 import type {
-  ChangeFeed, CatchUp, FeedAt, FeedName, LogFollower, PageChunk, SearchReader, TermRow, TextTokenizer, VectorRow, VectorSink, FullTextEngine,
+  ChangeFeed, CatchUp, FeedAt, FeedName, FeedPosition, LogFollower, PageChunk, SearchReader, TermRow, TextTokenizer, VectorRow, VectorSink, FullTextEngine,
 } from '../interface/index.js';
 import { VECTOR_SOURCES } from '../interface/index.js';
-import { changesSince, followLog, trimLog, unfollowLog } from './change-log.js';
+import { changesSince, followLog, trimLog, unfollowLog, type LogAt, type LogFollower as SeqFollower } from './change-log.js';
 import { floatsOf, readVec0Shadow } from './vec0-shadow.js';
 import { SqliteFullText } from './fulltext.js';
 import { Fts5Tokenizer } from './fts5-tokenizer.js';
@@ -121,15 +121,23 @@ function vectorSql(src: VectorSource, vecTable: string | undefined) {
 
 const NO_TAGS: readonly string[] = [];
 
+/** SQLite's feed positions are LogAt objects (opaque to search). */
+const position = (at: LogAt): FeedPosition => at as unknown as FeedPosition;
+const logAt = (p: FeedPosition): LogAt => p as unknown as LogAt;
+
 class SqliteFeed implements ChangeFeed {
   private readonly sql: ReturnType<typeof feedSql>;
+  /** each follower as change-log.ts's registry sees it (its last seq) */
+  private readonly seqOf = new Map<LogFollower, SeqFollower>();
   constructor(private readonly db: Db, private readonly src: VectorSource) {
     this.sql = feedSql(src);
   }
 
   /** The same, synchronously (loads and catch-ups inside one read). */
   changesNow(at: FeedAt): CatchUp {
-    return changesSince((q) => cachedStatement(this.db, q), this.sql, at);
+    const c = changesSince((q) => cachedStatement(this.db, q), this.sql, { position: at.position && logAt(at.position), live: at.live });
+    if (c.kind !== 'apply') return c;
+    return { kind: 'apply', dirty: c.dirty, position: position({ seq: c.seq, maxRow: c.maxRow }), floor: position({ seq: c.floor, maxRow: 0 }) };
   }
 
   async changesSince(at: FeedAt): Promise<CatchUp> {
@@ -137,27 +145,33 @@ class SqliteFeed implements ChangeFeed {
   }
 
   /** maxSeq and maxRow, read in the caller's transaction (or each as its own statement). */
-  headNow(): { seq: number; maxRow: number } {
+  headNow(): LogAt {
     return {
       seq: cachedStatement(this.db, this.sql.maxSeq).pluck().get() as number,
       maxRow: cachedStatement(this.db, this.sql.maxRow).pluck().get() as number,
     };
   }
 
-  async head(): Promise<{ seq: number; maxRow: number }> {
-    return this.db.transaction(() => this.headNow())();
+  async head(): Promise<FeedPosition> {
+    return position(this.db.transaction(() => this.headNow())());
   }
 
   follow(f: LogFollower): void {
-    followLog(this.db, this.src.log, f);
+    // Not loaded (no position): seq 0, which holds trimming back.
+    const s: SeqFollower = { get logSeq() { return f.position ? logAt(f.position).seq : 0; } };
+    this.seqOf.set(f, s);
+    followLog(this.db, this.src.log, s);
   }
 
   unfollow(f: LogFollower): void {
-    unfollowLog(this.db, this.src.log, f);
+    const s = this.seqOf.get(f);
+    if (!s) return;
+    this.seqOf.delete(f);
+    unfollowLog(this.db, this.src.log, s);
   }
 
-  async trim(floor: number): Promise<void> {
-    trimLog(this.db, this.src.log, this.sql, floor);
+  async trim(floor: FeedPosition): Promise<void> {
+    trimLog(this.db, this.src.log, this.sql, logAt(floor).seq);
   }
 }
 
@@ -207,7 +221,7 @@ export class SqliteSearch implements SearchReader {
     return this.vecTable(dim) !== undefined;
   }
 
-  async loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts: { shadow?: boolean } = {}): Promise<{ seq: number; maxRow: number }> {
+  async loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts: { shadow?: boolean } = {}): Promise<FeedPosition> {
     const src = SOURCES[feed];
     const vecTable = 'vecIndex' in src.vectors ? this.vecTable(dim) : undefined;
     if ('vecIndex' in src.vectors && !vecTable) {
@@ -241,7 +255,7 @@ export class SqliteSearch implements SearchReader {
         const it = db.prepare(sql.load).raw().iterate(dim, head.maxRow) as IterableIterator<[number, string, Buffer | null, number, ...string[]]>;
         for (const r of it) if (r[2]) sink.put(r[0], r[1], r[3] === 1, floatsOf(r[2]), nTags ? (r.slice(4) as string[]) : NO_TAGS);
       }
-      return head;
+      return position(head);
     })();
   }
 
@@ -273,8 +287,8 @@ export class SqliteSearch implements SearchReader {
     return out;
   }
 
-  async termSlice(after: number, upTo: number, limit: number): Promise<TermRow[]> {
-    return cachedStatement(this.db, TERM_SQL.slice).raw().all(after, upTo, limit) as TermRow[];
+  async termSlice(at: FeedPosition, after: number, limit: number): Promise<TermRow[]> {
+    return cachedStatement(this.db, TERM_SQL.slice).raw().all(after, logAt(at).maxRow, limit) as TermRow[];
   }
 
   async textTokenizer(): Promise<TextTokenizer> {
