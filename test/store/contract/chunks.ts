@@ -87,6 +87,35 @@ export function chunksContract(f: StoreFactory): void {
       expect((await s().search.vectorRows('chunks', DIM, [rows[0]!.rowid]))[0]![1]).toBeUndefined();
     });
 
+    test("languages: a chunk is analysed in its dataset's language at the write; a language change re-indexed slice by slice (rewritten rows in the feed), recorded only while the language holds", async () => {
+      const who = await seedTenant(s());
+      const de = await seedDataset(s(), who, 'de');
+      const en = await seedDataset(s(), who, 'en');
+      await s().datasets.update(de.id, { language: 'German' });
+      const [d] = await seedDocuments(s(), who, de, ['d.txt']);
+      const [e] = await seedDocuments(s(), who, en, ['e.txt']);
+      const a = (await s().chunks.add(de.id, chunkOf(d!, 'Die Häuser sind groß', 1)))!;
+      const b = (await s().chunks.add(en.id, chunkOf(e!, 'the houses are running', 2)))!;
+      const c = (await s().chunks.add(en.id, chunkOf(e!, '42', 3)))!;
+      const r = s().search;
+      expect([...(await r.termRows([a.rowid, b.rowid])).values()].map((t) => t[7])).toEqual(['de', 'en']);
+      expect((await r.datasetLanguages([de.id, en.id, 'nope'])).sort()).toEqual(['English', 'German']);
+      const head = await r.feed('chunks').head();
+      await s().datasets.update(en.id, { language: 'German' });
+      // 'the houses are running' has other terms in German; '42' has the same ones, so only its lang changes.
+      expect(await s().chunks.reindexSlice(en.id, 0, 1, () => 'de')).toEqual({ last: b.rowid, rewritten: 1 });
+      expect(await s().chunks.reindexSlice(en.id, b.rowid, 10, () => 'de')).toEqual({ last: c.rowid, rewritten: 0 });
+      expect(await s().chunks.reindexSlice(en.id, c.rowid, 10, () => 'de')).toEqual({ last: null, rewritten: 0 });
+      expect([...(await r.termRows([b.rowid, c.rowid])).values()].map((t) => t[7])).toEqual(['de', 'de']);
+      const change = await r.feed('chunks').changesSince({ position: head, live: 3 });
+      expect(change.kind === 'apply' && [...change.dirty]).toEqual([b.rowid]);
+      expect(await s().datasets.markReindexed(en.id, 'English', 'de')).toBe(false);
+      expect(await s().datasets.markReindexed(en.id, 'German', 'de')).toBe(true);
+      const analyses = (await s().datasets.analyses()).filter((x) => x.id === en.id || x.id === de.id);
+      expect(analyses.map((x) => x.id)).toEqual([de.id, en.id]); // by creation
+      expect(analyses[1]).toEqual({ id: en.id, language: 'German', fts_language: 'de' });
+    });
+
     test('two processes adding to one document at once: every chunk stored, the counts exact', async () => {
       const who = await seedTenant(s());
       const ds = await seedDataset(s(), who);
