@@ -181,6 +181,43 @@ export class Canvas {
     return n.parentId ? this.nodes.get(n.parentId) : undefined;
   }
 
+  /**
+   * Can component `id` still run in this run, i.e. is it reachable (downstream, a branch of a
+   * Categorize or Switch, an exception goto) from a component of the current step? A node whose
+   * reference waits on a component that can is put off, as RAGFlow puts it off; one that cannot
+   * (the branch of a Categorize that was not taken) no longer holds it back. RAGFlow waits on it
+   * for ever: a Message joining a Categorize's branches (smart_customer_service_specialist) never
+   * ran. Components inside an Iteration or Loop keep RAGFlow's rule (they run from their parent).
+   */
+  private mayStillRun(id: string, step: string[]): boolean {
+    const target = this.nodes.get(id);
+    if (!target) return false;
+    if (target.parentId) return true;
+    const seen = new Set<string>();
+    const todo = [...step];
+    while (todo.length) {
+      const cur = todo.pop()!;
+      if (cur === id) return true;
+      if (seen.has(cur)) continue;
+      seen.add(cur);
+      const n = this.nodes.get(cur);
+      if (!n) continue;
+      if (n.kind === 'iteration' || n.kind === 'loop') return true; // its body may lead anywhere
+      const next = [...n.downstream, ...asIdList(n.param('exception_goto'))];
+      if (n.kind === 'categorize' || n.kind === 'switch') {
+        const p = n.params as { category_description?: unknown; conditions?: unknown; end_cpn_ids?: unknown };
+        const branches = [
+          ...Object.values(isPlainObject(p.category_description) ? p.category_description : {}),
+          ...(Array.isArray(p.conditions) ? p.conditions : []),
+        ];
+        for (const b of branches) if (isPlainObject(b)) next.push(...asIdList(b.to));
+        next.push(...asIdList(p.end_cpn_ids));
+      }
+      todo.push(...next);
+    }
+    return false;
+  }
+
   /** `{cpn@var.path}`, `sys.x`, `env.x` → value (RAGFlow `get_variable_value`). */
   getVariableValue(exp: string): unknown {
     const e = exp.replace(/^[{\s]+|[}\s]+$/g, '');
@@ -452,7 +489,7 @@ export class Canvas {
           i++;
         } else {
           const els = n.impl.inputElements?.(n, this) ?? {};
-          const waits = !isFillUp(this.path[0]) && Object.values(els).some((el) => el.cpnId && !this.path.slice(0, i).includes(el.cpnId));
+          const waits = !isFillUp(this.path[0]) && Object.values(els).some((el) => el.cpnId && !this.path.slice(0, i).includes(el.cpnId) && this.mayStillRun(el.cpnId, this.path.slice(from)));
           if (waits) {
             this.path.splice(i, 1);
             to--;

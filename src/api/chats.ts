@@ -8,7 +8,7 @@ import {
   DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS, type ChatRow, type SessionRow, type PromptConfig,
 } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
-import { newId, nowMs, utf8Length, isPlainObject } from '../util/index.js';
+import { newId, nowMs, utf8Length, isPlainObject, pyListRepr } from '../util/index.js';
 import { chatModelExists, rerankModelExists } from './models.js';
 import { pyStr } from './pyfmt.js';
 import { sqlCount, toNumber } from './validate.js';
@@ -61,7 +61,7 @@ async function validateDatasetIds(e: Engine, ctx: Ctx, v: unknown): Promise<stri
   }
   // RAGFlow compares the model names without their factories.
   if (new Set(embd.map((m) => m.split('@')[0])).size > 1) {
-    dataError(`Datasets use different embedding models: [${embd.map((m) => `'${m}'`).join(', ')}]`);
+    dataError(`Datasets use different embedding models: ${pyListRepr(embd)}`);
   }
   return out;
 }

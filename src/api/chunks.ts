@@ -58,7 +58,8 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
     if (!getDocument(e, kb.id, doc.id)) fail('DOCUMENT_NOT_OWNED', documentId);
     const order = (e.db.prepare('SELECT COALESCE(MAX(chunk_order), -1) + 1 AS n FROM chunk WHERE document_id = ?').get(doc.id) as { n: number }).n;
     upsertChunk(e.db, {
-      id, document_id: doc.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw, questions, tag_kwd: tags,
+      // No title terms: RAGFlow gives the document's name to parsed chunks only.
+      id, document_id: doc.id, dataset_id: kb.id, content, title: '', important_keywords: kw, questions, tag_kwd: tags,
       positions: [], available: true, chunk_order: order, token_num: countTokens(content),
       create_time: formatDateTime(now), create_timestamp: now / 1000, vector: vector!,
       lang: chunkLanguage(languageNow(e, kb.id), content, kw, questions),
@@ -169,7 +170,7 @@ export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, docume
     const now = e.db.prepare('SELECT rowid FROM chunk WHERE id = ? AND document_id = ?').get(row.id, doc.id) as { rowid: number } | undefined;
     if (!now || now.rowid !== row.rowid) fail('CANT_FIND_CHUNK', chunkIdArg);
     rewriteChunk(e.db, row.rowid, {
-      id: row.id, dataset_id: kb.id, content, title: doc.name, important_keywords: kw as string[], questions, tag_kwd: tags as string[],
+      id: row.id, dataset_id: kb.id, content, title: row.titled ? doc.name : '', important_keywords: kw as string[], questions, tag_kwd: tags as string[],
       positions: positions as number[][], available, token_num: countTokens(content), vector: vector!, ...positionKeys(positions),
       lang: chunkLanguage(languageNow(e, kb.id), content, kw as string[], questions),
     });

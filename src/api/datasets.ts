@@ -169,8 +169,13 @@ export function listDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>):
     where.push('d.name = @name COLLATE NOCASE');
   }
   const whereSql = where.join(' AND ');
+  // RAGFlow checks the id and the name each on its own (a permission error naming the one the
+  // caller cannot see), then filters by both: an id and a name of two different datasets list nothing.
+  const base = [VISIBLE_SQL, "d.status = '1'"];
+  const visible = (cond: string, p: Record<string, unknown>) => !!e.db.prepare(`SELECT 1 FROM dataset d WHERE ${[...base, cond].join(' AND ')} LIMIT 1`).get({ tenant: ctx.tenantId, user: ctx.userId, ...p });
+  if (params.id && !visible('d.id = @id', { id: params.id })) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, params.id as string);
+  if (params.name && !visible('d.name = @name COLLATE NOCASE', { name: params.name })) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, params.name as string);
   const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM dataset d WHERE ${whereSql}`).get(params) as { n: number }).n;
-  if ((params.id || params.name) && total === 0) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, (params.id ?? params.name) as string);
   const rows = e.db.prepare(`SELECT d.* FROM dataset d WHERE ${whereSql} ORDER BY d.${orderby as string} ${desc ? 'DESC' : 'ASC'}, d.rowid ${desc ? 'DESC' : 'ASC'}
     LIMIT @limit OFFSET @offset`).all({ ...params, limit: sqlCount(pageSize as number), offset: sqlCount(((page as number) - 1) * (pageSize as number)) }) as DatasetRow[];
   const nick = e.db.prepare('SELECT nickname FROM user WHERE id = ?');

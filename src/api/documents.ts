@@ -1,5 +1,5 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { ownedDataset, visibleDataset, refreshDatasetCounts, documentToWire, getDocument, fileType, documentChunkMethod, RUN, RUN_NAMES, type DocumentRow } from '../core/index.js';
+import { ownedDataset, visibleDataset, refreshDatasetCounts, documentToWire, getDocument, uploadFileType, documentChunkMethod, RUN, RUN_NAMES, type DocumentRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { Issues, checkStr, checkInt, checkFloat, toNumber, sqlCount } from './validate.js';
 import { pyStr } from './pyfmt.js';
@@ -41,8 +41,11 @@ export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: u
     .filter((f) => (f.blob as Uint8Array).byteLength > MAX_UPLOAD_BYTES)
     .map((f) => tooLargeToStore(f.display_name as string, (f.blob as Uint8Array).byteLength));
   if (tooLarge.length) throw new ApiError(RetCode.SERVER_ERROR, tooLarge.join('\n'));
+  // RAGFlow types a file by its name only, and refuses a name without an extension; such a name
+  // (README, LICENSE) is typed by its content here, as the parser reads it.
+  const types = list.map((f) => uploadFileType(f.display_name as string, f.blob as Uint8Array));
   const errors = list
-    .filter((f) => fileType(fileSuffix(f.display_name as string)) === 'other')
+    .filter((_, i) => types[i] === 'other')
     .map((f) => `${f.display_name}: This type of file has not been supported yet!`);
   if (errors.length) throw new ApiError(RetCode.SERVER_ERROR, errors.join('\n'));
 
@@ -58,17 +61,17 @@ export function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, files: u
     // Where each name's search for a free one stopped in this call: 10,000 files all named
     // `notes.txt` probe about 10,000 names, not 1 + 2 + … + 10,000 (the names before it are taken).
     const last = new Map<string, string>();
-    for (const f of list) {
+    for (const [i, f] of list.entries()) {
       const name = duplicateName(last.get(f.display_name as string) ?? (f.display_name as string), (n) => !!taken.get(kb.id, n), true);
       last.set(f.display_name as string, name);
       const blob = f.blob as Uint8Array;
       const sha = putBlob(e.db, blob);
       faultPoint('upload:blob-written');
       const suffix = fileSuffix(name);
-      const method = documentChunkMethod(suffix, kb.parser_id);
+      const method = documentChunkMethod(suffix, kb.parser_id, types[i]);
       const id = newId();
       ids.push(id);
-      insert.run(id, kb.id, name, suffix, fileType(suffix), blob.length, sha, name, method, kb.parser_config, ctx.userId, t, t);
+      insert.run(id, kb.id, name, suffix, types[i], blob.length, sha, name, method, kb.parser_config, ctx.userId, t, t);
       faultPoint('upload:row-written');
     }
     // New documents have no chunks: the counters move by the number of files, no count over the dataset.
@@ -92,10 +95,12 @@ export function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<
   if (q.id !== undefined && q.id !== null && q.ids !== undefined && q.ids !== null) fail('ID_AND_IDS');
   const where = ['dataset_id = @ds'];
   const p: Record<string, unknown> = { ds: kb.id };
+  // An id, a name and the other filters all apply, each id and name checked first (RAGFlow's
+  // list_docs): an id and the name of another document list nothing.
   if (typeof q.id === 'string' && q.id) {
-    const doc = getDocument(e, kb.id, q.id);
-    if (!doc) fail('DOCUMENT_NOT_OWNED', q.id);
-    return { total: 1, docs: [documentToWire(doc)] };
+    if (!getDocument(e, kb.id, q.id)) fail('DOCUMENT_NOT_OWNED', q.id);
+    where.push('id = @id');
+    p.id = q.id;
   }
   if (typeof q.name === 'string' && q.name) {
     if (!e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? AND name = ? COLLATE NOCASE').get(kb.id, q.name)) fail('DOCUMENT_NOT_OWNED', q.name);
@@ -204,7 +209,7 @@ export function updateDocument(e: Engine, ctx: Ctx, datasetId: string, documentI
   }
   let resetChunks = false;
   if (typeof body.chunk_method === 'string' && body.chunk_method !== doc.parser_id) {
-    if (fileType(doc.suffix) === 'visual' || ['ppt', 'pptx', 'pages'].includes(doc.suffix)) fail('NOT_SUPPORTED_YET');
+    if (doc.type === 'visual' || ['ppt', 'pptx', 'pages'].includes(doc.suffix)) fail('NOT_SUPPORTED_YET');
     sets.parser_id = body.chunk_method;
     sets.parser_config = JSON.stringify(storedParserConfig(body.chunk_method, cfg, e.tenant(ctx.tenantId).llm_id));
     resetChunks = true;

@@ -7,7 +7,7 @@ import { chatModelExists } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
 import { pyRepr, pyStr } from './pyfmt.js';
 import { sqlCount, toNumber } from './validate.js';
-import { newId, nowMs, formatDateTime, faultPoint } from '../util/index.js';
+import { newId, nowMs, formatDateTime, faultPoint, pyListRepr } from '../util/index.js';
 import { extractionSystemPrompt, typesToMask, maskToTypes, MEMORY_TYPES, type ExtractionQueue, type Usage } from '../memory/index.js';
 import { searchMemoryMessages } from '../search/index.js';
 import type { MemoryRow, MessageRow } from '../store/index.js';
@@ -63,7 +63,7 @@ async function accessibleAll(e: Engine, ctx: Ctx, ids: unknown[]): Promise<Memor
 const requireMemory = async (e: Engine, ctx: Ctx, id: unknown): Promise<MemoryRow> => (await accessible(e, ctx, id)) ?? notFound(`Memory '${pyStr(id)}' not found.`);
 
 /** Python's repr of a set of strings, as RAGFlow's messages print it. */
-const pySet = (xs: unknown[]): string => `{${xs.map((x) => (typeof x === 'string' ? `'${x}'` : pyRepr(x))).join(', ')}}`;
+const pySet = (xs: unknown[]): string => `{${xs.map((x) => pyRepr(x)).join(', ')}}`;
 
 function checkTypes(v: unknown): string[] {
   if (!Array.isArray(v)) return argError('Memory type must be a list.');
@@ -150,7 +150,7 @@ export async function updateMemory(e: Engine, ctx: Ctx, memoryId: string, req: P
   const changed = Object.fromEntries(Object.entries(set).filter(([k, v]) => (cur as unknown as P)[k] !== v)) as Partial<MemoryRow>;
   if (!Object.keys(changed).length) return oneToWire(e, cur);
   const frozen = (['embd_id', 'memory_type'] as const).filter((k) => k in changed && cur.message_count > 0);
-  if (frozen.length) argError(`Can't update [${frozen.map((f) => `'${f}'`).join(', ')}] when memory isn't empty.`);
+  if (frozen.length) argError(`Can't update ${pyListRepr(frozen)} when memory isn't empty.`);
   if (types && !('system_prompt' in changed) && cur.system_prompt === extractionSystemPrompt(maskToTypes(cur.memory_type))) {
     // The stored prompt was the default for the old types: assemble the one for the new types.
     changed.system_prompt = extractionSystemPrompt(types);
@@ -351,6 +351,7 @@ export async function searchMessage(e: Engine, ctx: Ctx, q: P): Promise<Record<s
     return n;
   };
   const threshold = num(q.similarity_threshold, 0.2, 'similarity_threshold');
+  if (threshold < 0 || threshold > 1) argError('`similarity_threshold` should be in [0, 1]');
   const kw = num(q.keywords_similarity_weight, 0.7, 'keywords_similarity_weight');
   if (kw < 0 || kw > 1) argError('`keywords_similarity_weight` should be in [0, 1]');
   const topN = Math.trunc(num(q.top_n, 5, 'top_n'));

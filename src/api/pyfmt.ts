@@ -1,3 +1,5 @@
+import { pyStrRepr } from '../util/index.js';
+
 /** Python `str()` of a JSON-ish value, as Pydantic error lines print the offending input; never throws. */
 export function pyStr(v: unknown): string {
   if (typeof v === 'string') return v;
@@ -30,10 +32,4 @@ function pyFloat(n: number): string {
   if (!Number.isFinite(n)) return n > 0 ? 'inf' : '-inf';
   const s = String(n);
   return /[.e]/.test(s) ? s : `${s}.0`;
-}
-
-function pyStrRepr(s: string): string {
-  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
-  const body = s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
-  return q + (q === "'" ? body.replace(/'/g, "\\'") : body) + q;
 }

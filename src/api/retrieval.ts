@@ -55,7 +55,10 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const docSel = cachedStatement(e.db, `SELECT 1 FROM document WHERE id = ? AND dataset_id IN (${kbIds.map(() => '?').join(',')})`);
   for (const d of docIds as unknown[]) if (!docSel.get(pyStr(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', pyStr(d));
   const metadata = parseMetadataCondition(p.metadata_condition);
+  // RAGFlow takes any number for these two; a threshold above 1 then finds nothing and a weight
+  // outside [0, 1] turns a side's score negative. Refused, as the CLI and chats refuse them.
   const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');
+  if (threshold < 0 || threshold > 1) fail('THRESHOLD_RANGE');
   // No weight given: the Client's default (RAGFlow's 0.3 unless `retrieval.defaultWeight` says otherwise).
   const weightGiven = !(p.vector_similarity_weight === undefined || p.vector_similarity_weight === null || p.vector_similarity_weight === '');
   const weight = num(p.vector_similarity_weight, e.retrievalOptions.defaultWeight, 'vector_similarity_weight');

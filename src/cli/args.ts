@@ -181,8 +181,8 @@ function parseArgsMessage(e: unknown, spec: CommandSpec): string {
   return msg;
 }
 
-/** The option closest to a mistyped one (at most two edits away), if any. */
-function nearest(word: string, names: string[]): string | undefined {
+/** The name closest to a mistyped one (an option, a command; at most two edits away), if any. */
+export function nearest(word: string, names: string[]): string | undefined {
   const dist = (a: string, b: string): number => {
     let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
     for (let i = 1; i <= a.length; i++) {
@@ -305,7 +305,10 @@ export async function runCommand(cmd: Command, args: string[], io: { out?: NodeJ
         return sub === undefined ? 1 : 0;
       }
       const next = cmd.subcommands[sub];
-      if (!next) throw new UsageError(`unknown command "${sub}"; one of: ${Object.keys(cmd.subcommands).join(', ')}`);
+      if (!next) {
+        const near = nearest(sub, Object.keys(cmd.subcommands));
+        throw new UsageError(`unknown command "${sub}"; ${near ? `did you mean "${near}"? (` : ''}one of: ${Object.keys(cmd.subcommands).join(', ')}${near ? ')' : ''}`);
+      }
       return await runCommand(next, rest, io);
     }
     const { values, positionals } = parseCommandArgs(cmd.spec, args);

@@ -4,6 +4,7 @@
  * flag checks that name the flag, JSON errors, `--version`. docs/cli.md documents every command.
  */
 import { rm } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
 import { Client, ApiError } from '../client/index.js';
@@ -18,7 +19,7 @@ import { MigrationError } from '../migrate/index.js';
 import { runMigrateCommand, MigrateUsageError } from './migrate.js';
 import {
   type Command, type OptionSpec, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText, wantsJson,
-  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag,
+  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag, nearest,
 } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -61,6 +62,21 @@ async function chosenDatasets(client: Client, names: string[], db: string): Prom
   return out;
 }
 
+/**
+ * The datasets a chat can answer from: those holding parsed chunks (a chat refuses a dataset
+ * without any, naming it by id). Every one named with --dataset must; of all the database's,
+ * the empty ones are left out. None left: say which, by name, and what to do.
+ */
+function answerableDatasets(ds: DataSet[], named: boolean, db: string): DataSet[] {
+  const empty = ds.filter((d) => !d.chunk_count);
+  const list = (xs: DataSet[]) => xs.slice(0, 5).map((d) => JSON.stringify(d.name)).join(', ') + (xs.length > 5 ? ', …' : '');
+  const fix = `\`ragloom ingest <folder> --dataset <name> --db ${db}\` adds and parses files; \`ragloom list --dataset <name> --db ${db}\` shows why a document is not parsed`;
+  if (named && empty.length) throw new CliError(`${empty.length === 1 ? 'dataset' : 'datasets'} ${list(empty)} of ${db} ${empty.length === 1 ? 'holds' : 'hold'} no parsed document yet: ${fix}`);
+  const usable = ds.filter((d) => d.chunk_count);
+  if (!usable.length) throw new CliError(`no dataset of ${db} holds a parsed document yet (${list(ds)}): ${fix}`);
+  return usable;
+}
+
 const chunkJson = (c: Chunk, i: number) => ({
   rank: i + 1, id: c.id, similarity: c.similarity ?? 0, vector_similarity: c.vector_similarity ?? 0, term_similarity: c.term_similarity ?? 0,
   document_id: c.document_id, document_name: c.document_name ?? c.document_keyword ?? '', dataset_id: c.dataset_id, content: c.content,
@@ -93,28 +109,80 @@ function printAnswer(answer: Message, model: string, out: NodeJS.WritableStream 
 
 // ------------------------------------------------------------------------------------------ commands
 
-/** quickstart's defaults: a database of its own (deleted first) and a question its corpus answers. */
-const QUICKSTART = { db: 'ragloom-quickstart.db', question: 'How is the hybrid similarity score of a chunk computed?' } as const;
+/**
+ * quickstart's defaults: a database of its own (deleted first) and a question its corpus answers;
+ * its dataset's description marks a database quickstart made (the only kind it deletes unasked).
+ */
+const QUICKSTART = {
+  db: 'ragloom-quickstart.db',
+  question: 'How is the hybrid similarity score of a chunk computed?',
+  dataset: 'quickstart',
+  mark: 'Made by `ragloom quickstart`, which deletes this database and makes it again on each run.',
+} as const;
+
+/**
+ * Why quickstart must not delete `db` before it begins; undefined when it may: there is no such
+ * file, or it is a database quickstart made (one dataset, quickstart's, marked, and nothing else
+ * of the user's: no other dataset, no chat but quickstart's, no agent, no memory).
+ */
+async function quickstartRefusal(db: string): Promise<string | undefined> {
+  if (!existsSync(db)) return undefined;
+  const keep = `quickstart deletes its --db first: give another --db (default ${QUICKSTART.db}), or --force to delete it`;
+  if (statSync(db).isDirectory()) return `--db ${db} is a folder; ${keep}`;
+  let client: Client;
+  try {
+    client = new Client({ path: db, readonly: true });
+  } catch {
+    return `--db ${db} exists and is not a database quickstart made (it is not a ragloom database of this version); ${keep}`;
+  }
+  try {
+    const datasets = await allDatasets(client);
+    const others = datasets.filter((d) => d.name !== QUICKSTART.dataset || d.description !== QUICKSTART.mark);
+    if (others.length || !datasets.length) {
+      const names = others.slice(0, 5).map((d) => JSON.stringify(d.name)).join(', ') + (others.length > 5 ? ', …' : '');
+      return `--db ${db} holds ${others.length ? `${others.length} dataset(s) quickstart did not make (${names})` : 'no dataset quickstart made'}; ${keep}`;
+    }
+    const chats = (await client.listChats({ page_size: 100 })).filter((c) => c.name !== QUICKSTART.dataset);
+    const agents = await client.listAgents({ page_size: 1 });
+    const memories = await client.listMemory({ page_size: 1 });
+    if (chats.length || agents.length || memories.total_count > 0) {
+      return `--db ${db} holds chats, agents or memories quickstart did not make; ${keep}`;
+    }
+    return undefined;
+  } catch (e) {
+    return `--db ${db} could not be read (${e instanceof Error ? e.message : String(e)}); ${keep}`;
+  } finally {
+    await client.close();
+  }
+}
 
 const quickstart: Command = {
   spec: {
-    name: 'quickstart', synopsis: '[--folder DIR] [--question TEXT] [--db FILE]',
+    name: 'quickstart', synopsis: '[--folder DIR] [--question TEXT] [--db FILE] [--force]',
     summary: "ingest a folder (default: ragloom's own docs) into a fresh database, ask, print ranked chunks and a cited answer",
     options: {
       folder: { type: 'string', arg: 'DIR', help: 'the folder to ingest', default: "ragloom's own docs/" },
       question: { type: 'string', arg: 'TEXT', help: 'the question', default: QUICKSTART.question },
-      db: { type: 'string', arg: 'FILE', help: 'the database file, deleted first', default: QUICKSTART.db },
+      db: { type: 'string', arg: 'FILE', help: 'the database file, deleted first (only one quickstart made, unless --force)', default: QUICKSTART.db },
+      force: { type: 'boolean', help: 'delete --db first even when quickstart did not make it' },
     },
+    details: `quickstart starts from an empty database: it deletes --db first. It refuses to when the file
+is not a database quickstart made (a database with your datasets, a text file): give another --db,
+or --force to delete it anyway.`,
   },
   async run(c) {
     const db = stringFlag(c.values, 'db') ?? QUICKSTART.db;
     const folder = stringFlag(c.values, 'folder') ?? BUNDLED_DOCS;
     const question = stringFlag(c.values, 'question') ?? QUICKSTART.question;
+    if (c.values.force !== true) {
+      const refusal = await quickstartRefusal(db);
+      if (refusal) throw new CliError(refusal);
+    }
     for (const s of ['', '-wal', '-shm']) await rm(`${db}${s}`, { force: true });
     const client = new Client({ path: db });
     try {
       if (!c.json) c.out.write(`Ingesting ${folder} into ${db} …\n`);
-      const s = await ingestPath(client, folder, { dataset: 'quickstart' });
+      const s = await ingestPath(client, folder, { dataset: QUICKSTART.dataset, description: QUICKSTART.mark });
       if (!c.json) c.out.write(summaryTable(s));
       const chunks = await client.retrieve({ question, dataset_ids: [s.dataset.id], page_size: 5, similarity_threshold: 0 });
       const chat = await client.createChat({ name: 'quickstart', dataset_ids: [s.dataset.id] });
@@ -261,7 +329,8 @@ const ask: Command = {
     const db = existingDatabase(dbFlag(c.values));
     const client = new Client({ path: db, models });
     try {
-      const ds = await chosenDatasets(client, listFlag(c.values, 'dataset'), db);
+      const named = listFlag(c.values, 'dataset');
+      const ds = await answerableDatasets(await chosenDatasets(client, named, db), named.length > 0, db);
       const model = stringFlag(c.values, 'model');
       const chat = await client.createChat({ name: `ask-${Date.now()}`, dataset_ids: ds.map((d) => d.id), ...(model ? { llm_id: model } : {}) });
       try {
@@ -423,7 +492,11 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(usage());
         return 1;
       }
-      process.stderr.write(`Unknown command "${cmd}"\n\n${usage()}`);
+      // A typo gets the command it is closest to, not the whole usage.
+      const names = [...Object.keys(COMMANDS), ...Object.keys(ALIASES)];
+      const near = nearest(cmd.toLowerCase(), names);
+      process.stderr.write(`ragloom: unknown command "${cmd}"${near ? `; did you mean "${near}"?` : ''}\n`
+        + `Commands: ${Object.keys(COMMANDS).join(', ')} (ragloom --help describes each)\n`);
       return 1;
     }
     return await runCommand(command, rest);

@@ -5,7 +5,7 @@ import {
   type MigrationHooks, type MigrationProgress, type VerifyReport,
 } from '../migrate/index.js';
 import { formatTable } from './table.js';
-import { intFlag, numberFlag, UsageError, writeJson } from './args.js';
+import { intFlag, nearest, numberFlag, UsageError, writeJson } from './args.js';
 
 const HELP: Record<string, string> = {
   export: `ragloom migrate export --from <url|db-file> --out DIR [--api-key K] [--include-disabled] [--dry-run] [--json]
@@ -17,8 +17,8 @@ const HELP: Record<string, string> = {
   import: `ragloom migrate import --manifest DIR/manifest.json --to <url|db-file> [--api-key K]
                        [--batch-size N] [--embedding-model NAME@FACTORY] [--no-parse] [--dry-run] [--json]
   Reuses the target's dataset of each name or creates it (settings and pagerank of the source),
-  uploads the files it lacks in batches (default 10) and starts parsing them. Re-running after an
-  interruption uploads only what is missing. What it creates is recorded in the manifest for
+  uploads the files it lacks in batches (default 10) and starts parsing them (into a database file
+  it waits until they are parsed). Re-running after an interruption uploads only what is missing. What it creates is recorded in the manifest for
   rollback. The key: --api-key, else RAGLOOM_API_KEY, else RAGFLOW_API_KEY.`,
   verify: `ragloom migrate verify --manifest DIR/manifest.json --to <url|db-file> [--api-key K]
                        [--wait SECONDS] [--max-failure-rate R] [--json]
@@ -42,7 +42,10 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return sub === undefined ? 1 : 0;
   }
-  if (!(sub in HELP)) throw new MigrateUsageError(`unknown migrate command "${sub}"\n\n${USAGE}`);
+  if (!(sub in HELP)) {
+    const near = nearest(sub, Object.keys(HELP));
+    throw new MigrateUsageError(near ? `unknown migrate command "${sub}"; did you mean "${near}"? (ragloom migrate --help)` : `unknown migrate command "${sub}"\n\n${USAGE}`);
+  }
   let parsed;
   try {
     parsed = parseArgs({
@@ -102,7 +105,8 @@ export async function runMigrateCommand(args: string[]): Promise<number> {
         process.stdout.write(s.dry_run
           ? `Dry run: nothing was changed.\n`
           : `Created ${s.datasets_created}, reused ${s.datasets_reused} dataset(s); uploaded ${s.uploaded}, already present ${s.already_present}, ` +
-            `failed ${s.failed}; parsing started for ${s.parse_started}; ${s.seconds.toFixed(1)} s` +
+            `failed ${s.failed}; parsing started for ${s.parse_started}` +
+            `${s.parsed ? ` (parsed: ${s.parsed.DONE} DONE, ${s.parsed.FAIL} FAIL${s.parsed.CANCEL ? `, ${s.parsed.CANCEL} CANCEL` : ''})` : ''}; ${s.seconds.toFixed(1)} s` +
             `${s.uploaded && s.seconds ? ` (${(s.uploaded / s.seconds).toFixed(0)} documents/s)` : ''}\n`);
         return 0;
       }

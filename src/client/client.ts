@@ -9,7 +9,7 @@ import { Chat } from './chat.js';
 import { Memory, type MemoryMessage } from './memory.js';
 import { Agent } from './agent.js';
 import { ApiError } from '../api/errors.js';
-import type { CreateDatasetParams, RetrieveParams, RetrieveWithTotals, DocAgg, CreateChatParams, CreateMemoryParams, OpenAIExtraBody } from './params.js';
+import type { CreateDatasetParams, RetrieveParams, RetrieveWithTotals, DocAgg, CreateChatParams, CreateMemoryParams, OpenAIExtraBody, ChatCompletion, ChatCompletionChunk } from './params.js';
 
 export interface ClientOptions {
   /** SQLite database file of the embedded engine; ':memory:' allowed. */
@@ -177,8 +177,8 @@ export class Client {
    * a `chat.completion` object, or with `stream: true` an AsyncIterable of `chat.completion.chunk`s.
    * `model: 'model'` uses the chat's own model.
    */
-  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream?: false; extra_body?: OpenAIExtraBody; signal?: AbortSignal }): Promise<Record<string, unknown>>;
-  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream: true; extra_body?: OpenAIExtraBody; signal?: AbortSignal }): Promise<AsyncIterable<Record<string, unknown>>>;
+  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream?: false; extra_body?: OpenAIExtraBody; signal?: AbortSignal }): Promise<ChatCompletion>;
+  chatCompletion(chat_id: string, body: { model: string; messages: Array<{ role: string; content: unknown }>; stream: true; extra_body?: OpenAIExtraBody; signal?: AbortSignal }): Promise<AsyncIterable<ChatCompletionChunk>>;
   chatCompletion(chat_id: string, body: Record<string, unknown>): Promise<unknown> {
     return this.t.call('openai.completion', { stream: false, ...body, chat_id });
   }

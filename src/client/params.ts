@@ -4,6 +4,7 @@
  * run time, with RAGFlow's codes and messages, for JavaScript callers.
  */
 import type { Chunk, ParseStatus } from './resources.js';
+import type { ReferenceChunk } from './chat.js';
 
 /** Every chunk method ragloom implements (RAGFlow's names; src/ingest/chunkers). */
 export type ChunkMethod =
@@ -235,6 +236,67 @@ export interface OpenAIExtraBody {
   reference_metadata?: { include?: boolean; fields?: string[] };
   /** Retrieve only from documents whose metadata match. */
   metadata_condition?: MetadataCondition;
+}
+
+/** Token counts of a `chatCompletion` answer. */
+export interface ChatCompletionUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  completion_tokens_details?: { reasoning_tokens: number; accepted_prediction_tokens: number; rejected_prediction_tokens: number };
+}
+
+/** `client.chatCompletion(...)` without `stream`: one answer, shaped as OpenAI's `chat.completion`. */
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  /** Seconds since the epoch. */
+  created: number;
+  /** The `model` asked for (`'model'`: the chat's own). */
+  model: string;
+  usage: ChatCompletionUsage;
+  choices: Array<{
+    index: number;
+    finish_reason: 'stop';
+    logprobs: null;
+    message: {
+      role: 'assistant';
+      content: string;
+      /** With `extra_body.reference`: the chunks the answer drew on. */
+      reference?: ReferenceChunk[];
+      /** `[ID:n]` markers removed because they named no chunk sent to the model. */
+      citations_removed?: number;
+    };
+  }>;
+}
+
+/** One piece of a streamed `client.chatCompletion(..., { stream: true })`, shaped as OpenAI's `chat.completion.chunk`. */
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  system_fingerprint: string;
+  choices: Array<{
+    index: number;
+    /** `'stop'` on the last chunk. */
+    finish_reason: 'stop' | null;
+    logprobs: null;
+    delta: {
+      role: 'assistant';
+      /** The answer's new text (null on the last chunk, and on a chunk of reasoning). */
+      content: string | null;
+      reasoning_content?: string | null;
+      function_call: null;
+      tool_calls: null;
+      /** Last chunk, with `extra_body.reference`: the chunks the answer drew on, and the whole answer. */
+      reference?: ReferenceChunk[];
+      final_content?: string;
+      citations_removed?: number;
+    };
+  }>;
+  /** On the last chunk only. */
+  usage: ChatCompletionUsage | null;
 }
 
 /** `client.createChat(...)` sampling settings. */

@@ -11,13 +11,28 @@ import { parseModelId, type ModelConfig } from '../embed/index.js';
 export const BUILTIN_CHAT_MODELS = ['ragloom-extractive@Builtin'] as const;
 export const DEFAULT_CHAT_MODEL = BUILTIN_CHAT_MODELS[0];
 
-/** The registered config of a chat model id, or undefined (built-in models have none). */
+/**
+ * The full id (`name@factory`) a chat model id names: itself when it has a factory, or a bare name
+ * (`glm-4`) looked up among the tenant's chat models by name, the first registered of that name,
+ * as RAGFlow looks a name without a factory up in the tenant's models. Undefined when none.
+ */
+export function resolveChatModelId(e: Engine, id: string): string | undefined {
+  if ((BUILTIN_CHAT_MODELS as readonly string[]).includes(id) || e.models.get('chat', id) || e.models.get('image2text', id)) return id;
+  if (id.includes('@')) return undefined;
+  const builtin = BUILTIN_CHAT_MODELS.find((b) => b.slice(0, b.lastIndexOf('@')) === id);
+  if (builtin) return builtin;
+  const m = [...e.models.list('chat'), ...e.models.list('image2text')].find((x) => x.name === id);
+  return m ? `${m.name}@${m.factory}` : undefined;
+}
+
+/** The registered config of a chat model id (a bare name too), or undefined (built-in models have none). */
 export function chatModelConfig(e: Engine, id: string): ModelConfig | undefined {
-  return e.models.get('chat', id) ?? e.models.get('image2text', id);
+  const full = resolveChatModelId(e, id) ?? id;
+  return e.models.get('chat', full) ?? e.models.get('image2text', full);
 }
 
 export function chatModelExists(e: Engine, id: string): boolean {
-  return (BUILTIN_CHAT_MODELS as readonly string[]).includes(id) || !!chatModelConfig(e, id);
+  return resolveChatModelId(e, id) !== undefined;
 }
 
 const live = new WeakMap<Engine, Map<string, ChatModel>>();
@@ -26,7 +41,8 @@ const live = new WeakMap<Engine, Map<string, ChatModel>>();
  * The live model for `id`. The extractive model scores sentences with the embedding model of the
  * datasets it answers from (`embdId`), so it is kept per embedding model.
  */
-export function chatModel(e: Engine, id: string, embdId?: string): ChatModel | undefined {
+export function chatModel(e: Engine, name: string, embdId?: string): ChatModel | undefined {
+  const id = resolveChatModelId(e, name) ?? name;
   let m = live.get(e);
   if (!m) {
     live.set(e, (m = new Map()));

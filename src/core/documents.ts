@@ -1,5 +1,7 @@
 import type { Engine } from './engine.js';
 import { cachedStatement, RUN, type DocumentRow } from '../store/index.js';
+import { sniffFormat } from '../ingest/parsers/index.js';
+import { fileSuffix } from '../util/index.js';
 
 /** The `run` column holds RAGFlow's TaskStatus digits (RUN); the wire shows names. */
 export const RUN_NAMES = ['UNSTART', 'RUNNING', 'CANCEL', 'DONE', 'FAIL'] as const;
@@ -52,8 +54,10 @@ const AUDIO_EXT = new Set('da wave wav mp3 aac flac ogg aiff au midi wma realaud
 const VISUAL_EXT = new Set(('jpg jpeg png tif tiff gif pcx tga exif fpx svg psd cdr pcd dxf ufo eps ai raw wmf webp avif apng icon ico bmp '
   + 'mpg mpeg avi rm rmvb mov wmv asf dat asx wvx mpe mpa mp4 mkv').split(' '));
 
+export type FileType = 'pdf' | 'doc' | 'aural' | 'visual' | 'other';
+
 /** RAGFlow's file type of a name: pdf | doc | aural | visual | other (other is rejected). */
-export function fileType(suffix: string): 'pdf' | 'doc' | 'aural' | 'visual' | 'other' {
+export function fileType(suffix: string): FileType {
   if (suffix === 'pdf') return 'pdf';
   if (DOC_EXT.has(suffix)) return 'doc';
   if (AUDIO_EXT.has(suffix)) return 'aural';
@@ -61,9 +65,24 @@ export function fileType(suffix: string): 'pdf' | 'doc' | 'aural' | 'visual' | '
   return 'other';
 }
 
+/**
+ * An uploaded file's type: by its extension, as RAGFlow types it; a name without one (`README`,
+ * `LICENSE`, `COPYING`, `GPL-3`) by its content, as the parser reads it (docs/parsers.md): text,
+ * PDF, DOCX / XLSX / PPTX, HTML, JSON, e-mail, images by their magic bytes. `other` (refused) for
+ * an extension RAGFlow does not know (`.exe`, as RAGFlow refuses it) or content that is none of
+ * those (a program, an archive).
+ */
+export function uploadFileType(name: string, data: Uint8Array): FileType {
+  const suffix = fileSuffix(name);
+  if (suffix) return fileType(suffix);
+  const format = sniffFormat(data);
+  if (!format) return 'other';
+  return format === 'pdf' ? 'pdf' : format === 'image' ? 'visual' : 'doc';
+}
+
 /** The chunk method a new document gets: by type first, else the dataset's. */
-export function documentChunkMethod(suffix: string, datasetMethod: string): string {
-  const t = fileType(suffix);
+export function documentChunkMethod(suffix: string, datasetMethod: string, type: FileType = fileType(suffix)): string {
+  const t = type;
   if (t === 'visual') return 'picture';
   if (t === 'aural') return 'audio';
   if (['ppt', 'pptx', 'pages'].includes(suffix)) return 'presentation';

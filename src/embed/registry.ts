@@ -7,6 +7,7 @@ import { StaticEmbedder } from './providers/static.js';
 import { BUILTIN_MODELS, DEFAULT_BUILTIN_MODEL } from './builtin-models.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { RAGFLOW_EMBEDDING_MODELS, RAGFLOW_FACTORIES } from './catalogue.js';
 
 export type ModelType = 'chat' | 'embedding' | 'rerank' | 'image2text';
 
@@ -50,15 +51,26 @@ export function modelCacheDir(): string {
   return process.env.RAGLOOM_MODELS_DIR ?? join(homedir(), '.cache', 'ragloom', 'models');
 }
 
+/** Names compare as RAGFlow's database compares them: case-insensitively. */
+const CATALOGUE = new Map(Object.entries(RAGFLOW_EMBEDDING_MODELS).map(([f, names]) => [f, new Set(names.map((n) => n.toLowerCase()))]));
+
 /**
- * Well-known hosted models (a slice of RAGFlow's llm_factories): naming one that the tenant has
- * not registered is "Unauthorized", naming anything else unknown is "Unsupported".
+ * Is `id` an embedding model of RAGFlow's catalogue, as RAGFlow reads an id: `name@factory` when
+ * the factory is one it knows (several '@': the last one splits, unchecked), else the whole id is
+ * a name, found under any factory.
  */
-const KNOWN_EMBEDDINGS = new Set([
-  'text-embedding-3-small@OpenAI', 'text-embedding-3-large@OpenAI', 'text-embedding-ada-002@OpenAI',
-  'BAAI/bge-large-zh-v1.5@BAAI', 'BAAI/bge-small-en-v1.5@Builtin', 'BAAI/bge-m3@BAAI',
-  'embed-english-v3.0@Cohere', 'jina-embeddings-v3@Jina', 'nomic-embed-text@Ollama',
-]);
+export function inEmbeddingCatalogue(id: string): boolean {
+  const parts = id.split('@');
+  let name = id;
+  let factory: string | undefined;
+  if (parts.length > 2 || (parts.length === 2 && RAGFLOW_FACTORIES.has(parts[1]!))) {
+    name = parts.slice(0, -1).join('@');
+    factory = parts[parts.length - 1];
+  }
+  const key = name.toLowerCase();
+  if (factory !== undefined) return [...CATALOGUE].some(([f, names]) => f.toLowerCase() === factory!.toLowerCase() && names.has(key));
+  return [...CATALOGUE.values()].some((names) => names.has(key));
+}
 
 export type ModelStatus = 'ok' | 'unauthorized' | 'unsupported';
 
@@ -87,13 +99,18 @@ export class ModelRegistry {
     return [...this.models.values()].filter((m) => !type || m.type === type);
   }
 
-  /** Can this tenant embed with `id`? Mirrors RAGFlow's verify_embedding_availability. */
+  /**
+   * Can this tenant embed with `id`? RAGFlow's verify_embedding_availability: a model the tenant
+   * has (registered, or one of ragloom's built-in models) is ok; one of RAGFlow's catalogue the
+   * tenant has not configured is unauthorized; anything else unsupported. (RAGFlow takes any
+   * `…@Builtin` id; ragloom runs only its own built-in models, so another is unauthorized when
+   * RAGFlow's catalogue lists it, else unsupported.)
+   */
   embeddingStatus(id: string): ModelStatus {
-    const p = parseModelId(id);
-    if (!p) return 'unsupported';
-    if (p.factory === BUILTIN_FACTORY) return BUILTIN_EMBEDDINGS.some((b) => b.name === p.name) ? 'ok' : 'unsupported';
     if (this.get('embedding', id)) return 'ok';
-    return KNOWN_EMBEDDINGS.has(id) ? 'unauthorized' : 'unsupported';
+    const p = parseModelId(id);
+    if (p?.factory === BUILTIN_FACTORY && BUILTIN_EMBEDDINGS.some((b) => b.name === p.name)) return 'ok';
+    return inEmbeddingCatalogue(id) ? 'unauthorized' : 'unsupported';
   }
 
   /** The live embedder for `id` (created once). Throws when the model is not usable. */

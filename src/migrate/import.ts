@@ -18,7 +18,11 @@ export interface ImportOptions extends MigrationHooks {
   batchSize?: number;
   /** Create datasets with this embedding model instead of the source's. */
   embeddingModel?: string;
-  /** Start parsing what is uploaded. @default true */
+  /**
+   * Start parsing what is uploaded. Into a database file the import also waits for that parsing to
+   * end (nothing else would parse it: the file is not open anywhere else), reporting it as the
+   * `parse` step; a server parses on its own. @default true
+   */
   parse?: boolean;
 }
 
@@ -37,6 +41,11 @@ export interface ImportSummary {
   /** Files the target already held (an earlier, interrupted run): not uploaded again. */
   already_present: number;
   parse_started: number;
+  /**
+   * Into a database file: how the documents the import parsed ended (the import waits for them);
+   * null for a server, which parses after the import returns.
+   */
+  parsed: { DONE: number; FAIL: number; CANCEL: number } | null;
   failed: number;
   plan: ImportPlanRow[];
   warnings: string[];
@@ -66,7 +75,7 @@ export async function migrateImport(opts: ImportOptions): Promise<ImportSummary>
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new MigrationError('The batch size must be a whole number ≥ 1');
   const ep = openEndpoint(opts.to, { apiKey: opts.apiKey, role: 'target' });
   const sum: ImportSummary = {
-    datasets_created: 0, datasets_reused: 0, uploaded: 0, already_present: 0, parse_started: 0, failed: 0, plan: [], warnings: rep.warnings,
+    datasets_created: 0, datasets_reused: 0, uploaded: 0, already_present: 0, parse_started: 0, parsed: null, failed: 0, plan: [], warnings: rep.warnings,
     dry_run: !!opts.dryRun, seconds: 0,
   };
   try {
@@ -84,6 +93,14 @@ export async function migrateImport(opts: ImportOptions): Promise<ImportSummary>
     const existing = await listAllDatasets(ep.client);
     const total = m.entries.reduce((n, e) => n + e.files.length, 0);
     let done = 0;
+    // Into a file: the documents whose parsing this run waits for, by dataset.
+    const waitFor = new Map<DataSet, Set<string>>();
+    const awaitParse = (ds: DataSet, ids: string[]) => {
+      if (ep.remote || opts.parse === false || !ids.length) return;
+      const set = waitFor.get(ds) ?? new Set<string>();
+      for (const id of ids) set.add(id);
+      waitFor.set(ds, set);
+    };
     for (const entry of m.entries) {
       const placed = await placeDataset(ep.client, entry, rec, existing, opts, rep);
       if (placed.fresh) sum.datasets_created++;
@@ -110,9 +127,16 @@ export async function migrateImport(opts: ImportOptions): Promise<ImportSummary>
         continue;
       }
       const ds = placed.ds;
-      // Uploaded by an interrupted run but never started: start them now.
-      const unstarted = entry.files.map((f) => present.get(f.name.toLowerCase())).filter((d): d is Document => !!d && d.run === 'UNSTART');
-      if (opts.parse !== false && unstarted.length) sum.parse_started += await startParsing(ds, unstarted.map((d) => d.id), rep, entry);
+      // Uploaded by an interrupted run but never started (or cancelled): start them now. In a file,
+      // those an interrupted run left RUNNING were queued again when this run opened it.
+      const mine = entry.files.map((f) => present.get(f.name.toLowerCase())).filter((d): d is Document => !!d);
+      const unstarted = mine.filter((d) => d.run === 'UNSTART' || (!ep.remote && d.run === 'CANCEL'));
+      if (opts.parse !== false && unstarted.length) {
+        const started = await startParsing(ds, unstarted.map((d) => d.id), rep, entry);
+        sum.parse_started += started;
+        if (started) awaitParse(ds, unstarted.map((d) => d.id));
+      }
+      awaitParse(ds, mine.filter((d) => d.run === 'RUNNING').map((d) => d.id));
       done += row.present;
       rep.progress({ step: 'import', done, total, item: entry.kb_name });
       for (let i = 0; i < missing.length; i += batchSize) {
@@ -125,11 +149,16 @@ export async function migrateImport(opts: ImportOptions): Promise<ImportSummary>
           save();
         }
         await applyChunkMethods(docs, batch, entry, rep);
-        if (opts.parse !== false && docs.length) sum.parse_started += await startParsing(ds, docs.map((d) => d.id), rep, entry);
+        if (opts.parse !== false && docs.length) {
+          const started = await startParsing(ds, docs.map((d) => d.id), rep, entry);
+          sum.parse_started += started;
+          if (started) awaitParse(ds, docs.map((d) => d.id));
+        }
         done += batch.length;
         rep.progress({ step: 'import', done, total, item: batch[batch.length - 1]!.name });
       }
     }
+    if (!ep.remote && opts.parse !== false && !opts.dryRun) sum.parsed = await waitForParsing(waitFor, rep);
     rec.finished_at = Date.now();
     save();
     sum.seconds = (performance.now() - t0) / 1000;
@@ -256,6 +285,36 @@ async function applyChunkMethods(docs: Document[], batch: ManifestFile[], entry:
     if (w && d.chunk_method !== w) {
       await d.update({ chunk_method: w as never }).catch((e) => rep.warn(`${entry.kb_name}: ${d.name}: chunk_method ${w} not set: ${errorText(e)}`));
     }
+  }
+}
+
+/** How often a file's parsing is looked at while the import waits for it (ms). */
+const PARSE_POLL_MS = 500;
+
+/**
+ * Waits until every listed document has left UNSTART and RUNNING (this process parses them: the
+ * database file is open here), reporting the `parse` step; then how they ended.
+ */
+async function waitForParsing(waitFor: Map<DataSet, Set<string>>, rep: Reporter): Promise<{ DONE: number; FAIL: number; CANCEL: number }> {
+  const total = [...waitFor.values()].reduce((n, s) => n + s.size, 0);
+  const ended = { DONE: 0, FAIL: 0, CANCEL: 0 };
+  if (!total) return ended;
+  for (;;) {
+    const tally = { DONE: 0, FAIL: 0, CANCEL: 0 };
+    let pending = 0;
+    let last = '';
+    for (const [ds, ids] of waitFor) {
+      for (const d of await listAllDocuments(ds)) {
+        if (!ids.has(d.id)) continue;
+        if (d.run === 'DONE' || d.run === 'FAIL' || d.run === 'CANCEL') {
+          tally[d.run]++;
+          last = d.name;
+        } else pending++;
+      }
+    }
+    rep.progress({ step: 'parse', done: total - pending, total, item: last });
+    if (!pending) return tally;
+    await new Promise((r) => setTimeout(r, PARSE_POLL_MS));
   }
 }
 

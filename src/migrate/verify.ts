@@ -76,7 +76,12 @@ export async function migrateVerify(opts: VerifyOptions): Promise<VerifyReport> 
       const docs = [...found.values()].flatMap((x) => x.mine);
       const pending = docs.filter((d) => d.run === 'UNSTART' || d.run === 'RUNNING').length;
       rep.progress({ step: 'parse', done: docs.length - pending, total: docs.length });
-      if (!pending || Date.now() >= deadline) return judge(m, found, ep.id, maxRate, factor, (performance.now() - t0) / 1000);
+      // A database file is parsed by whoever has it open: an import waits for its parsing, so
+      // documents still pending there need the import run again, not more waiting.
+      const hint = ep.remote
+        ? 'verify again when parsing ends, or pass --wait'
+        : `run \`ragloom migrate import --manifest ${resolve(opts.manifest)} --to ${ep.id}\` again: it parses them and waits until they are done`;
+      if (!pending || Date.now() >= deadline) return judge(m, found, ep.id, maxRate, factor, (performance.now() - t0) / 1000, hint);
       await new Promise((r) => setTimeout(r, 1000));
     }
   } finally {
@@ -120,7 +125,7 @@ const distribution = (docs: Document[]): RunDistribution => ({
   pending: docs.filter((d) => d.run !== 'DONE' && d.run !== 'FAIL').length,
 });
 
-function judge(m: Manifest, found: Map<ManifestEntry, Found>, target: string, maxRate: number, factor: number, seconds: number): VerifyReport {
+function judge(m: Manifest, found: Map<ManifestEntry, Found>, target: string, maxRate: number, factor: number, seconds: number, pendingHint: string): VerifyReport {
   const problems: string[] = [];
   const flags: string[] = [];
   const rows: VerifyRow[] = [];
@@ -137,7 +142,7 @@ function judge(m: Manifest, found: Map<ManifestEntry, Found>, target: string, ma
     if (!f.ds) problems.push(`${e.kb_name}: no such dataset in the target`);
     else {
       if (missing.length) problems.push(`${e.kb_name}: ${missing.length} of ${e.files.length} documents missing (${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''})`);
-      if (runs.pending) problems.push(`${e.kb_name}: ${runs.pending} document(s) not parsed (yet): verify again when parsing ends, or pass --wait`);
+      if (runs.pending) problems.push(`${e.kb_name}: ${runs.pending} document(s) not parsed (yet): ${pendingHint}`);
       if (rate > maxRate) problems.push(`${e.kb_name}: ${(rate * 100).toFixed(1)}% of documents failed to parse (limit ${(maxRate * 100).toFixed(0)}%)`);
     }
     for (const o of outliers) flags.push(`${e.kb_name}: ${o.name} has ${o.chunk_count} chunks, over ${factor}× the dataset's average (${avg.toFixed(1)})`);

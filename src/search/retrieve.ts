@@ -4,8 +4,8 @@
  *
  * similarity = w·vector_similarity + (1−w)·term_similarity, w = vector_similarity_weight, where
  * vector_similarity is the cosine in [0, 1] and term_similarity the BM25 of src/search/fulltext.ts
- * normalised by the query's own bound. Candidates are the union of the vector side's and the
- * full-text side's best n each (n = top_k capped by RAGFlow's result window), every candidate
+ * normalised by the query's own bound. Candidates are the union of the full-text side's best n
+ * (n = RAGFlow's result window up to the page) and the vector side's best min(top_k, n), every candidate
  * scored exactly on both sides; then pseudo-relevance feedback on both sides (Rocchio for the
  * vector, RM3 for the text). When the caller gives no weight, the vector side is first shrunk
  * towards its mean by how much the text side agrees with it (RetrievalOptions.vectorAgreement).
@@ -42,7 +42,7 @@ export interface SearchRequest {
    * `defaultWeight` and `vectorAgreement` may apply. Absent: given (RAGFlow's formula).
    */
   weightGiven?: boolean;
-  /** candidates per side, > 0 */
+  /** top_k, > 0: the vector side's candidates (the text side's are the result window's) */
   topK: number;
   highlight: boolean;
   reranker?: Reranker;
@@ -284,16 +284,20 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   let W = Math.max(30, Math.ceil(64 / pageSize) * pageSize);
   if (reranker) W = Math.min(W, topK, 64);
   const win = Math.floor(((page - 1) * pageSize) / W);
-  const cap = Math.min(topK, (win + 1) * W);
+  // Candidates up to the end of the page's window: every text match that could rank there (the
+  // text side's best `want`), and the vector side's best top_k of them. top_k limits the vector
+  // side only, as RAGFlow's top_k is its KNN's k (rag/nlp/search.py; ES `knn(k=topk)`).
+  const want = (win + 1) * W;
 
   // ---- candidates
   const qv = await r.embedQuestion(question);
   const ix = await vectorIndex(reader, qv.length);
   // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's
-  // buffers. Counting stops at the cap (a full count walks the dataset's index: 3.5 ms per 100k);
+  // buffers. Counting stops at `want` (a full count walks the dataset's index: 3.5 ms per 100k);
   // when the vector index alone holds that many of the datasets' chunks, no count is needed.
-  const held = ix && ix.countIn(kbIds) >= cap ? cap : await reader.countChunks(kbIds, Math.min(cap, 2 ** 53));
-  const perSide = Math.min(cap, Math.max(1, held));
+  const held = ix && ix.countIn(kbIds) >= want ? want : await reader.countChunks(kbIds, Math.min(want, 2 ** 53));
+  const textN = Math.min(want, Math.max(1, held));
+  const vectorN = Math.min(topK, textN);
   // A searchable row of the datasets (and the scope): the text side asks this of every row it touches.
   const inDatasets = ix ? ix.matcher({ datasets: kbIds }) : () => false;
   const accept = scope ? (rid: number): boolean => scope.has(rid) && inDatasets(rid) : inDatasets;
@@ -315,15 +319,18 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   const exact = o.exactVectors;
   // The vector side's hits come with their cosine (the same sums cosines() does): kept for the first scoring.
   const hitScore = new Map<number, number>();
-  if (ix) {
-    for (const h of ix.search(qv, perSide, filter, { exact })) {
+  // At w = 0 the vector side adds nothing to a score: its own hits would come back with
+  // similarity 0. RAGFlow's KNN is filtered by the text query, so it never returns such chunks;
+  // here the vector side then brings no candidates (the text matches still get their cosine).
+  if (ix && w > 0) {
+    for (const h of ix.search(qv, vectorN, filter, { exact })) {
       add(h.rowid);
       hitScore.set(h.rowid, h.score);
     }
   }
   // Text side and exact cross-scores: one FTS5 pass over all matches when they are few, else the
   // top n from FTS5 and the vector-only candidates' BM25 computed in JS (fulltext.ts textSide).
-  const text = textSide(reader, tq, perSide, accept);
+  const text = textSide(reader, tq, textN, accept);
   for (const [rid, ts] of text.top) add(rid).tsim = ts;
   const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
   const crossScores = (rids: number[]): void => {
@@ -378,7 +385,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     }
     qVec = normalize(q2);
     if (o.feedbackSearch) {
-      for (const h of ix.search(qVec, perSide, filter, { exact })) add(h.rowid);
+      for (const h of ix.search(qVec, vectorN, filter, { exact })) add(h.rowid);
       crossScores(untexted());
     }
     scoreAll('moved');

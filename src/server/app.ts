@@ -12,7 +12,7 @@ import {
 } from '../api/routes.js';
 import { readBody, type UploadLimits } from './body.js';
 import { eventsSse, nativeSse, openaiSse, SSE_HEADERS } from './sse.js';
-import { pyExceptionRepr, contentDisposition } from './http.js';
+import { pyExceptionRepr, contentDisposition, acceptsOnlyJson, toWireJson } from './http.js';
 
 type Ctx = Parameters<Api['call']>[2] & object;
 
@@ -76,6 +76,8 @@ export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortCo
 
   // Bodies are read per route (api/routes.ts BodyKind), so every content type arrives as bytes;
   // multipart is streamed by @fastify/multipart.
+  // Objects are written as RAGFlow writes them (whole floats as floats: http.ts toWireJson).
+  app.setReplySerializer((payload) => toWireJson(payload));
   app.removeAllContentTypeParsers();
   await app.register(multipart, { limits: { fileSize: opts.uploads.fileSize, files: opts.uploads.files } });
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
@@ -189,6 +191,9 @@ async function handle(
       params[k] = v;
     }
     if (spec.stream) params.signal = abort.signal;
+    // OpenAI's clients leave `stream` out of a plain call and ask for JSON: they get JSON (RAGFlow
+    // would stream, which they cannot read). Without such an Accept, a missing `stream` streams.
+    if (spec.stream === 'openai' && body.stream === undefined && acceptsOnlyJson(req.headers.accept)) params.stream = false;
 
     const result = await api.call(spec.op, params, req.ctx);
 

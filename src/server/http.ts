@@ -1,10 +1,5 @@
-/** Small HTTP helpers: a Python-like exception repr and `Content-Disposition`. */
-
-function pyStrRepr(s: string): string {
-  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
-  const body = s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
-  return q + (q === "'" ? body.replace(/'/g, "\\'") : body) + q;
-}
+/** Small HTTP helpers: a Python-like exception repr, `Content-Disposition`, and what an `Accept` header asks for. */
+import { pyStrRepr } from '../util/index.js';
 
 /** `Name('message')`, as RAGFlow's `server_error_response` prints `repr(e)`; never a stack trace. */
 export function pyExceptionRepr(e: unknown): string {
@@ -27,4 +22,39 @@ export function contentDisposition(name: string): string {
   const ascii = name.normalize('NFKD').replace(/[^\x20-\x7e]/g, '').replace(/\\/g, '\\\\').replace(/"/g, '\\"');
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+/**
+ * Does a request without `stream` want one JSON answer? Yes when its `Accept` names a JSON type and
+ * not `text/event-stream` (what OpenAI's clients send for a plain call: `Accept: application/json`,
+ * no `stream`); no when it asks for events, accepts any type (curl's default) or says nothing, where
+ * RAGFlow's default, a stream, stays.
+ */
+export function acceptsOnlyJson(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const types = accept.split(',').flatMap((part) => {
+    const [type, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+    const q = params.find((p) => /^q=/.test(p));
+    return type && (!q || Number(q.slice(2)) > 0) ? [type] : [];
+  });
+  return types.some((t) => t === 'application/json' || /^application\/[\w.+-]*\+json$/.test(t)) && !types.includes('text/event-stream');
+}
+
+/**
+ * Fields RAGFlow writes as Python floats whose values here are whole numbers: JSON.stringify
+ * writes `2`, which Python's json reads as an int (the naive parser_config's graphrag defaults are
+ * `2.0` and `60.0` in RAGFlow). Their whole values get `.0` on the wire.
+ */
+const FLOAT_FIELDS = ['retry_backoff_seconds', 'retry_backoff_max_seconds'];
+const FLOAT_FIELD = new RegExp(`([{,]"(?:${FLOAT_FIELDS.join('|')})":-?\\d+)(?=[,}])`, 'g');
+
+/**
+ * JSON as RAGFlow writes it: JSON.stringify, with FLOAT_FIELDS' whole values as floats. Only a
+ * key right after `{` or `,` is a field (inside a string its quote would be escaped), and the
+ * pass is skipped unless the text names one (a retrieval's 70 KB cost an `includes`).
+ */
+export function toWireJson(payload: unknown): string {
+  const s = JSON.stringify(payload);
+  if (s === undefined || !FLOAT_FIELDS.some((f) => s.includes(`"${f}":`))) return s;
+  return s.replace(FLOAT_FIELD, '$1.0');
 }

@@ -18,8 +18,8 @@ export function upsertChunk(db: Db, c: NewChunk): boolean {
 }
 
 const INSERT_CHUNK = `INSERT INTO chunk (id, document_id, dataset_id, content, important_keywords, questions, tag_kwd,
-    positions, available, doc_type, chunk_order, page_num, top, token_num, vec_dim, create_time, create_timestamp, index_text, lang)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`;
+    positions, available, doc_type, chunk_order, page_num, top, token_num, vec_dim, create_time, create_timestamp, index_text, lang, titled)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`;
 const INSERT_FTS = 'INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)';
 
 /** The full-text row of a chunk: the one it came with (analysed by the ingest worker), or analysed here. */
@@ -52,7 +52,7 @@ export function upsertChunks(db: Db, chunks: readonly NewChunk[]): number {
     const args = [
       c.id, c.document_id, c.dataset_id, c.content, json(c.important_keywords), json(c.questions),
       json(c.tag_kwd), json(c.positions), c.available ? 1 : 0, c.doc_type ?? '', c.chunk_order,
-      c.page_num ?? 0, c.top ?? 0, c.token_num, c.vector.length, c.create_time, c.create_timestamp, indexText, c.lang ?? 'en',
+      c.page_num ?? 0, c.top ?? 0, c.token_num, c.vector.length, c.create_time, c.create_timestamp, indexText, c.lang ?? 'en', c.title === '' ? 0 : 1,
     ];
     let info = ins.run(...args);
     if (info.changes === 0) {
@@ -165,11 +165,13 @@ export function removeDocumentChunks(db: Db, documentIds: string[]): number {
 }
 
 /**
- * A renamed document's chunks get their full-text title again (RAGFlow rewrites title_tks on a
- * rename); each is logged in `vec_log` so the in-memory term index re-reads it. Call inside a
- * transaction. Returns how many chunks were re-indexed.
+ * A renamed document's chunks get their full-text title again, every one of them (RAGFlow rewrites
+ * title_tks on a rename, for the chunks added through the API too); each is logged in `vec_log` so
+ * the in-memory term index re-reads it. Call inside a transaction. Returns how many chunks were
+ * re-indexed.
  */
 export function retitleDocumentChunks(db: Db, documentId: string, title: string): number {
+  stmt(db, 'UPDATE chunk SET titled = 1 WHERE document_id = ? AND titled = 0').run(documentId);
   const rows = stmt(db, 'SELECT rowid, content, index_text, important_keywords, questions, lang FROM chunk WHERE document_id = ?')
     .raw().all(documentId) as Array<[number, string, string | null, string, string, string | null]>;
   const del = stmt(db, 'DELETE FROM chunk_fts WHERE rowid = ?');
@@ -192,7 +194,7 @@ export function retitleDocumentChunks(db: Db, documentId: string, title: string)
  */
 export function reindexDatasetSlice(db: Db, datasetId: string, after: number, limit: number,
   langOf: (text: string, keywords: string[], questions: string[]) => Lang): { last: number | null; rewritten: number } {
-  const rows = stmt(db, `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, c.lang, COALESCE(d.name, '') FROM chunk c
+  const rows = stmt(db, `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, c.lang, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.dataset_id = ? AND c.rowid > ? ORDER BY c.rowid LIMIT ?`)
     .raw().all(datasetId, after, limit) as Array<[number, string, string | null, string, string, string | null, string]>;
   let rewritten = 0;

@@ -371,6 +371,12 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
     if (!cols('dataset').includes('fts_language')) db.exec("ALTER TABLE dataset ADD COLUMN fts_language TEXT DEFAULT 'en'; UPDATE dataset SET fts_language = NULL");
     db.prepare("INSERT OR REPLACE INTO search_meta (key, value) VALUES ('analyzer_version', ?)").run(String(ANALYZER_VERSION));
   },
+  // 14: whether a chunk's full-text row carries its document's name as title terms. RAGFlow gives
+  // them to parsed chunks only (a rename gives them to every chunk); a chunk added through the API
+  // has none. Every existing chunk keeps the ones it was indexed with.
+  (db) => db.exec(`
+    ALTER TABLE chunk ADD COLUMN titled INTEGER NOT NULL DEFAULT 1;
+  `),
 ];
 
 /**

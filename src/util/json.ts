@@ -12,9 +12,28 @@ export function deepMerge<T extends Record<string, unknown>>(dst: T, src: Record
   return out as T;
 }
 
-/** Python `repr` of a str list, as RAGFlow puts it in messages: ['a', 'b']. */
+/** What Python's repr() escapes besides quotes and backslashes: characters str.isprintable() refuses. */
+const NON_PRINTABLE = /^(?:[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs})$/u;
+const SHORT: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** Python's repr() of a str: single quotes unless it holds one and no double quote; escapes as Python writes them. */
+export function pyStrRepr(s: string): string {
+  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = '';
+  for (const ch of s) {
+    if (ch in SHORT) out += SHORT[ch];
+    else if (ch === q) out += `\\${q}`;
+    else if (NON_PRINTABLE.test(ch)) {
+      const c = ch.codePointAt(0)!;
+      out += c < 0x100 ? `\\x${c.toString(16).padStart(2, '0')}` : c < 0x10000 ? `\\u${c.toString(16).padStart(4, '0')}` : `\\U${c.toString(16).padStart(8, '0')}`;
+    } else out += ch;
+  }
+  return q + out + q;
+}
+
+/** Python's repr() of a list of str, as RAGFlow prints one in a message: ['a', "it's", 'a\\nb']. */
 export function pyListRepr(items: string[]): string {
-  return `[${items.map((s) => `'${s}'`).join(', ')}]`;
+  return `[${items.map(pyStrRepr).join(', ')}]`;
 }
 
 /** A stored JSON list of strings (keywords, questions) as strings; [] for '[]' or anything malformed. */

@@ -104,6 +104,9 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(await failure(client.retrieve({ question: 'q', dataset_ids: ds.id as never }))).toEqual([102, '`dataset_ids` should be a list.']);
       expect(await failure(client.retrieve({ question: 'q', dataset_ids: [ds.id], vector_similarity_weight: 2 }))).toEqual([101, '`vector_similarity_weight` should be in [0, 1]']);
       expect(await failure(client.retrieve({ question: 'q', dataset_ids: [ds.id], top_k: 0 }))).toEqual([102, '`top_k` must be greater than 0']);
+      // RAGFlow takes any threshold (above 1 it silently finds nothing); refused as the CLI and chats refuse it.
+      expect(await failure(client.retrieve({ question: 'q', dataset_ids: [ds.id], similarity_threshold: 3 }))).toEqual([101, '`similarity_threshold` should be in [0, 1]']);
+      expect(await failure(client.createChat({ name: 'c', similarity_threshold: 3 }))).toEqual([102, '`similarity_threshold` should be a number in [0, 1].']);
     });
   });
 });

@@ -38,7 +38,7 @@ const CASES: Case[] = [
   // datasets
   ['createDataset: empty name', (w) => w.client.createDataset({ name: '' }), 101, 'Field: <name> - Message: <String should have at least 1 character> - Value: <>'],
   ['createDataset: unknown chunk_method', (w) => w.client.createDataset({ name: 'x', chunk_method: 'bogus' as never }), 101, "Field: <chunk_method> - Message: <Input should be 'naive', 'book', 'email', 'laws', 'manual', 'one', 'paper', 'picture', 'presentation', 'qa', 'table', 'tag' or 'resume'> - Value: <bogus>"],
-  ['createDataset: unknown embedding model', (w) => w.client.createDataset({ name: 'x', embedding_model: 'nope@X' }), 102, 'Unsupported model: nope@X'],
+  ['createDataset: unknown embedding model', (w) => w.client.createDataset({ name: 'x', embedding_model: 'nope@X' }), 102, 'Unsupported model: <nope@X>'],
   ['listDatasets: bad orderby', (w) => w.client.listDatasets({ orderby: 'bogus' as never }), 101, "Field: <orderby> - Message: <Input should be 'create_time' or 'update_time'> - Value: <bogus>"],
   ['listDatasets: extra key', (w) => w.client.listDatasets({ foo: 1 } as never), 101, 'Field: <foo> - Message: <Extra inputs are not permitted> - Value: <1>'],
   ['DataSet#update: empty name', (w) => w.ds.update({ name: '' }), 101, 'Field: <name> - Message: <String should have at least 1 character> - Value: <>'],
@@ -52,10 +52,13 @@ const CASES: Case[] = [
   ['deleteDocuments: neither ids nor delete_all', (w) => w.ds.deleteDocuments({}), 102, (w) => `should either provide doc ids or set delete_all(true), dataset: ${w.ds.id}. `],
   // parsing and chunks
   ['asyncParseDocuments: unknown id', (w) => w.ds.asyncParseDocuments(['nope']), 102, "Documents not found: ['nope']"],
+  ['asyncParseDocuments: ids printed as Python repr', (w) => w.ds.asyncParseDocuments(["it's", 'a\nb', 'q"uo\'te']), 102, `Documents not found: ["it's", 'a\\nb', 'q"uo\\'te']`],
   ['addChunk: questions not a list', (w) => w.doc.addChunk({ content: 'x', questions: 'q' as never }), 102, '`questions` is required to be a list'],
   // retrieval
   ['retrieve: another tenant\'s dataset', (w) => w.client.retrieve({ question: 'q', dataset_ids: [NOT_AN_ID] }), 102, `You don't own the dataset ${NOT_AN_ID}.`],
   ['retrieve: weight out of range', (w) => w.client.retrieve({ question: 'q', dataset_ids: [w.ds.id], vector_similarity_weight: -1 }), 101, '`vector_similarity_weight` should be in [0, 1]'],
+  ['retrieve: threshold above 1', (w) => w.client.retrieve({ question: 'q', dataset_ids: [w.ds.id], similarity_threshold: 3 }), 101, '`similarity_threshold` should be in [0, 1]'],
+  ['retrieve: threshold below 0', (w) => w.client.retrieveWithTotals({ question: 'q', dataset_ids: [w.ds.id], similarity_threshold: -0.1 }), 101, '`similarity_threshold` should be in [0, 1]'],
   // chats, sessions, answers
   ['createChat: unknown llm_id', (w) => w.client.createChat({ name: 'x', llm_id: 'nope@X' }), 102, "`llm_id` nope@X doesn't exist"],
   ['Chat#update: not a dict', (w) => w.chat.update('x' as never), -1, '`update_message` must be a dict'],
@@ -68,6 +71,7 @@ const CASES: Case[] = [
   ['Memory#update: unknown permission', (w) => w.memory.update({ permissions: 'all' as never }), 101, "Unknown permission 'all'."],
   ['addMessage: unknown memory', (w) => w.client.addMessage({ memory_id: [NOT_AN_ID], agent_id: 'a', session_id: 's', user_input: 'q', agent_response: 'r' }), 500, 'Some messages failed to add. Detail:Memory not found.'],
   ['getRecentMessages: no memory', (w) => w.client.getRecentMessages({ memory_id: [] }), 101, 'memory_ids is required.'],
+  ['searchMessage: threshold above 1', (w) => w.client.searchMessage({ query: 'q', memory_id: [w.memory.id], similarity_threshold: 1.5 }), 101, '`similarity_threshold` should be in [0, 1]'],
   ['getMessageContent: unknown message', (w) => w.memory.getMessageContent(424242), 404, (w) => `Message '424242' in memory '${w.memory.id}' not found.`],
 ];
 

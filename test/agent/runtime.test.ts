@@ -94,6 +94,21 @@ describe('the run loop', () => {
     expect(chunks[0]!.document_name).toBe('energy.txt');
   });
 
+  it.each([
+    [{ similarity_threshold: 3 }, '[Retrieval] Similarity threshold 3 not supported, should be a float number in range [0, 1]'],
+    [{ keywords_similarity_weight: -0.5 }, '[Retrieval] Keyword similarity weight -0.5 not supported, should be a float number in range [0, 1]'],
+    [{ similarity_threshold: '0.5' }, '[Retrieval] Similarity threshold 0.5 not supported, should be a float number in range [0, 1]'],
+    [{ top_n: 0 }, '[Retrieval] Top N 0 not supported, should be positive numeric'],
+  ])('a Retrieval with %j fails with RAGFlow\'s parameter check', async (params, message) => {
+    const dsl = buildDsl({
+      begin: { type: 'Begin', down: ['Retrieval:Find'] },
+      'Retrieval:Find': { type: 'Retrieval', params: { query: 'sys.query', dataset_ids: [datasetId], ...params } },
+    });
+    const { canvas, events } = run(dsl, { query: 'home batteries' });
+    await events;
+    expect(canvas.error).toBe(message);
+  });
+
   it('a Retrieval over a dataset the caller cannot read fails with RAGFlow\'s message', async () => {
     const dsl = buildDsl({
       begin: { type: 'Begin', down: ['Retrieval:Find'] },
@@ -120,19 +135,22 @@ describe('the run loop', () => {
     expect(finished(other)).not.toContain('Message:Refund');
   });
 
+  /** A Categorize with the built-in model (offline): billing or technical, each leading to its component. */
+  const triage = (billing: string, technical: string) => ({
+    type: 'Categorize',
+    params: {
+      llm_id: 'ragloom-extractive@Builtin',
+      category_description: {
+        billing: { description: 'Invoices, payments, refunds and charges on a card', examples: ['I was charged twice', 'Where is my invoice?'], to: [billing] },
+        technical: { description: 'Errors, crashes, bugs, installation problems', examples: ['The app crashes on start', 'I get an error when I log in'], to: [technical] },
+      },
+    },
+  });
+
   it('Categorize offline picks the nearest category by embeddings (deterministic)', async () => {
     const mk = () => buildDsl({
       begin: { type: 'Begin', down: ['Categorize:Triage'] },
-      'Categorize:Triage': {
-        type: 'Categorize',
-        params: {
-          llm_id: 'ragloom-extractive@Builtin',
-          category_description: {
-            billing: { description: 'Invoices, payments, refunds and charges on a card', examples: ['I was charged twice', 'Where is my invoice?'], to: ['Message:Billing'] },
-            technical: { description: 'Errors, crashes, bugs, installation problems', examples: ['The app crashes on start', 'I get an error when I log in'], to: ['Message:Tech'] },
-          },
-        },
-      },
+      'Categorize:Triage': triage('Message:Billing', 'Message:Tech'),
       'Message:Billing': { type: 'Message', params: { content: ['billing: {Categorize:Triage@category_name}'] } },
       'Message:Tech': { type: 'Message', params: { content: ['technical: {Categorize:Triage@category_name}'] } },
     });
@@ -140,6 +158,33 @@ describe('the run loop', () => {
     expect(messageText(await run(mk(), { query: 'the application crashes with an error' }).events)).toBe('technical: technical');
     const again = await Promise.all([1, 2, 3].map(() => run(mk(), { query: 'refund my invoice' }).events));
     expect(new Set(again.map(messageText)).size).toBe(1);
+  });
+
+  it('a Message joining the branches of a Categorize runs after the branch taken (the others can no longer run)', async () => {
+    const mk = () => buildDsl({
+      begin: { type: 'Begin', down: ['Categorize:Triage'] },
+      'Categorize:Triage': triage('StringTransform:Bill', 'StringTransform:Tech'),
+      'StringTransform:Bill': { type: 'StringTransform', params: { method: 'merge', script: 'billing desk', delimiters: [','] }, down: ['Message:Join'] },
+      'StringTransform:Tech': { type: 'StringTransform', params: { method: 'merge', script: 'tech desk', delimiters: [','] }, down: ['Message:Join'] },
+      'Message:Join': { type: 'Message', params: { content: ['[{StringTransform:Bill@result}{StringTransform:Tech@result}]'] } },
+    });
+    const billing = await run(mk(), { query: 'my credit card payment was charged two times' }).events;
+    expect(messageText(billing)).toBe('[billing desk]');
+    expect(finished(billing)).toEqual(['begin', 'Categorize:Triage', 'StringTransform:Bill', 'Message:Join']);
+    expect(messageText(await run(mk(), { query: 'the application crashes with an error' }).events)).toBe('[tech desk]');
+  });
+
+  it('a Message waits for a component that can still run: two branches joined after both ran', async () => {
+    const dsl = buildDsl({
+      begin: { type: 'Begin', down: ['StringTransform:A', 'StringTransform:B'] },
+      'StringTransform:A': { type: 'StringTransform', params: { method: 'merge', script: 'a', delimiters: [','] }, down: ['StringTransform:A2'] },
+      'StringTransform:A2': { type: 'StringTransform', params: { method: 'merge', script: '{StringTransform:A@result}2', delimiters: [','] }, down: ['Message:Join'] },
+      'StringTransform:B': { type: 'StringTransform', params: { method: 'merge', script: 'b', delimiters: [','] }, down: ['Message:Join'] },
+      'Message:Join': { type: 'Message', params: { content: ['{StringTransform:A2@result}+{StringTransform:B@result}'] } },
+    });
+    const evs = await run(dsl, { query: 'go' }).events;
+    expect(messageText(evs)).toBe('a2+b');
+    expect(finished(evs).filter((id) => id === 'Message:Join')).toHaveLength(1);
   });
 
   it('iterates over an array, collecting each pass’s output', async () => {

@@ -5,7 +5,7 @@
 import { describe, expect, beforeAll, afterAll } from 'vitest';
 import { join } from 'node:path';
 import { test, apiError, enc } from '../helpers.js';
-import { Client, type DataSet, type Message } from '../../src/index.js';
+import { Client, type ChatCompletionChunk, type DataSet, type Message } from '../../src/index.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 
 let server: ChatServer;
@@ -33,6 +33,25 @@ async function collect(it: AsyncIterable<Message>): Promise<Message[]> {
   for await (const m of it) out.push(m);
   return out;
 }
+
+describe('a model named without its factory (RAGFlow looks the name up among the tenant\'s models)', () => {
+  test('createChat / update / ask / the OpenAI completion take `glm-4` for glm-4@ZHIPU-AI, and the answers use that model', async ({ client }) => {
+    const ds = await setup(client);
+    client.registerModel({ type: 'chat', name: 'glm-4', factory: 'ZHIPU-AI', base_url: server.url });
+    const chat = await client.createChat({ name: 'c', dataset_ids: [ds.id], llm_id: 'glm-4' });
+    expect(chat.llm_id).toBe('glm-4'); // stored as given, as RAGFlow stores it
+    server.reset();
+    const m = await (await chat.createSession()).ask('How long should the dough rise?');
+    expect(m.content).toMatch(/^Echo: /);
+    expect(server.requests.map((r) => r.body.model)).toContain('glm-4');
+    const done = await client.chatCompletion(chat.id, { model: 'glm-4', messages: [{ role: 'user', content: 'Why are there spring tides?' }] });
+    expect(done.model).toBe('glm-4');
+    expect(done.choices[0]!.message.content).toMatch(/^Echo: /);
+    await chat.update({ llm_id: 'ragloom-extractive' });
+    expect((await (await chat.createSession()).ask('How long should the dough rise?')).content).toMatch(/rise for one hour/);
+    expect(await apiError(client.createChat({ name: 'd', llm_id: 'glm-5' }))).toMatchObject({ code: 102, message: "`llm_id` glm-5 doesn't exist" });
+  });
+});
 
 describe('session.ask with the built-in extractive model', () => {
   test('answers from the documents with citations, no model server at all', async ({ client }) => {
@@ -199,17 +218,17 @@ describe('OpenAI-compatible completion', () => {
   test('non-stream: chat.completion with usage and reference', async ({ client }) => {
     const ds = await setup(client);
     const chat = await client.createChat({ name: 'c', dataset_ids: [ds.id] });
-    const r = (await client.chatCompletion(chat.id, {
+    const r = await client.chatCompletion(chat.id, {
       model: 'model',
       messages: [{ role: 'system', content: 'ignored' }, { role: 'user', content: [{ type: 'text', text: 'How long should the dough rise?' }] }],
       extra_body: { reference: true },
-    })) as { object: string; id: string; usage: Record<string, number>; choices: Array<{ message: { content: string; reference: unknown[] }; finish_reason: string }> };
+    });
     expect(r.object).toBe('chat.completion');
     expect(r.id).toBe(`chatcmpl-${chat.id}`);
     expect(r.choices[0]!.finish_reason).toBe('stop');
     expect(r.choices[0]!.message.content).toMatch(/rise for one hour/);
-    expect(r.choices[0]!.message.reference.length).toBeGreaterThan(0);
-    expect(r.usage.total_tokens).toBe(r.usage.prompt_tokens! + r.usage.completion_tokens!);
+    expect(r.choices[0]!.message.reference!.length).toBeGreaterThan(0);
+    expect(r.usage.total_tokens).toBe(r.usage.prompt_tokens + r.usage.completion_tokens);
     expect(JSON.stringify(r)).not.toMatch(/NaN/);
   });
 
@@ -217,9 +236,9 @@ describe('OpenAI-compatible completion', () => {
     const ds = await setup(client);
     const chat = await client.createChat({ name: 'c', dataset_ids: [ds.id], llm_id: 'loop@OpenAI-API-Compatible' });
     server.script({ deltas: ['Magma rises ', 'through cracks [ID:0].'] });
-    const chunks: Array<{ object: string; choices: Array<{ delta: Record<string, unknown>; finish_reason: string | null }>; usage: unknown }> = [];
+    const chunks: ChatCompletionChunk[] = [];
     for await (const c of await client.chatCompletion(chat.id, { model: 'model', messages: [{ role: 'user', content: 'Why does a volcano erupt?' }], stream: true, extra_body: { reference: true } })) {
-      chunks.push(c as never);
+      chunks.push(c);
     }
     const last = chunks[chunks.length - 1]!;
     expect(chunks.every((c) => c.object === 'chat.completion.chunk')).toBe(true);
@@ -227,7 +246,7 @@ describe('OpenAI-compatible completion', () => {
     expect(last.choices[0]!.delta.content).toBeNull();
     expect(last.usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
     expect(last.choices[0]!.delta.final_content).toBe('Magma rises through cracks [ID:0].');
-    expect((last.choices[0]!.delta.reference as unknown[]).length).toBeGreaterThan(0);
+    expect(last.choices[0]!.delta.reference!.length).toBeGreaterThan(0);
     const text = chunks.slice(0, -1).map((c) => c.choices[0]!.delta.content ?? '').join('');
     expect(text).toBe('Magma rises through cracks [ID:0].');
   });

@@ -46,6 +46,25 @@ describe('Document#addChunk()', () => {
     expect(await doc.listChunks()).toHaveLength(0);
   });
 
+  test('a chunk added through the API has no title terms (RAGFlow gives them to parsed chunks only); a rename gives them to every chunk', async ({ client }) => {
+    const ds = await client.createDataset({ name: 'kb' });
+    const [doc] = await ds.uploadDocuments([{ display_name: 'lighthouse.txt', blob: enc('The keeper trims the wick at dusk.') }]);
+    await ds.parseDocuments([doc!.id]);
+    const added = await doc!.addChunk({ content: 'The tide tables are printed every spring.' });
+    // A word only in the file name finds the parsed chunk, not the added one.
+    expect((await doc!.listChunks({ keywords: 'lighthouse' })).map((c) => c.content.trim())).toEqual(['The keeper trims the wick at dusk.']);
+    const byTitle = await client.retrieve({ question: 'lighthouse', dataset_ids: [ds.id], similarity_threshold: 0 });
+    expect(byTitle.find((c) => c.id !== added.id)?.term_similarity).toBeGreaterThan(0);
+    expect(byTitle.find((c) => c.id === added.id)?.term_similarity ?? 0).toBe(0);
+    // Updating it keeps it untitled.
+    await (await doc!.listChunks({ id: added.id }))[0]!.update({ content: 'The tide tables are printed every spring and autumn.' });
+    expect((await doc!.listChunks({ keywords: 'lighthouse' })).map((c) => c.content.trim())).toEqual(['The keeper trims the wick at dusk.']);
+    // A rename rewrites every chunk's title terms, as RAGFlow's does.
+    await doc!.update({ name: 'beacon.txt' });
+    expect((await doc!.listChunks({ keywords: 'beacon' })).map((c) => c.content.trim()).sort()).toEqual(['The keeper trims the wick at dusk.', 'The tide tables are printed every spring and autumn.']);
+    expect(await doc!.listChunks({ keywords: 'lighthouse' })).toEqual([]);
+  });
+
   test('foreign dataset or document', async ({ client }) => {
     const { doc } = await docIn(client);
     Object.assign(doc, { dataset_id: 'f'.repeat(32) });

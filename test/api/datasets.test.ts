@@ -108,11 +108,23 @@ describe('Client#createDataset()', () => {
     expect(e.message).toBe("Field: <permission> - Message: <Input should be 'me' or 'team'> - Value: <x>");
   });
 
-  test('unknown model → 102 Unsupported; known but not registered → Unauthorized; names over 128 bytes → 102', async ({ client }) => {
+  test('unknown model → 102 Unsupported; in RAGFlow\'s catalogue but not configured → Unauthorized; names over 128 bytes → 102', async ({ client }) => {
     let e = await apiError(client.createDataset({ name: 'a', embedding_model: 'nope@Nowhere' }));
-    expect([e.code, e.message]).toEqual([102, 'Unsupported model: nope@Nowhere']);
+    expect([e.code, e.message]).toEqual([102, 'Unsupported model: <nope@Nowhere>']);
     e = await apiError(client.createDataset({ name: 'a', embedding_model: 'text-embedding-3-small@OpenAI' }));
-    expect([e.code, e.message]).toEqual([102, 'Unauthorized model: text-embedding-3-small@OpenAI']);
+    expect([e.code, e.message]).toEqual([102, 'Unauthorized model: <text-embedding-3-small@OpenAI>']);
+    // RAGFlow v0.25.6's catalogue (conf/llm_factories.json), read as RAGFlow reads an id.
+    for (const [id, verdict] of [
+      ['text-embedding-v3@Tongyi-Qianwen', 'Unauthorized'], ['jina-embeddings-v4@Jina', 'Unauthorized'], ['BAAI/bge-m3@SILICONFLOW', 'Unauthorized'],
+      ['TEXT-EMBEDDING-3-SMALL@OpenAI', 'Unauthorized'], // names compare case-insensitively (MySQL)
+      ['BAAI/bge-m3@Builtin', 'Unauthorized'], // RAGFlow's built-in list; ragloom runs only its own
+      ['text-embedding-3-small@openai', 'Unsupported'], // not a factory RAGFlow knows: the whole id is the name
+      ['text-embedding-3-small@Jina', 'Unsupported'], ['gpt-4o@OpenAI', 'Unsupported'], ['nope@Builtin', 'Unsupported'],
+      ['BAAI/bge-large-zh-v1.5@BAAI', 'Unsupported'],
+    ]) {
+      e = await apiError(client.createDataset({ name: 'a', embedding_model: id }));
+      expect([e.code, e.message], id).toEqual([102, `${verdict} model: <${id}>`]);
+    }
     e = await apiError(client.createDataset({ name: 'é'.repeat(100) }));
     expect(e.code).toBe(102);
     expect(e.message).toContain('Dataset name length is 200');
@@ -167,6 +179,18 @@ describe('Client#listDatasets()', () => {
     expect(e.code).toBe(102);
     expect(e.message).toMatch(/^User '[0-9a-f]{32}' lacks permission for dataset 'ghost'$/);
   });
+
+  test('id and name: each must exist on its own (the error names the missing one); two different datasets list nothing', async ({ client }) => {
+    const a = await client.createDataset({ name: 'alpha' });
+    const b = await client.createDataset({ name: 'beta' });
+    expect(await client.listDatasets({ id: a.id, name: 'beta' })).toEqual([]);
+    expect((await client.listDatasets({ id: b.id, name: 'BETA' })).map((d) => d.id)).toEqual([b.id]);
+    const ghostName = await apiError(client.listDatasets({ id: a.id, name: 'ghost' }));
+    expect([ghostName.code, ghostName.message]).toEqual([102, `User '${a.tenant_id}' lacks permission for dataset 'ghost'`]);
+    const ghostId = (a.id[0] === 'f' ? 'e' : 'f') + a.id.slice(1); // a UUID1 no dataset has
+    const missingId = await apiError(client.listDatasets({ id: ghostId, name: 'beta' }));
+    expect(missingId.message).toBe(`User '${a.tenant_id}' lacks permission for dataset '${ghostId}'`);
+  });
 });
 
 describe('DataSet#update()', () => {
@@ -202,7 +226,7 @@ describe('DataSet#update()', () => {
     [{ id: 'x' }, 'Extra inputs are not permitted', 101],
     [{ create_time: 1 }, 'Extra inputs are not permitted', 101],
     [{ embedding_model: 'bad' }, 'Embedding model identifier must follow', 101],
-    [{ embedding_model: 'nope@X' }, 'Unsupported model: nope@X', 102],
+    [{ embedding_model: 'nope@X' }, 'Unsupported model: <nope@X>', 102],
   ])('rejects %j and changes nothing', async (row, { client }) => {
     const [msg0, msg, code] = row as unknown as [Record<string, unknown>, string, number];
     const ds = await client.createDataset({ name: 'a' });
@@ -286,7 +310,7 @@ describe('the tenant default embedding model', () => {
     await c.close();
     c = new Client({ path, default_embedding_model: 'nope@Nowhere' });
     const e = await apiError(c.createDataset({ name: 'c' }));
-    expect([e.code, e.message]).toEqual([102, 'Unsupported model: nope@Nowhere']);
+    expect([e.code, e.message]).toEqual([102, 'Unsupported model: <nope@Nowhere>']);
     await c.close();
   });
 });

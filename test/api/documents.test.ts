@@ -2,6 +2,8 @@ import { describe, expect } from 'vitest';
 import { join } from 'node:path';
 import { test, apiError, enc } from '../helpers.js';
 import { Client } from '../../src/index.js';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { Document as DocxDocument, Packer, Paragraph } from 'docx';
 
 describe('DataSet#uploadDocuments()', () => {
   test('stores files, names duplicates a(1).txt, picks the method by type', async ({ client }) => {
@@ -52,6 +54,41 @@ describe('DataSet#uploadDocuments()', () => {
     expect(e.message).toBe('ragflow_test.exe: This type of file has not been supported yet!\nb.xyz: This type of file has not been supported yet!');
     expect(await ds.listDocuments()).toHaveLength(0);
   });
+
+  test('a name without an extension is typed by its content: README, LICENSE, COPYING, NEWS, GPL-3, a PDF, a DOCX; a program is refused', async ({ client }) => {
+    const ds = await client.createDataset({ name: 'kb', chunk_method: 'book' });
+    const pdf = await PDFDocument.create();
+    pdf.addPage().drawText('The quarterly report shows revenue grew by nine percent.', { x: 50, y: 700, size: 12, font: await pdf.embedFont(StandardFonts.Helvetica) });
+    const docx = new Uint8Array(await Packer.toBuffer(new DocxDocument({ sections: [{ children: [new Paragraph('Dear tenant, the heating will be serviced on Monday.')] }] })));
+    const text = {
+      README: '# ragloom\n\nAn embeddable retrieval engine. Run `npx ragloom quickstart` to try it.\n',
+      LICENSE: 'Apache License\nVersion 2.0, January 2004\n\nTERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION\n',
+      COPYING: 'Permission is granted to copy, distribute and/or modify this document.\n',
+      NEWS: '0.1.0: first release; the lighthouse keeper log parser was added.\n',
+      'GPL-3': 'GNU GENERAL PUBLIC LICENSE\nVersion 3, 29 June 2007\n',
+    };
+    const docs = await ds.uploadDocuments([
+      ...Object.entries(text).map(([display_name, t]) => ({ display_name, blob: enc(t) })),
+      { display_name: 'report', blob: await pdf.save() },
+      { display_name: 'letter', blob: docx },
+    ]);
+    expect(docs.map((d) => [d.name, d.type, (d as unknown as { suffix: string }).suffix, d.chunk_method])).toEqual([
+      ...Object.keys(text).map((n) => [n, 'doc', '', 'book']), ['report', 'pdf', '', 'book'], ['letter', 'doc', '', 'book'],
+    ]);
+    const parsed = await ds.parseDocuments(docs.map((d) => d.id));
+    expect(parsed.map((p) => p[1])).toEqual(docs.map(() => 'DONE'));
+    const hits = await client.retrieve({ question: 'how much did revenue grow this quarter', dataset_ids: [ds.id], similarity_threshold: 0 });
+    expect(hits[0]!.document_keyword).toBe('report');
+    expect((await client.retrieve({ question: 'when is the heating serviced', dataset_ids: [ds.id] }))[0]!.document_keyword).toBe('letter');
+    // A program (an ELF header: binary), and an unknown extension (as RAGFlow refuses it): refused, nothing written.
+    const e = await apiError(ds.uploadDocuments([
+      { display_name: 'NOTES', blob: enc('kept only if the call succeeds') },
+      { display_name: 'program', blob: Uint8Array.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0x3e, 0]) },
+      { display_name: 'notes.xyz', blob: enc('plain text under an unknown extension') },
+    ]));
+    expect([e.code, e.message]).toEqual([500, 'program: This type of file has not been supported yet!\nnotes.xyz: This type of file has not been supported yet!']);
+    expect(await ds.listDocuments({ page_size: 0 })).toHaveLength(7);
+  }, 60_000);
 
   test('no files → 101 No file part!; empty name → No file selected!; long name → 255 bytes', async ({ client }) => {
     const ds = await client.createDataset({ name: 'kb' });
@@ -106,7 +143,14 @@ describe('DataSet#listDocuments()', () => {
     expect((await ds.listDocuments({ page_size: 0 })).length).toBe(4);
     expect((await ds.listDocuments({ keywords: 'alpha' })).map((d) => d.name).sort()).toEqual(['ALPHABET.md', 'Alpha.txt']);
     expect((await ds.listDocuments({ name: 'beta.md' })).map((d) => d.id)).toEqual([docs[1]!.id]);
-    expect((await ds.listDocuments({ id: docs[2]!.id, keywords: 'zzz' })).map((d) => d.name)).toEqual(['gamma.txt']);
+    // An id does not lift the other filters (RAGFlow's get_by_kb_id applies them all), and a name is
+    // checked, then filtered by: an id with another document's name lists nothing.
+    expect((await ds.listDocuments({ id: docs[2]!.id, keywords: 'zzz' })).map((d) => d.name)).toEqual([]);
+    expect((await ds.listDocuments({ id: docs[2]!.id, keywords: 'GAM' })).map((d) => d.name)).toEqual(['gamma.txt']);
+    expect((await ds.listDocuments({ id: docs[2]!.id, name: 'beta.md' })).map((d) => d.name)).toEqual([]);
+    expect((await ds.listDocuments({ id: docs[2]!.id, name: 'Gamma.TXT' })).map((d) => d.name)).toEqual(['gamma.txt']);
+    const ghost = await apiError(ds.listDocuments({ id: docs[2]!.id, name: 'ghost.txt' }));
+    expect([ghost.code, ghost.message]).toEqual([102, "You don't own the document ghost.txt."]);
     expect((await ds.listDocuments({ suffix: ['md'] })).length).toBe(2);
     expect((await ds.listDocuments({ run: ['UNSTART'] })).length).toBe(4);
     expect((await ds.listDocuments({ run: ['DONE', '4'] })).length).toBe(0);

@@ -1,5 +1,7 @@
 import { describe, expect, vi, afterEach } from 'vitest';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { Client } from '../../src/index.js';
 import { join } from 'node:path';
 import { test } from '../helpers.js';
 import { run } from './run.js';
@@ -11,7 +13,7 @@ function notes(dir: string): string {
   mkdirSync(join(folder, 'sub'), { recursive: true });
   writeFileSync(join(folder, 'nozzles.md'), '# Nozzles\n\nA convergent-divergent nozzle accelerates gas to supersonic speed.\n');
   writeFileSync(join(folder, 'sub', 'heat.txt'), 'Heat conduction in composite slabs is solved with Laplace transforms.\n');
-  writeFileSync(join(folder, 'program.exe'), 'MZ');
+  writeFileSync(join(folder, 'program.exe'), Buffer.from([0x4d, 0x5a, 0x90, 0x00, 0x03, 0x00, 0x00, 0x00])); // a PE header's first bytes
   return folder;
 }
 
@@ -41,6 +43,40 @@ describe('ragloom CLI', () => {
     expect(r.out.split('Question:')[1]).toMatch(/1\s+0\.\d{3}\s+0\.\d{3}\s+0\.\d{3}\s+sub__heat\.txt/);
   });
 
+  test('quickstart deletes only a database it made: a user\'s database, a text file and a folder are refused unless --force', async ({ dir }) => {
+    const folder = notes(dir);
+    const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
+    // A user's database with three datasets.
+    const mine = join(dir, 'mine.db');
+    const c = new Client({ path: mine });
+    for (const name of ['handbook', 'contracts', 'notes']) await c.createDataset({ name });
+    await c.close();
+    const before = sha(mine);
+    const refused = await run(['quickstart', '--folder', folder, '--db', mine]);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`--db ${mine} holds 3 dataset(s) quickstart did not make ("handbook", "contracts", "notes"); quickstart deletes its --db first: give another --db (default ragloom-quickstart.db), or --force to delete it`);
+    expect(sha(mine)).toBe(before);
+    // A text file, and a folder.
+    const text = join(dir, 'notes.txt');
+    writeFileSync(text, 'my notes, not a database\n');
+    const t = await run(['quickstart', '--folder', folder, '--db', text]);
+    expect(t.code).toBe(1);
+    expect(t.err).toContain(`--db ${text} exists and is not a database quickstart made`);
+    expect(readFileSync(text, 'utf8')).toBe('my notes, not a database\n');
+    expect((await run(['quickstart', '--folder', folder, '--db', folder])).err).toContain(`--db ${folder} is a folder`);
+    // A database quickstart made is made again; --force deletes the user's.
+    const own = join(dir, 'q.db');
+    expect((await run(['quickstart', '--folder', folder, '--db', own, '--json'])).code).toBe(0);
+    const again = await run(['quickstart', '--folder', folder, '--db', own, '--json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.out).ingest).toMatchObject({ added: 2, unchanged: 0 });
+    const forced = await run(['quickstart', '--folder', folder, '--db', mine, '--force', '--json']);
+    expect(forced.code).toBe(0);
+    const after = new Client({ path: mine, readonly: true });
+    expect((await after.listDatasets()).map((d) => d.name)).toEqual(['quickstart']);
+    await after.close();
+  });
+
   test('models ls lists the built-in models; models pull fails cleanly offline', async ({ dir }) => {
     const ls = await run(['models', 'ls']);
     expect(ls.code).toBe(0);
@@ -53,6 +89,55 @@ describe('ragloom CLI', () => {
     } finally {
       delete process.env.HF_ENDPOINT;
     }
+  });
+
+  test('ingest reads files without an extension by their content; a folder with nothing to add is refused and makes no dataset', async ({ dir }) => {
+    const project = join(dir, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'README'), 'The breakwater project rebuilds the harbour wall before the winter storms.\n');
+    writeFileSync(join(project, 'LICENSE'), 'Permission is hereby granted, free of charge, to any person obtaining a copy of this software.\n');
+    writeFileSync(join(project, 'build'), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]));
+    const db = join(dir, 'kb.db');
+    const r = await run(['ingest', project, '--db', db]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/README\s+added\s+DONE\s+1/);
+    expect(r.out).toMatch(/LICENSE\s+added\s+DONE\s+1/);
+    expect(r.out).toContain('skipped (unsupported type): build');
+    // Nothing ragloom reads: exit 1, a message, no empty dataset left behind.
+    const bins = join(dir, 'bins');
+    mkdirSync(bins);
+    writeFileSync(join(bins, 'a.exe'), Buffer.from([0x4d, 0x5a, 0x90, 0x00]));
+    writeFileSync(join(bins, 'tool'), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]));
+    const none = await run(['ingest', bins, '--db', db]);
+    expect(none.code).toBe(1);
+    expect(none.err).toContain(`${bins}: nothing to ingest: none of its 2 file(s) is a type ragloom reads (a.exe, tool; see docs/parsers.md)`);
+    mkdirSync(join(dir, 'void'));
+    expect((await run(['ingest', join(dir, 'void'), '--db', db])).err).toContain('nothing to ingest: the folder holds no file');
+    const list = await run(['list', '--db', db, '--json']);
+    expect(JSON.parse(list.out).datasets.map((d: { name: string }) => d.name)).toEqual(['project']);
+    const one = await run(['ingest', join(bins, 'tool'), '--db', db]);
+    expect(one.err).toContain('this type of file is not supported (no extension, and the content is not a document ragloom reads');
+  });
+
+  test('ask over datasets without a parsed document names them by name, and what to do', async ({ dir }) => {
+    const db = join(dir, 'kb.db');
+    const c = new Client({ path: db });
+    const empty = await c.createDataset({ name: 'handbook' });
+    const failed = await c.createDataset({ name: 'contracts' });
+    const [doc] = await failed.uploadDocuments([{ display_name: 'c.txt', blob: Buffer.from('a contract') }]);
+    await c.close();
+    const r = await run(['ask', 'what is the notice period?', '--db', db]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`no dataset of ${db} holds a parsed document yet ("handbook", "contracts"): \`ragloom ingest <folder> --dataset <name> --db ${db}\` adds and parses files`);
+    expect(r.err).not.toContain(empty.id);
+    const named = await run(['ask', 'what is the notice period?', '--dataset', 'contracts', '--db', db]);
+    expect(named.err).toContain(`dataset "contracts" of ${db} holds no parsed document yet`);
+    // With one parsed dataset, ask answers from it and leaves the empty one out.
+    await run(['ingest', notes(dir), '--dataset', 'notes', '--db', db]);
+    const ok = await run(['ask', 'How is heat conduction in slabs solved?', '--db', db, '--json']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.out).answer).toMatch(/Laplace transforms/);
+    expect(doc!.run).toBe('UNSTART');
   });
 
   test('bad usage and errors exit non-zero with a message', async ({ dir }) => {

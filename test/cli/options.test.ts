@@ -74,6 +74,10 @@ describe('errors name the flag; out-of-range values are refused', () => {
     [['ask', 'q', '--model', 'llama3@Ollama'], '--model needs --base-url URL'],
     [['ask', 'q', '--model', 'llama3', '--base-url', 'http://127.0.0.1:9/v1'], "--model must be NAME@FACTORY (e.g. llama3@Ollama), got 'llama3'"],
     [['models', 'fetch'], 'unknown command "fetch"; one of: ls, pull'],
+    [['models', 'lss'], 'unknown command "lss"; did you mean "ls"? (one of: ls, pull)'],
+    [['retreive', 'q'], 'unknown command "retreive"; did you mean "retrieve"?'],
+    [['Serve'], 'unknown command "Serve"; did you mean "serve"?'],
+    [['migrate', 'exprot'], 'unknown migrate command "exprot"; did you mean "export"?'],
     [['ask', 'q', '--base-url', 'http://127.0.0.1:9/v1'], '--base-url needs --model NAME@FACTORY'],
     [['ask', 'q', '--api-key', 'k'], '--api-key goes with --model and --base-url'],
     [['ask', 'q', '--model', 'llama3@Ollama', '--base-url', 'not a url'], "--base-url must be a URL such as http://127.0.0.1:11434/v1, got 'not a url'"],
@@ -85,6 +89,16 @@ describe('errors name the flag; out-of-range values are refused', () => {
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
     expect(r.err).toContain(message);
+  });
+
+  test('a misspelt command gets the nearest one in two lines, not the whole usage', async () => {
+    const r = await run(['retreive', 'how do tides work']);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe('ragloom: unknown command "retreive"; did you mean "retrieve"?\n'
+      + 'Commands: quickstart, ingest, list, retrieve, ask, models, serve, agent, migrate, workspace (ragloom --help describes each)\n');
+    const far = await run(['frobnicate']);
+    expect(far.err).toBe('ragloom: unknown command "frobnicate"\n'
+      + 'Commands: quickstart, ingest, list, retrieve, ask, models, serve, agent, migrate, workspace (ragloom --help describes each)\n');
   });
 
   test('a usage error says the command, its usage line and where the options are', async ({ dir }) => {

@@ -53,6 +53,6 @@ describe('the ragloom package', () => {
     expect(r.stdout).toContain('ragloom quickstart');
     const bad = spawnSync(process.execPath, [join(ROOT, 'bin/ragloom.js'), 'frobnicate'], { encoding: 'utf8' });
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toContain('Unknown command "frobnicate"');
+    expect(bad.stderr).toContain('unknown command "frobnicate"');
   });
 });

@@ -4,13 +4,18 @@
  * Anything the tarball lacks (models, the workspace .proto, type declarations, the CLI) or any
  * install step that reaches outside the npm registry (onnxruntime-node's CUDA download) fails it.
  *
+ * Every TypeScript example of README.md and docs/ (test/support/doc-examples.ts says how a block
+ * declares what it needs or why it cannot run) is type-checked there (strict, skipLibCheck: false,
+ * against the installed package's own .d.ts files) and run.
+ *
  * It takes about a minute (better-sqlite3 compiles from source here). RAGLOOM_SKIP_TARBALL=1 skips it.
  */
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { docExamples, exampleSource, EXAMPLES_DIR } from '../support/doc-examples.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const npm = spawnSync('npm', ['--version'], { encoding: 'utf8' });
@@ -28,6 +33,15 @@ let work: string;
 let app: string;
 let install: { status: number | null; out: string };
 
+const EXAMPLES = docExamples(ROOT);
+/** Packages the examples import besides ragloom (`needs=`), at the versions of this repository's lockfile. */
+const LOCK = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+const NEEDS = [...new Set(EXAMPLES.flatMap((e) => e.needs))].map((pkg) => {
+  const version = LOCK.packages[`node_modules/${pkg}`]?.version;
+  if (!version) throw new Error(`an example needs ${pkg}, which is not in package-lock.json (add it as a devDependency)`);
+  return `${pkg}@${version}`;
+});
+
 beforeAll(() => {
   if (skip) return;
   work = mkdtempSync(join(tmpdir(), 'ragloom-tarball-'));
@@ -37,7 +51,7 @@ beforeAll(() => {
   const tgz = join(work, (JSON.parse(packed) as Array<{ filename: string }>)[0]!.filename);
   execFileSync('mkdir', ['-p', app]);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'blank-app', version: '1.0.0', private: true, type: 'module' }));
-  const r = spawnSync('npm', ['install', tgz, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 600_000 });
+  const r = spawnSync('npm', ['install', tgz, ...NEEDS, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 600_000 });
   install = { status: r.status, out: `${r.stdout}\n${r.stderr}` };
 }, 660_000);
 afterAll(() => {
@@ -145,4 +159,42 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('ragloom quickstart');
   });
+});
+
+describe.skipIf(!!skip)('every TypeScript example of README.md and docs/, in the blank project', () => {
+  const compiled = EXAMPLES.filter((e) => e.mode !== 'skip');
+  const runnable = compiled.filter((e) => e.mode === 'run');
+  let tsc: { status: number | null; out: string };
+  let dir: string;
+  beforeAll(() => {
+    for (const e of EXAMPLES.filter((x) => x.mode !== 'run')) console.log(`[examples] ${e.where}: ${e.mode} (${e.reason})`);
+    dir = join(app, 'examples');
+    mkdirSync(join(dir, 'src'), { recursive: true });
+    for (const e of compiled) writeFileSync(join(dir, 'src', `${e.id}.ts`), exampleSource(e));
+    // What a TypeScript user's project says: strict, and the libraries' .d.ts checked too.
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: false,
+        types: ['node'], rootDir: 'src', outDir: 'out',
+      },
+      include: ['src/*.ts'],
+    }));
+    // This repository's compiler (the version a user installs from the registry, 7.x), on the blank project.
+    const r = spawnSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', dir], { cwd: app, encoding: 'utf8', env: userEnv() });
+    tsc = { status: r.status, out: `${r.stdout}${r.stderr}` };
+  }, 120_000);
+
+  it('the package\'s types need nothing but its dependencies, and every example type-checks (strict, skipLibCheck: false)', () => {
+    expect(compiled.length).toBeGreaterThan(10);
+    expect(tsc.out).not.toMatch(/TS7016/); // a .d.ts importing types the install does not have
+    expect(tsc.status, tsc.out).toBe(0);
+  });
+
+  it.each(runnable)('runs $where', (e) => {
+    const cwd = join(dir, 'run', e.id);
+    mkdirSync(cwd, { recursive: true });
+    for (const f of e.files) cpSync(join(EXAMPLES_DIR, 'files', f), cwd, { recursive: true });
+    const r = spawnSync(process.execPath, [join(dir, 'out', `${e.id}.js`)], { cwd, encoding: 'utf8', env: userEnv(), timeout: 120_000 });
+    expect(r.status, `${e.where}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-3000)}`).toBe(0);
+  }, 150_000);
 });

@@ -98,7 +98,16 @@ export async function chats(client: Client, chat: Chat, session: Session, memory
   await memory.update({ memory_size: 1024, temperature: 0.2 });
   // @ts-expect-error misspelt key
   await memory.update({ memory_sise: 1024 });
-  await client.chatCompletion('id', { model: 'model', messages: [{ role: 'user', content: 'q' }], extra_body: { reference: true } });
+  const done = await client.chatCompletion('id', { model: 'model', messages: [{ role: 'user', content: 'q' }], extra_body: { reference: true } });
+  // The answers are typed: a plain call's message, a stream's deltas (they were Record<string, unknown>).
+  assertType<Equal<typeof done.choices[0]['message']['content'], string>>();
+  assertType<Equal<typeof done.usage.total_tokens, number>>();
+  for await (const c of await client.chatCompletion('id', { model: 'model', messages: [{ role: 'user', content: 'q' }], stream: true })) {
+    assertType<Equal<typeof c.choices[0]['delta']['content'], string | null>>();
+    assertType<Equal<typeof c.choices[0]['finish_reason'], 'stop' | null>>();
+  }
+  // @ts-expect-error not a field of the answer
+  void done.choices[0].text;
   // @ts-expect-error misspelt extra_body key
   await client.chatCompletion('id', { model: 'model', messages: [{ role: 'user', content: 'q' }], extra_body: { refrence: true } });
   // @ts-expect-error misspelt key

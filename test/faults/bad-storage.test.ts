@@ -16,7 +16,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, closeSync, writeSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { Client, ApiError } from '../../src/index.js';
@@ -26,6 +26,29 @@ const ROOT = process.getuid?.() === 0;
 const NOBODY = 65534;
 const FIXTURE = fileURLToPath(new URL('./fixtures/open-db.mjs', import.meta.url));
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The first folder on the way to `path` that other users cannot enter (no o+x), if any. */
+function closedTo(path: string): string | undefined {
+  const chain: string[] = [];
+  for (let p = resolve(path); ; p = dirname(p)) {
+    chain.unshift(p);
+    if (dirname(p) === p) break;
+  }
+  return chain.find((d) => (statSync(d).mode & 0o001) === 0);
+}
+
+/**
+ * As root, the read-only cases run a child as uid 65534, which must reach this repository (the
+ * fixture, src/, node_modules/) and the test's files. The files go in the first temporary folder
+ * others can enter (TMPDIR may be a 0700 folder, e.g. under /root); a repository they cannot reach
+ * skips those cases, saying why.
+ */
+const OPEN_TMP = ROOT ? [tmpdir(), '/tmp', '/var/tmp', '/dev/shm'].find((d) => existsSync(d) && !closedTo(d)) : tmpdir();
+const CLOSED_REPO = ROOT ? closedTo(REPO) : undefined;
+const READ_ONLY_SKIP = CLOSED_REPO
+  ? `the repository's folder ${CLOSED_REPO} is closed to other users (mode ${(statSync(CLOSED_REPO).mode & 0o777).toString(8).padStart(4, '0')}), so uid 65534 cannot load ragloom from ${REPO}: clone it where other users may enter, or run the tests as a user other than root`
+  : !OPEN_TMP ? `no temporary folder is open to other users (${tmpdir()}, /tmp, /var/tmp, /dev/shm), so uid 65534 cannot reach the test's files` : '';
+if (READ_ONLY_SKIP) console.warn(`[bad-storage] read-only cases skipped: ${READ_ONLY_SKIP}`);
 
 let dir: string;
 /** A committed store: dataset "committed" with a.txt parsed (DONE) and marker.txt unparsed. */
@@ -90,7 +113,7 @@ const copyGood = (name: string): string => {
 
 beforeAll(async () => {
   began = performance.now();
-  dir = await mkdtemp(join(tmpdir(), 'ragloom-storage-'));
+  dir = await mkdtemp(join(OPEN_TMP ?? tmpdir(), 'ragloom-storage-'));
   good = join(dir, 'good', 'kb.db');
   const c = new Client({ path: good });
   const ds = await c.createDataset({ name: 'committed' });
@@ -114,7 +137,7 @@ so a file it cannot use makes **the constructor throw an \`ApiError\`** (500) at
 full disk met later makes **that call reject** with the same kind of error. The message names the
 file and the cause, then SQLite's code and text. A refused file is left byte-for-byte as it was;
 after a failed write the store passes \`integrity_check\` and its committed data reads back when
-opened normally. Read-only cases run in a child process${ROOT ? ' as uid 65534, because this run was root (root ignores file modes)' : ''}; the full
+opened normally. Read-only cases run in a child process${ROOT ? ' as uid 65534, because this run was root (root ignores file modes), on files in a temporary folder other users can enter (a repository they cannot enter skips these cases, saying why)' : ''}; the full
 disk is SQLite's \`max_page_count\` (one connection's page limit) and a real 8 MiB tmpfs${tmpfsNote}.
 Run time ${((performance.now() - began) / 1000).toFixed(0)} s.
 
@@ -196,7 +219,7 @@ describe('a damaged database', () => {
   });
 });
 
-describe('read-only storage', () => {
+describe.skipIf(!!READ_ONLY_SKIP)(`read-only storage${READ_ONLY_SKIP ? ` (skipped: ${READ_ONLY_SKIP})` : ''}`, () => {
   /**
    * Opens the paths in a child process, as uid 65534 when this process is root (root ignores
    * file modes, so chmod alone would prove nothing), else as this user.
@@ -204,7 +227,7 @@ describe('read-only storage', () => {
   function openElsewhere(paths: string[]): Record<string, { open: unknown; read?: unknown; write?: unknown }> {
     if (ROOT) for (const p of [dir, ...paths.map((x) => join(x, '..'))]) chmodSync(p, statSync(p).mode | 0o011);
     const r = spawnSync(process.execPath, ['--import', 'tsx', FIXTURE, ...paths], {
-      cwd: REPO, encoding: 'utf8', timeout: 60_000, ...(ROOT ? { uid: NOBODY, gid: NOBODY } : {}),
+      cwd: REPO, encoding: 'utf8', timeout: 60_000, ...(ROOT ? { uid: NOBODY, gid: NOBODY, env: { ...process.env, TMPDIR: OPEN_TMP } } : {}),
     });
     const line = r.stdout.trim().split('\n').pop() ?? '';
     if (!line.startsWith('{')) throw new Error(`open-db.mjs failed (${r.status}): ${r.stderr}`);

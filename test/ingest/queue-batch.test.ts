@@ -12,6 +12,7 @@ import { Client } from '../../src/index.js';
 import { Api } from '../../src/api/index.js';
 import { ParseQueue, RUN } from '../../src/core/index.js';
 import { INGEST_DEFAULTS } from '../../src/ingest/worker/index.js';
+import { startEmbeddingServer } from '../support/embedding-server.js';
 
 const internals = (c: Client) => (c as unknown as { api: Api }).api;
 
@@ -72,10 +73,15 @@ describe('ParseQueue batches', () => {
 
   test('progress reaches another connection while the parse runs: a batch of documents and a large one', async ({ dir }) => {
     const path = join(dir, 'kb.db');
-    const client = new Client({ path });
+    // A hosted embedding model that answers each request after 25 ms: the large document's
+    // embedding (~100 requests) outlasts the 200 ms between progress writes many times over on any
+    // machine. With the built-in model it took ~0.5 s here, leaving one progress value visible for
+    // ~0.3 s: a faster machine, or this thread stalled by the batches' writes, could miss it.
+    const emb = await startEmbeddingServer(64, { delayMs: 25 });
+    const client = new Client({ path, models: [{ type: 'embedding', name: 'slow', factory: 'OpenAI-API-Compatible', base_url: emb.url }] });
     const reader = new Database(path, { readonly: true });
     try {
-      const ds = await client.createDataset({ name: 'kb', parser_config: { chunk_token_num: 16 } });
+      const ds = await client.createDataset({ name: 'kb', embedding_model: 'slow@OpenAI-API-Compatible', parser_config: { chunk_token_num: 16 } });
       const small = await ds.uploadDocuments(Array.from({ length: 1500 }, (_, i) => ({ display_name: `s${i}.txt`, blob: enc(note(i)) })));
       const text = Array.from({ length: 3000 }, (_, i) => `Paragraph ${i}: ${note(i)} The breakwater holds against storm ${i}.`).join('\n\n');
       const [big] = await ds.uploadDocuments([{ display_name: 'log.txt', blob: enc(text) }]);
@@ -102,6 +108,7 @@ describe('ParseQueue batches', () => {
     } finally {
       reader.close();
       await client.close();
+      await emb.close();
     }
   }, 180_000);
 

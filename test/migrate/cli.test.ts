@@ -4,6 +4,7 @@ import { run } from '../cli/run.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '../../src/index.js';
+import { migrateImport } from '../../src/migrate/index.js';
 import { test, enc } from './fixtures.js';
 
 afterEach(() => vi.restoreAllMocks());
@@ -51,6 +52,38 @@ describe('ragloom migrate', () => {
       if (saved === undefined) delete process.env.RAGLOOM_API_KEY;
       else process.env.RAGLOOM_API_KEY = saved;
     }
+  });
+
+  test('import into a database file parses before it exits (the parse step reported); verify passes at once; what is left unparsed is named with the command that parses it', async ({ dir }) => {
+    const file = join(dir, 'src.db');
+    const c = new Client({ path: file });
+    const ds = await c.createDataset({ name: 'handbook' });
+    await ds.uploadDocuments(['leave', 'travel', 'security'].map((t) => ({ display_name: `${t}.md`, blob: enc(`# ${t}\n\nThe ${t} policy applies to every employee.\n`) })));
+    await c.close();
+    const out = join(dir, 'export');
+    expect((await run(['migrate', 'export', '--from', file, '--out', out])).code).toBe(0);
+    const manifest = join(out, 'manifest.json');
+    const kb = join(dir, 'kb.db');
+
+    const steps: Array<{ step: string; done: number; total: number }> = [];
+    const s = await migrateImport({ manifest, to: kb, onProgress: (p) => steps.push(p) });
+    expect(s).toMatchObject({ uploaded: 3, parse_started: 3, parsed: { DONE: 3, FAIL: 0, CANCEL: 0 } });
+    expect(steps.filter((p) => p.step === 'parse').at(-1)).toMatchObject({ done: 3, total: 3 });
+    const v = await run(['migrate', 'verify', '--manifest', manifest, '--to', kb]);
+    expect(v.code).toBe(0);
+    expect(v.out).toContain('Verification passed.');
+
+    // An import that did not parse (--no-parse): verify says what to do, and doing it works.
+    const kb2 = join(dir, 'kb2.db');
+    const im = await run(['migrate', 'import', '--manifest', manifest, '--to', kb2, '--no-parse']);
+    expect(im.out).toMatch(/parsing started for 0; /);
+    const pending = await run(['migrate', 'verify', '--manifest', manifest, '--to', kb2]);
+    expect(pending.code).toBe(1);
+    expect(pending.out).toContain(`problem: handbook: 3 document(s) not parsed (yet): run \`ragloom migrate import --manifest ${manifest} --to ${kb2}\` again: it parses them and waits until they are done`);
+    const again = await run(['migrate', 'import', '--manifest', manifest, '--to', kb2]);
+    expect(again.code).toBe(0);
+    expect(again.out).toMatch(/already present 3, failed 0; parsing started for 3 \(parsed: 3 DONE, 0 FAIL\)/);
+    expect((await run(['migrate', 'verify', '--manifest', manifest, '--to', kb2])).code).toBe(0);
   });
 
   test('verify exits 1 when the import is missing; usage errors name the flag; every command answers --help', async ({ dir }) => {

@@ -111,11 +111,11 @@ test('a store of analyzer version 2 is upgraded in the background (migration 13)
     raw.prepare('DELETE FROM chunk_fts WHERE rowid = ?').run(r.rowid);
     raw.prepare('INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(r.rowid, ...ftsTerms(r.name, r.content, [], [], 'v2'));
   }
-  raw.exec(`ALTER TABLE chunk DROP COLUMN lang; ALTER TABLE dataset DROP COLUMN fts_language;
+  raw.exec(`ALTER TABLE chunk DROP COLUMN titled; ALTER TABLE chunk DROP COLUMN lang; ALTER TABLE dataset DROP COLUMN fts_language;
     UPDATE search_meta SET value = '2' WHERE key = 'analyzer_version'; PRAGMA user_version = 12;`);
   expect(raw.prepare(`SELECT COUNT(*) AS n FROM chunk_fts WHERE chunk_fts MATCH '"一律平等"'`).get()).toEqual({ n: 0 });
   raw.close();
-  expect(SCHEMA_VERSION).toBe(13);
+  expect(SCHEMA_VERSION).toBe(14); // 13: languages; 14: chunk.titled (every chunk of this file keeps its title terms)
 
   client = new Client({ path });
   const q = { dataset_ids: [ds.id], question: 'heated wings in a slipstream', page_size: 10 };

@@ -141,17 +141,21 @@ describe('Client#retrieve() scoring and parameters', () => {
     await c.close();
   });
 
-  test('similarity_threshold filters; with w = 0 it is ignored', async ({ dir }) => {
+  test('similarity_threshold filters; with w = 0 it is ignored, and only text matches are candidates', async ({ dir }) => {
     const c = open(dir);
     const { ds } = await fixture(c);
     const base = { question: 'buckling shells', dataset_ids: [ds.id] };
-    expect(await c.retrieve({ ...base, similarity_threshold: 1.01 })).toEqual([]);
+    expect(await c.retrieve({ ...base, similarity_threshold: 1 })).toEqual([]); // above 1 is refused (101)
     const loose = await c.retrieve({ ...base, similarity_threshold: 0 });
     expect(loose.length).toBe(5);
     const mid = await c.retrieve({ ...base, similarity_threshold: 0.3 });
     expect(mid.every((h) => h.similarity! >= 0.3)).toBe(true);
     expect(mid.length).toBeLessThan(5);
-    expect((await c.retrieve({ ...base, similarity_threshold: 0.99, vector_similarity_weight: 0 })).length).toBe(5);
+    // At w = 0 a chunk only the vector side found would score 0: RAGFlow's KNN, filtered by the
+    // text query, never returns one, and neither does ragloom (it came back with similarity 0).
+    const termOnly = await c.retrieve({ ...base, similarity_threshold: 0.99, vector_similarity_weight: 0 });
+    expect(termOnly.map((h) => h.content)).toEqual([TEXTS[3]]);
+    expect(termOnly[0]!.vector_similarity).toBeGreaterThan(0);
     await c.close();
   });
 
@@ -173,12 +177,17 @@ describe('Client#retrieve() scoring and parameters', () => {
     await c.close();
   });
 
-  test('top_k bounds the candidates of each side', async ({ dir }) => {
+  test('top_k limits the vector side only, as in RAGFlow: every text match stays a candidate', async ({ dir }) => {
     const c = open(dir);
     const { ds } = await fixture(c);
-    const hits = await c.retrieve({ question: 'flow heat boundary buckling', dataset_ids: [ds.id], similarity_threshold: 0, top_k: 1 });
-    expect(hits.length).toBeGreaterThanOrEqual(1);
-    expect(hits.length).toBeLessThanOrEqual(2);
+    const q = { dataset_ids: [ds.id], similarity_threshold: 0 };
+    // 'flow' and 'heat' are in three chunks: all three come back with top_k 1.
+    const text = await c.retrieve({ ...q, question: 'flow heat', top_k: 1 });
+    expect(text.filter((h) => h.term_similarity! > 0).map((h) => h.content).sort()).toEqual([TEXTS[0], TEXTS[1], TEXTS[4]].sort());
+    // No chunk holds 'zebra': the candidates are the vector side's, top_k of them.
+    expect(await c.retrieve({ ...q, question: 'zebra', top_k: 1 })).toHaveLength(1);
+    expect(await c.retrieve({ ...q, question: 'zebra', top_k: 3 })).toHaveLength(3);
+    expect(await c.retrieve({ ...q, question: 'zebra' })).toHaveLength(5);
     await c.close();
   });
 

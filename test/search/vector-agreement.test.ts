@@ -155,8 +155,9 @@ describe('vectorAgreement (the default when no weight is given)', () => {
   });
 
   test('sides that agree leave the formula as it is', async ({ dir }) => {
-    // The question's direction is the first match's: both sides' best chunk is the same (a = 1 at depth 1).
-    const agreeing = (t: string): Float32Array => (t === QUESTION || t === MATCHES[0] ? unit(0) : unit(1 + (t.length % (DIM - 1)), 0.2));
+    // The question's direction is the text side's best match's (the shortest: the chunks, added
+    // through the API, have no title terms): both sides' best chunk is the same (a = 1 at depth 1).
+    const agreeing = (t: string): Float32Array => (t === QUESTION || t === MATCHES[1] ? unit(0) : unit(1 + (t.length % (DIM - 1)), 0.2));
     const c = open(dir, agreeing, { agreementDepth: 1 });
     try {
       const ds = await fixture(c, [...FILLER, ...DECOYS, ...MATCHES]);

@@ -26,6 +26,15 @@ describe('datasets (get_result)', () => {
     expect(d.body).toEqual({ code: 0, data: { success_count: 1 } });
   });
 
+  test('whole numbers RAGFlow writes as floats stay floats on the wire (parser_config.graphrag retry back-offs)', async ({ api }) => {
+    const created = await api.call('POST', '/datasets', { name: 'floats', description: '"retry_backoff_seconds":3,' });
+    expect(created.text).toContain('"retry_backoff_seconds":2.0,"retry_backoff_max_seconds":60.0,');
+    expect(created.text).toContain('"description":"\\"retry_backoff_seconds\\":3,"'); // inside a string: left alone
+    const listed = await api.call('GET', '/datasets?name=floats');
+    expect(listed.text).toContain('"retry_backoff_seconds":2.0');
+    expect(listed.body.data[0].parser_config.graphrag.retry_backoff_max_seconds).toBe(60);
+  });
+
   test('errors are {code, message} with no data', async ({ api }) => {
     expect((await api.call('POST', '/datasets', { name: '' })).body).toEqual({
       code: 101, message: 'Field: <name> - Message: <String should have at least 1 character> - Value: <>',

@@ -225,7 +225,8 @@ suite('RAGFlow Python SDK 0.25.6 against ragloom serve', () => {
       raised(D.create_empty_chunk_method, `Field: <chunk_method> - Message: <${CHUNK_METHODS_MSG}> - Value: <>`);
       raised(D.create_embedding_no_at, 'Field: <embedding_model> - Message: <Embedding model identifier must follow <model_name>@<provider> format> - Value: <nope>');
       raised(D.create_embedding_empty_side, 'Field: <embedding_model> - Message: <Both model_name and provider must be non-empty strings> - Value: <@Builtin>');
-      raised(D.create_embedding_unknown, 'Unsupported model: no-such-model@NoSuchFactory');
+      raised(D.create_embedding_unknown, 'Unsupported model: <no-such-model@NoSuchFactory>');
+      raised(D.create_embedding_unauthorized, 'Unauthorized model: <text-embedding-v3@Tongyi-Qianwen>');
       raised(D.create_empty_name, 'Field: <name> - Message: <String should have at least 1 character> - Value: <>');
       raised(D.create_long_name, `Field: <name> - Message: <String should have at most 128 characters> - Value: <${'n'.repeat(125)}...>`);
       raised(D.create_bad_permission, "Field: <permission> - Message: <Input should be 'me' or 'team'> - Value: <ME>");
@@ -924,6 +925,12 @@ suite('RAGFlow Python SDK 0.25.6 against ragloom serve', () => {
     // batch_chunk_token_size. Fix: src/api/parser-config.ts methodDefaultConfig('naive').
     it('create_dataset: parser_config.graphrag has the retry and timeout defaults', async () => {
       const D = await runs.datasets;
+      // Floats where RAGFlow writes floats, as the SDK reads them.
+      expect(ok(D.graphrag_number_types)).toEqual({
+        batch_chunk_token_size: 'int', retry_attempts: 'int', retry_backoff_seconds: 'float', retry_backoff_max_seconds: 'float',
+        build_subgraph_timeout_per_chunk_seconds: 'int', build_subgraph_min_timeout_seconds: 'int', merge_timeout_seconds: 'int',
+        resolution_timeout_seconds: 'int', community_timeout_seconds: 'int', lock_acquire_timeout_seconds: 'int',
+      });
       expect(ok(D.create_default).parser_config.graphrag).toEqual({
         use_graphrag: true, entity_types: ENTITY_TYPES, method: 'light', batch_chunk_token_size: 4096,
         retry_attempts: 2, retry_backoff_seconds: 2.0, retry_backoff_max_seconds: 60.0, build_subgraph_timeout_per_chunk_seconds: 300,

@@ -22,7 +22,8 @@ export function hashedVector(text: string, dim = 64): number[] {
   return v.map((x) => x / n);
 }
 
-export async function startEmbeddingServer(dim = 64): Promise<FakeEmbeddingServer> {
+/** `delayMs`: each answer waits this long (a hosted model's latency), so embedding takes at least that per request. */
+export async function startEmbeddingServer(dim = 64, opts: { delayMs?: number } = {}): Promise<FakeEmbeddingServer> {
   const requests: FakeEmbeddingServer['requests'] = [];
   const server: Server = createServer((req, res) => {
     let raw = '';
@@ -35,7 +36,9 @@ export async function startEmbeddingServer(dim = 64): Promise<FakeEmbeddingServe
       const body = JSON.parse(raw) as { model: string; input: string[] };
       requests.push({ auth: req.headers.authorization, body });
       const data = body.input.map((t, index) => ({ object: 'embedding', index, embedding: hashedVector(t, dim) }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', model: body.model, data, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', model: body.model, data, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      if (opts.delayMs) setTimeout(answer, opts.delayMs);
+      else answer();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -1,9 +1,9 @@
 /**
  * Categorize: picks the downstream branch whose category fits the query (RAGFlow
  * `categorize.py`). With a generative model it asks the model and takes the category whose name
- * the answer mentions most (else the last category). With the built-in extractive model it is an
- * embedding classifier: the category whose description or examples lie nearest the query (cosine
- * of the tenant's default embedding model) — deterministic, offline.
+ * the answer mentions most (`categoryInAnswer`; else the last category). With the built-in
+ * extractive model it is an embedding classifier: the category whose description or examples lie
+ * nearest the query (cosine of the tenant's default embedding model) — deterministic, offline.
  */
 import type { ChatMessage } from '../../llm/index.js';
 import type { ComponentImpl, Node } from '../node.js';
@@ -84,6 +84,31 @@ export async function nearestCategory(cats: Category[], query: string, embed: (t
   return { name: cats[best]!.name, scores: Object.fromEntries(cats.map((c, i) => [c.name, Number(scores[i]!.toFixed(4))])) };
 }
 
+const fold = (s: string) => s.trim().toLowerCase();
+
+/**
+ * The category a model's answer names: the one whose name occurs most often in it, names compared
+ * with surrounding whitespace trimmed and case folded (a model answers `Negative review` for the
+ * shipped category `"Negative review "`), the first category on a tie; undefined when none
+ * occurs. Where one name contains another (`Refund` in `Refund request`), an occurrence counts for
+ * the longest name only. RAGFlow counts exact substrings, so it misses such answers and takes the
+ * last category.
+ */
+export function categoryInAnswer(answer: string, names: string[]): string | undefined {
+  let text = answer.toLowerCase();
+  const counts = new Map<string, number>();
+  const order = names.map((name, i) => ({ name, i, key: fold(name) })).filter((x) => x.key).sort((a, b) => b.key.length - a.key.length || a.i - b.i);
+  for (const { name, key } of order) {
+    const parts = text.split(key);
+    if (parts.length > 1) counts.set(name, (counts.get(name) ?? 0) + parts.length - 1);
+    // Masked: a shorter name inside this one does not count this occurrence again.
+    text = parts.join('\u0000');
+  }
+  let best: string | undefined;
+  for (const name of names) if ((counts.get(name) ?? 0) > (best === undefined ? 0 : counts.get(best)!)) best = name;
+  return best;
+}
+
 export const CATEGORIZE: ComponentImpl = {
   inputElements(n, c) {
     const key = String(n.param('query') || 'sys.query');
@@ -108,16 +133,8 @@ export const CATEGORIZE: ComponentImpl = {
       msg[msg.length - 1]!.content = query;
       const user = `\n---- Real Data ----\n${msg.map((m) => `${m.role.toUpperCase()}: "${m.content.replace(/\n/g, '')}"`).join(' | ')} →\n`;
       const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(cats) }, { role: 'user', content: user }];
-      const ans = (await model.chat(messages, { ...genConf(n.params), signal: c.signal })).content.toLowerCase();
-      chosen = cats[cats.length - 1]!.name;
-      let most = 0;
-      for (const cat of cats) {
-        const count = ans.split(cat.name.toLowerCase()).length - 1;
-        if (count > most) {
-          most = count;
-          chosen = cat.name;
-        }
-      }
+      const ans = (await model.chat(messages, { ...genConf(n.params), signal: c.signal })).content;
+      chosen = categoryInAnswer(ans, cats.map((x) => x.name)) ?? cats[cats.length - 1]!.name;
     }
     n.setOutput('category_name', chosen);
     n.setOutput('_next', cats.find((x) => x.name === chosen)!.to);

@@ -31,8 +31,26 @@ export function formalize(chunks: CanvasChunk[]): string {
     .join('\n');
 }
 
+/**
+ * RAGFlow's RetrievalParam.check: the threshold and the keyword weight are numbers in [0, 1], top_n
+ * a positive number (absent: the defaults below), in RAGFlow's words.
+ */
+export function checkRetrievalParams(params: Record<string, unknown>): void {
+  const shown = (v: unknown) => (v === true ? 'True' : v === false ? 'False' : v === null ? 'None' : String(v));
+  const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+  const fraction = (k: string, what: string) => {
+    const v = params[k];
+    if (v !== undefined && (!isNum(v) || v < 0 || v > 1)) throw new Error(`[Retrieval] ${what} ${shown(v)} not supported, should be a float number in range [0, 1]`);
+  };
+  fraction('similarity_threshold', 'Similarity threshold');
+  fraction('keywords_similarity_weight', 'Keyword similarity weight');
+  const topN = params.top_n;
+  if (topN !== undefined && (!isNum(topN) || topN <= 0)) throw new Error(`[Retrieval] Top N ${shown(topN)} not supported, should be positive numeric`);
+}
+
 const RETRIEVAL: ComponentImpl = {
   async invoke(n, c, kwargs) {
+    checkRetrievalParams(n.params);
     const q = kwargs.query !== undefined ? kwargs.query : await paramValue(n, c, n.param('query') ?? 'sys.query');
     const query = asText(q).trim();
     n.setInput('query', query);

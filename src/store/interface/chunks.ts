@@ -24,6 +24,8 @@ export interface ChunkRow {
   vec_dim: number;
   create_time: string;
   create_timestamp: number;
+  /** 1: the full-text row has the document's name as title terms (parsed chunks); 0: none (added through the API). */
+  titled: number;
 }
 
 export interface NewChunk {
@@ -33,7 +35,7 @@ export interface NewChunk {
   content: string;
   /** Text indexed for full-text search (defaults to content). */
   index_text?: string;
-  /** The document's name, indexed as the title field. */
+  /** The document's name, indexed as the title field; '' for none (a chunk added through the API: `titled` 0). */
   title: string;
   important_keywords: string[];
   questions: string[];

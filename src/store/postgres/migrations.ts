@@ -202,7 +202,10 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         create_timestamp double precision NOT NULL,
         index_text TEXT,
         -- the language its full-text row is analysed as (SQLite's step 13)
-        lang TEXT
+        lang TEXT,
+        -- 1: its full-text row has the document's name as title terms; 0: none, a chunk added
+        -- through the API (SQLite's step 14)
+        titled integer NOT NULL DEFAULT 1
       );
       ALTER TABLE chunk ALTER COLUMN vector SET STORAGE EXTERNAL;
       CREATE INDEX IF NOT EXISTS chunk_document ON chunk (document_id, chunk_order, page_num, top);

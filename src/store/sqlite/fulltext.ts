@@ -58,7 +58,7 @@ const SOURCES: Readonly<Record<FtsTable, FtsSource>> = {
   chunk_fts: ftsSource('chunk_fts', {
     log: 'vec_log',
     maxSql: 'SELECT COALESCE(MAX(rowid), 0) FROM chunk',
-    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, COALESCE(d.name, ''), c.lang FROM chunk c
+    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END, c.lang FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${batchMarks})`,
   }),
   memory_fts: ftsSource('memory_fts', {

@@ -14,6 +14,8 @@ r = Recorder()
 
 # ------------------------------------------------------------------ create
 kb = r.call("create_default", lambda: rag.create_dataset(name="kb"))
+# RAGFlow writes these defaults as floats (2.0, 60.0); Python reads the wire's `2` as an int.
+r.call("graphrag_number_types", lambda: {k: type(v).__name__ for k, v in kb.parser_config.graphrag.to_json().items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
 tick()
 r.call("create_dup_case", lambda: rag.create_dataset(name="KB"))  # kb exists (case-insensitive) -> KB(1)
 tick()
@@ -31,6 +33,7 @@ r.call("create_empty_chunk_method", lambda: rag.create_dataset(name="x", chunk_m
 r.call("create_embedding_no_at", lambda: rag.create_dataset(name="x", embedding_model="nope"))
 r.call("create_embedding_empty_side", lambda: rag.create_dataset(name="x", embedding_model="@Builtin"))
 r.call("create_embedding_unknown", lambda: rag.create_dataset(name="x", embedding_model="no-such-model@NoSuchFactory"))
+r.call("create_embedding_unauthorized", lambda: rag.create_dataset(name="x", embedding_model="text-embedding-v3@Tongyi-Qianwen"))
 r.call("create_empty_name", lambda: rag.create_dataset(name=""))
 r.call("create_long_name", lambda: rag.create_dataset(name="n" * 129))
 r.call("create_bad_permission", lambda: rag.create_dataset(name="x", permission="ME"))
