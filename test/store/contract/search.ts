@@ -122,6 +122,11 @@ export function searchContract(f: StoreFactory): void {
       expect([...tr.keys()]).toEqual([rows[2]!.rowid, rows[3]!.rowid]);
       expect(tr.get(rows[2]!.rowid)).toEqual([rows[2]!.rowid, 'text number 2', 'indexed instead', '[]', '[]', 'd.txt', d.id, 'en']); // an English dataset's chunk is analysed as English
       expect(tr.get(rows[3]!.rowid)![3]).toBe('["kw"]');
+      // A chunk without a title (added through the API) has no title terms, whatever its document's name.
+      const untitled = (await s().chunks.add(ds.id, chunkOf(d, 'no title', 9, { title: '' })))!;
+      expect(untitled.titled).toBe(0);
+      expect(rows[2]!.titled).toBe(1);
+      expect((await r.termRows([untitled.rowid])).get(untitled.rowid)![5]).toBe('');
       const slice = await r.termSlice(head, rows[1]!.rowid, 2);
       expect(slice.map((t) => t[0])).toEqual([rows[2]!.rowid, rows[3]!.rowid]);
       expect((await r.termSlice(head, rows[1]!.rowid, 10)).map((t) => t[0])).toEqual(rows.slice(2).map((c) => c.rowid));
