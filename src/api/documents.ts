@@ -73,38 +73,58 @@ async function ownedOrFail(e: Engine, ctx: Ctx, datasetId: string, key: 'DATASET
   return kb;
 }
 
-const RUN_BY_NAME: Record<string, string> = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4' };
+/** RAGFlow's TaskStatus names and values (SCHEDULE, 5, is a valid filter though ragloom never sets it). */
+const RUN_BY_NAME: Record<string, string> = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4', SCHEDULE: '5' };
+/** RAGFlow's VALID_FILE_TYPES, what a `types` filter may name. */
+const FILTER_TYPES = new Set(['pdf', 'doc', 'visual', 'aural', 'virtual', 'folder', 'other']);
 
-export async function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): Promise<{ total: number; docs: Record<string, unknown>[] }> {
+const queryList = (v: unknown): string[] => (v === undefined || v === null ? [] : Array.from(Array.isArray(v) ? v : [v], (x) => pyStr(x)));
+
+/**
+ * The `types` and `run` filters as RAGFlow's `_get_docs_with_request` reads them: types must be
+ * file types; run values are stripped (empty ones dropped) and names map to their values.
+ * Each failure names the bad values joined by ', ' (RAGFlow joins a set: one order of many).
+ */
+function typeAndRunFilters(q: Record<string, unknown>): { types: string[]; runs: string[] } {
+  const types = queryList(q.types);
+  const badTypes = [...new Set(types.filter((t) => !FILTER_TYPES.has(t)))];
+  if (badTypes.length) fail('INVALID_TYPE_FILTER', badTypes.join(', '), badTypes.length > 1 ? 'types' : 'type');
+  const runs = queryList(q.run).map((r) => r.trim()).filter(Boolean).map((r) => RUN_BY_NAME[r.toUpperCase()] ?? r);
+  const badRuns = [...new Set(runs.filter((r) => !/^[0-5]$/.test(r)))];
+  if (badRuns.length) fail('INVALID_RUN_FILTER', badRuns.join(', '));
+  return { types, runs };
+}
+
+export async function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): Promise<{ total: number; docs: Record<string, unknown>[] } | { total: number; filter: Record<string, unknown> }> {
   const kb = await ownedOrFail(e, ctx, datasetId, 'DATASET_NOT_OWNED_TRAILING');
-  if (q.id !== undefined && q.id !== null && q.ids !== undefined && q.ids !== null) fail('ID_AND_IDS');
+  if (q.type === 'filter') return documentFilters(e, kb.id, q);
+  // RAGFlow's order of checks: types, run, the metadata filters, id, name, then id with ids.
+  const { types, runs } = typeAndRunFilters(q);
+  const byMeta = await metadataFilterArg(e, kb.id, q);
   const f: Partial<DocumentListQuery> = {};
-  // An id, a name and the other filters all apply, each id and name checked first (RAGFlow's
-  // list_docs): an id and the name of another document list nothing.
-  if (typeof q.id === 'string' && q.id) {
-    if (!(await getDocument(e, kb.id, q.id))) fail('DOCUMENT_NOT_OWNED', q.id);
-    f.ids = [q.id];
-  }
+  const id = typeof q.id === 'string' && q.id ? q.id : null;
+  if (id && !(await getDocument(e, kb.id, id))) fail('DOCUMENT_NOT_OWNED', id);
   if (typeof q.name === 'string' && q.name) {
     if (!(await e.store.documents.nameExists(kb.id, q.name))) fail('DOCUMENT_NOT_OWNED', q.name);
     f.name = q.name;
   }
-  if (Array.isArray(q.ids) && q.ids.length) f.ids = Array.from(q.ids, (v) => pyStr(v));
+  const ids = queryList(q.ids);
+  // RAGFlow's handler returns two values where its caller unpacks four.
+  if (id && ids.length) throw new ApiError(RetCode.EXCEPTION_ERROR, "ValueError('not enough values to unpack (expected 4, got 2)')");
+  // The documents the ids name: `ids`, else `id`, else the metadata filters' (each replacing the
+  // one before, as RAGFlow's doc_ids_filter); every other filter applies with them.
+  if (ids.length) f.ids = ids;
+  else if (id) f.ids = [id];
+  else if (byMeta?.ids) {
+    if (!byMeta.ids.size) return { total: 0, docs: [] };
+    f.ids = [...byMeta.ids];
+  }
+  // Documents without metadata only (`return_empty_metadata`, `metadata={"empty_metadata": …}`).
+  if (byMeta?.emptyOnly) f.noMetadata = true;
   if (typeof q.keywords === 'string' && q.keywords) f.keywords = q.keywords.toLowerCase();
   if (Array.isArray(q.suffix) && q.suffix.length) f.suffixes = Array.from(q.suffix, (v) => pyStr(v).replace(/^\./, '').toLowerCase());
-  if (Array.isArray(q.types) && q.types.length) f.types = Array.from(q.types, (v) => pyStr(v));
-  if (q.run !== undefined && q.run !== null) {
-    const runs = Array.from(Array.isArray(q.run) ? q.run : [q.run], (r) => pyStr(r));
-    const mapped = runs.map((r) => (/^[0-4]$/.test(r) ? r : RUN_BY_NAME[r.toUpperCase()]));
-    if (mapped.some((m) => m === undefined)) fail('INVALID_RUN_FILTER', pyListRepr(runs));
-    if (mapped.length) f.runs = mapped as string[];
-  }
-  // `metadata_condition` and `metadata` (JSON in the query string) narrow the documents by their meta_fields.
-  const byMeta = await metadataFilterArg(e, kb.id, q);
-  if (byMeta) {
-    if (!byMeta.size) return { total: 0, docs: [] };
-    f.alsoIds = [...byMeta];
-  }
+  if (types.length) f.types = types;
+  if (runs.length) f.runs = runs;
   // As RAGFlow pages: page or page_size 0 lists everything; ordering by a field its Document has
   // not, or a negative page, fails as its query does (code 100).
   const page = intArg(q.page, 1);
@@ -199,7 +219,12 @@ export async function updateDocument(e: Engine, ctx: Ctx, datasetId: string, doc
  * are JSON text; a value that does not parse, or is not an object, is 102. `metadata` is
  * `{key: value | [values]}`: any of a key's values, every key.
  */
-async function metadataFilterArg(e: Engine, datasetId: string, q: Record<string, unknown>): Promise<Set<string> | null> {
+/**
+ * The metadata filters of a document listing (`metadata_condition`, `metadata`,
+ * `return_empty_metadata`): the documents they allow (`ids`, null: no such filter) and whether only
+ * documents without metadata are listed (then the two filters are ignored, as in RAGFlow).
+ */
+async function metadataFilterArg(e: Engine, datasetId: string, q: Record<string, unknown>): Promise<{ ids: Set<string> | null; emptyOnly: boolean }> {
   const json = (key: string, bad: string): unknown => {
     const raw = q[key];
     if (raw === undefined || raw === null) return {};
@@ -218,12 +243,12 @@ async function metadataFilterArg(e: Engine, datasetId: string, q: Record<string,
     metadata = Object.fromEntries(Object.entries(metadata).filter(([k]) => k !== 'empty_metadata'));
   }
   const rows = () => e.store.documents.metaFieldsOf(datasetId);
-  if (emptyOnly) return new Set((await rows()).filter((r) => r.meta_fields === '{}').map((r) => r.id));
+  if (emptyOnly) return { ids: null, emptyOnly };
   if (truthy(condition) && !isPlainObject(condition)) throw new ApiError(RetCode.DATA_ERROR, 'metadata_condition must be an object.');
   if (truthy(metadata) && !isPlainObject(metadata)) throw new ApiError(RetCode.DATA_ERROR, 'metadata must be an object.');
   if (!truthy(condition)) condition = null;
   if (!truthy(metadata)) metadata = null;
-  if (!condition && !metadata) return null;
+  if (!condition && !metadata) return { ids: null, emptyOnly };
   const docs = await rows();
   let allowed: Set<string> | null = null;
   const filter = readMetadataCondition(condition);
@@ -240,12 +265,46 @@ async function metadataFilterArg(e: Engine, datasetId: string, q: Record<string,
         return (Array.isArray(v) ? v : [v]).some((x) => x !== null && x !== undefined && wanted.includes(pyStr(x)));
       }).map((d) => d.id));
       byKeys = byKeys ? new Set([...byKeys].filter((id) => hit.has(id))) : hit;
-      if (!byKeys.size) return byKeys;
+      if (!byKeys.size) return { ids: byKeys, emptyOnly };
     }
     const keys = byKeys;
     if (keys) allowed = allowed ? new Set([...allowed].filter((id) => keys.has(id))) : keys;
   }
-  return allowed;
+  return { ids: allowed, emptyOnly };
+}
+
+/**
+ * `GET /datasets/{id}/documents?type=filter` (RAGFlow's get_filter_by_kb_id): how many of the
+ * documents that `keywords`, `run`, `types` and `suffix` select have each suffix, each run status
+ * and each metadata value (`empty_metadata`: how many have none), and their total.
+ */
+async function documentFilters(e: Engine, datasetId: string, q: Record<string, unknown>): Promise<{ total: number; filter: Record<string, unknown> }> {
+  const { types, runs } = typeAndRunFilters(q);
+  const suffixes = queryList(q.suffix);
+  const rows = await e.store.documents.facetRows(datasetId, {
+    ...(typeof q.keywords === 'string' && q.keywords ? { keywords: q.keywords.toLowerCase() } : {}),
+    ...(runs.length ? { runs } : {}), ...(types.length ? { types } : {}), ...(suffixes.length ? { suffixes } : {}),
+  });
+  const suffix: Record<string, number> = {};
+  const run: Record<string, number> = {};
+  const metadata: Record<string, Record<string, number>> = {};
+  let empty = 0;
+  for (const r of rows) {
+    suffix[r.suffix] = (suffix[r.suffix] ?? 0) + 1;
+    run[r.run] = (run[r.run] ?? 0) + 1;
+    let counted = false;
+    for (const [key, value] of Object.entries(JSON.parse(r.meta_fields) as Record<string, unknown>)) {
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (v === null || v === undefined || (typeof v === 'string' && !v.trim())) continue;
+        const text = pyStr(v);
+        (metadata[key] ??= {})[text] = (metadata[key]![text] ?? 0) + 1;
+        counted = true;
+      }
+    }
+    if (!counted) empty++;
+  }
+  metadata.empty_metadata = { true: empty };
+  return { total: rows.length, filter: { suffix, run_status: run, metadata } };
 }
 
 export async function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>): Promise<{ deleted: number }> {
@@ -277,8 +336,10 @@ export async function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, re
 }
 
 export async function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string): Promise<Uint8Array> {
-  const kb = await ownedOrFail(e, ctx, datasetId);
-  const doc = await getDocument(e, kb.id, documentId);
+  // RAGFlow looks up the (dataset, document) pair only: a dataset that is unknown, or not the
+  // caller's (which ragloom checks and RAGFlow does not), is an unknown document.
+  const kb = await ownedDataset(e, ctx, datasetId);
+  const doc = kb ? await getDocument(e, kb.id, documentId) : undefined;
   if (!doc) fail('DOWNLOAD_NOT_OWNED', documentId);
   const file = await e.store.documents.file(doc.blob_sha256);
   if (!file || file.size === 0) fail('FILE_EMPTY');

@@ -82,6 +82,7 @@ export const CATALOGUE = {
   DELETE_DOCS_NEED_IDS: [D, 'should either provide doc ids or set delete_all(true), dataset: %s. '],
   DELETE_DOCS_BOTH: [D, 'should not provide both doc ids and delete_all(true), dataset: %s. '],
   DOCS_NOT_IN_DATASET: [D, 'These documents do not belong to dataset %s or Document not found: %s'],
+  INVALID_TYPE_FILTER: [D, 'Invalid filter conditions: %s %s'],
   INVALID_RUN_FILTER: [D, 'Invalid filter run status conditions: %s'],
   ID_AND_IDS: [A, "Cannot use both 'id' and 'ids' parameters at the same time."],
   // parsing

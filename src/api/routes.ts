@@ -218,7 +218,7 @@ const ROUTE_LIST: RouteSpec[] = [
     query: {
       ...PAGE, orderby: 'str', desc: 'not-false', keywords: 'str', id: 'str', name: 'str', ids: 'list', suffix: 'list', types: 'list',
       run: { kind: 'list', from: ['run[]', 'run_status', 'run_status[]'] }, create_time_from: 'int', create_time_to: 'int',
-      metadata_condition: 'str', metadata: 'str', return_empty_metadata: 'str',
+      metadata_condition: 'str', metadata: 'str', return_empty_metadata: 'str', type: 'str',
     },
   },
   { op: 'documents.update', method: 'PATCH', path: '/datasets/:dataset_id/documents/:document_id', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'document_api.update_document' },

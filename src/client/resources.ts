@@ -1,4 +1,5 @@
 import type { Transport } from './transport.js';
+import { fail } from '../api/errors.js';
 import type { AutoMetadataConfig, ChunkMethod, ListDocumentsParams, MetadataCondition, UpdateChunkParams, UpdateDatasetParams, UpdateDocumentParams } from './params.js';
 
 /** Wire fields as plain properties plus the transport; `toJSON()` gives the wire shape. */
@@ -149,6 +150,8 @@ export class DataSet extends Resource {
   }
 
   async listDocuments(p: ListDocumentsParams = {}): Promise<Document[]> {
+    // The SDK's own check, before any request (the server answers RAGFlow's handler's error).
+    if (p.id && p.ids?.length) fail('ID_AND_IDS');
     const r = await this.t.call<{ docs: Record<string, unknown>[] }>('documents.list', { ...p, dataset_id: this.id });
     return r.docs.map((d) => new Document(this.t, d));
   }

@@ -159,7 +159,7 @@ describe('DataSet#listDocuments()', () => {
   test.for([
     [{ name: 'ghost.txt' }, "You don't own the document ghost.txt."],
     [{ id: 'ghost' }, "You don't own the document ghost."],
-    [{ run: ['SOMETIMES'] }, "Invalid filter run status conditions: ['SOMETIMES']"],
+    [{ run: ['SOMETIMES'] }, 'Invalid filter run status conditions: SOMETIMES'],
     [{ id: 'a', ids: ['b'] }, "Cannot use both 'id' and 'ids' parameters at the same time."],
   ])('rejects %j', async (row, { client }) => {
     const [q, msg] = row as unknown as [Record<string, unknown>, string];

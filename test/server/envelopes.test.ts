@@ -78,7 +78,7 @@ describe('documents', () => {
     expect((await api.call('GET', `/datasets/${ds}/documents?ids=${b.id}&ids=${a.id}`)).body.data.total).toBe(2);
     expect((await api.call('GET', `/datasets/${ds}/documents?suffix=md`)).body.data.docs.map((d: { id: string }) => d.id)).toEqual([b.id]);
     expect((await api.call('GET', `/datasets/${ds}/documents?run=UNSTART&run=DONE`)).body.data.total).toBe(2);
-    expect((await api.call('GET', `/datasets/${ds}/documents?run=BOGUS`)).body).toEqual({ code: 102, message: "Invalid filter run status conditions: ['BOGUS']" });
+    expect((await api.call('GET', `/datasets/${ds}/documents?run=BOGUS`)).body).toEqual({ code: 102, message: 'Invalid filter run status conditions: BOGUS' });
     expect((await api.call('GET', `/datasets/${ds}/documents?page=x`)).body).toEqual({
       code: 100, message: 'ValueError("invalid literal for int() with base 10: \'x\'")', data: null,
     });

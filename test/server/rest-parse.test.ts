@@ -119,6 +119,48 @@ describe('listing rules', () => {
     expect((await api.call('GET', `/datasets/${ds}/documents?page=x`)).body).toEqual({ code: 100, message: 'ValueError("invalid literal for int() with base 10: \'x\'")', data: null });
   });
 
+  test('documents: types and run filters checked as _get_docs_with_request checks them, in its order; id with ids fails as its handler does', async ({ api }) => {
+    const { ds, ids } = await dataset(api);
+    const list = async (qs: string) => (await api.call('GET', `/datasets/${ds}/documents?${qs}`)).body;
+    const names = async (qs: string) => (await list(qs)).data.docs.map((d: { name: string }) => d.name).sort();
+    // run: names or values, SCHEDULE (5) included; values stripped, empty ones dropped.
+    expect(await names('run=SCHEDULE&run=5')).toEqual([]);
+    expect(await names('run=%20unstart%20&run=')).toEqual(['bread.md', 'tides.md']);
+    expect(await list('run=INVALID_STATUS')).toEqual({ code: 102, message: 'Invalid filter run status conditions: INVALID_STATUS' });
+    // types: RAGFlow's file types only.
+    expect(await names('types=doc')).toEqual(['bread.md', 'tides.md']);
+    expect(await names('types=pdf')).toEqual([]);
+    expect(await list('types=pdfx&types=doc')).toEqual({ code: 102, message: 'Invalid filter conditions: pdfx type' });
+    expect((await list('types=a&types=b')).message).toMatch(/^Invalid filter conditions: (a, b|b, a) types$/);
+    // The order: types, run, then id, then name, then id with ids.
+    expect((await list('types=x&run=y')).message).toBe('Invalid filter conditions: x type');
+    expect((await list('run=y&id=ghost')).message).toBe('Invalid filter run status conditions: y');
+    expect((await list('id=ghost&name=nope.md')).message).toBe("You don't own the document ghost.");
+    expect((await list('id=ghost&ids=x')).message).toBe("You don't own the document ghost.");
+    expect(await list(`id=${ids[0]}&ids=${ids[1]}`)).toEqual({ code: 100, message: "ValueError('not enough values to unpack (expected 4, got 2)')", data: null });
+    // An id, or ids, replace the metadata filter's documents (the other filters still apply).
+    await api.call('PATCH', `/datasets/${ds}/documents/${ids[0]}`, { meta_fields: { topic: 'baking' } });
+    const none = encodeURIComponent(JSON.stringify({ topic: 'sailing' }));
+    expect(await names(`metadata=${none}`)).toEqual([]);
+    expect((await names(`metadata=${none}&id=${ids[1]}`)).length).toBe(1);
+    expect((await names(`metadata=${none}&ids=${ids[0]}&ids=${ids[1]}&keywords=tides`))).toEqual(['tides.md']);
+  });
+
+  test('documents ?type=filter: counts by suffix, run status and metadata value over the filtered documents', async ({ api }) => {
+    const { ds, ids } = await dataset(api);
+    await api.call('PATCH', `/datasets/${ds}/documents/${ids[0]}`, { meta_fields: { topic: ['baking', 'bread'], year: 2024, note: ' ' } });
+    const r = (await api.call('GET', `/datasets/${ds}/documents?type=filter`)).body;
+    expect(r).toEqual({
+      code: 0, message: 'success',
+      data: { total: 2, filter: { suffix: { md: 2 }, run_status: { 0: 2 }, metadata: { topic: { baking: 1, bread: 1 }, year: { 2024: 1 }, empty_metadata: { true: 1 } } } },
+    });
+    expect((await api.call('GET', `/datasets/${ds}/documents?type=filter&keywords=BREAD`)).body.data).toEqual({
+      total: 1, filter: { suffix: { md: 1 }, run_status: { 0: 1 }, metadata: { empty_metadata: { true: 1 } } },
+    });
+    expect((await api.call('GET', `/datasets/${ds}/documents?type=filter&run=DONE`)).body.data.total).toBe(0);
+    expect((await api.call('GET', `/datasets/${ds}/documents?type=filter&types=nope`)).body).toEqual({ code: 102, message: 'Invalid filter conditions: nope type' });
+  });
+
   test('chats, sessions, agents and search apps refuse an unknown orderby and a negative page too', async ({ api }) => {
     const chat = (await api.call('POST', '/chats', { name: 'c' })).body.data.id;
     await api.call('POST', `/chats/${chat}/sessions`, { name: 's' });

@@ -62,6 +62,15 @@ describe('single resources', () => {
     expect(await (await get(`/documents/${md}`, other)).json()).toEqual({ code: 102, message: `The dataset not own the document ${md}.` }); // … refusing
   });
 
+  test('GET /datasets/{id}/documents/{doc}: an unknown or another tenant\'s dataset answers as an unknown document (document_api.download looks the pair up)', async ({ api }) => {
+    const ds = (await api.call('POST', '/datasets', { name: 'kb' })).body.data.id;
+    const doc = (await upload(api, ds, { 'a.txt': 'one' })).body.data[0].id;
+    expect((await api.call('GET', `/datasets/${ds}/documents/${doc}`)).text).toBe('one');
+    expect((await api.call('GET', `/datasets/${NOT_AN_ID}/documents/${doc}`)).body).toEqual({ code: 102, message: `The dataset not own the document ${doc}.` });
+    const other = (await api.call('POST', '/users', { email: 'd@example.com', nickname: 'd' })).body.data.api_key;
+    expect((await api.call('GET', `/datasets/${ds}/documents/${doc}`, undefined, { key: other })).body).toEqual({ code: 102, message: `The dataset not own the document ${doc}.` });
+  });
+
   test('DELETE /chats/{id}: soft-deletes one chat; another tenant\'s is 109', async ({ api }) => {
     const chat = (await api.call('POST', '/chats', { name: 'c' })).body.data.id;
     expect((await api.call('DELETE', `/chats/${chat}`)).body).toEqual({ code: 0, message: 'success', data: true });

@@ -63,8 +63,8 @@ export interface DocumentListQuery {
   name?: string;
   /** only these ids */
   ids?: readonly string[];
-  /** only these ids as well (a second id filter that applies with `ids`: the documents a metadata filter kept) */
-  alsoIds?: readonly string[];
+  /** only documents without metadata (meta_fields `{}`) */
+  noMetadata?: boolean;
   /** a substring of the name, lower case (the name is compared lowercased) */
   keywords?: string;
   suffixes?: readonly string[];
@@ -149,6 +149,11 @@ export interface DocumentStore {
    * the dataset's update_time moves.
    */
   replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, bytes: Uint8Array, time: number): Promise<ReplaceResult>;
+  /**
+   * The suffix, run and meta_fields of the dataset's documents that pass these filters (as in
+   * list), in the order they were stored: what a listing's `type=filter` counts.
+   */
+  facetRows(datasetId: string, f: Pick<DocumentListQuery, 'keywords' | 'runs' | 'types' | 'suffixes'>): Promise<Array<Pick<DocumentRow, 'suffix' | 'run' | 'meta_fields'>>>;
   /** Every document of the dataset as (id, meta_fields JSON), by creation; with `nonEmpty`, only those with metadata. */
   metaFieldsOf(datasetId: string, nonEmpty?: boolean): Promise<Array<{ id: string; meta_fields: string }>>;
   /**

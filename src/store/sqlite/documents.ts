@@ -106,10 +106,7 @@ export class SqliteDocuments implements DocumentStore {
       // Looked up by id, not by scanning the dataset's index (10,000 documents: ~20 ms a page).
       where[0] = '+dataset_id = @ds';
     }
-    if (q.alsoIds) {
-      where.push('id IN (SELECT value FROM json_each(@also))');
-      p.also = JSON.stringify(q.alsoIds);
-    }
+    if (q.noMetadata) where.push("meta_fields = '{}'");
     if (q.keywords) {
       // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
       where.push('instr(LOWER(name), @kw) > 0');
@@ -215,6 +212,16 @@ export class SqliteDocuments implements DocumentStore {
     });
     if (r === 'replaced') faultPoint('replace:committed');
     return r;
+  }
+
+  async facetRows(datasetId: string, f: Pick<DocumentListQuery, 'keywords' | 'runs' | 'types' | 'suffixes'>): Promise<Array<Pick<DocumentRow, 'suffix' | 'run' | 'meta_fields'>>> {
+    const where = ['dataset_id = @ds'];
+    const p: Record<string, unknown> = { ds: datasetId };
+    if (f.keywords) (where.push('instr(LOWER(name), @kw) > 0'), (p.kw = f.keywords));
+    if (f.runs?.length) (where.push('run IN (SELECT value FROM json_each(@runs))'), (p.runs = JSON.stringify(f.runs)));
+    if (f.types?.length) (where.push('type IN (SELECT value FROM json_each(@ty))'), (p.ty = JSON.stringify(f.types)));
+    if (f.suffixes?.length) (where.push('suffix IN (SELECT value FROM json_each(@sf))'), (p.sf = JSON.stringify(f.suffixes)));
+    return this.db.prepare(`SELECT suffix, run, meta_fields FROM document WHERE ${where.join(' AND ')} ORDER BY rowid`).all(p) as Array<Pick<DocumentRow, 'suffix' | 'run' | 'meta_fields'>>;
   }
 
   async metaFieldsOf(datasetId: string, nonEmpty = false): Promise<Array<{ id: string; meta_fields: string }>> {

@@ -161,7 +161,7 @@ export function documentsContract(f: StoreFactory): void {
       expect((await s().documents.getMany(ds.id, [a!.id, b!.id])).get(b!.id)).toMatchObject({ run: RUN.FAIL, progress: 0 });
     });
 
-    test('metaFieldsOf by creation (all, or those with metadata); editMetaFields reads and writes in one transaction; list by alsoIds and any column', async () => {
+    test('metaFieldsOf by creation (all, or those with metadata); editMetaFields reads and writes in one transaction; list without metadata and by any column; facetRows', async () => {
       const who = await seedTenant(s());
       const ds = await seedDataset(s(), who);
       const docs = await seedDocuments(s(), who, ds, ['a.txt', 'b.txt', 'c.txt']);
@@ -177,7 +177,14 @@ export function documentsContract(f: StoreFactory): void {
       await expect(s().documents.editMetaFields(ds.id, [docs[0]!.id, docs[1]!.id], (d) => { if (d.id === docs[1]!.id) throw new Error('refused'); return '{"k":9}'; }, 70)).rejects.toThrow('refused');
       expect((await s().documents.get(ds.id, docs[0]!.id))!.meta_fields).toBe('{"k":1}');
       const names = async (q: object) => (await s().documents.list({ dataset_id: ds.id, orderby: 'create_time', desc: false, limit: -1, offset: 0, ...q })).rows.map((d) => d.name);
-      expect(await names({ alsoIds: [docs[0]!.id, docs[2]!.id], ids: [docs[2]!.id, docs[1]!.id] })).toEqual(['c.txt']);
+      expect(await names({ noMetadata: true })).toEqual(['b.txt']);
+      expect(await names({ noMetadata: true, ids: [docs[0]!.id] })).toEqual([]);
+      await s().documents.setRun([docs[1]!.id], RUN.DONE);
+      expect(await s().documents.facetRows(ds.id, {})).toEqual([
+        { suffix: 'txt', run: RUN.UNSTART, meta_fields: '{"k":1}' }, { suffix: 'txt', run: RUN.DONE, meta_fields: '{}' }, { suffix: 'txt', run: RUN.UNSTART, meta_fields: '{"k":3}' },
+      ]);
+      expect((await s().documents.facetRows(ds.id, { runs: [RUN.DONE], keywords: 'b' })).length).toBe(1);
+      expect(await s().documents.facetRows(ds.id, { suffixes: ['pdf'] })).toEqual([]);
       expect(await names({ orderby: 'meta_fields', desc: true })).toEqual(['b.txt', 'c.txt', 'a.txt']); // '{}' sorts after '{"k":…'
     });
 
