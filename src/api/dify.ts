@@ -62,8 +62,8 @@ export async function difyRetrieval(e: Engine, ctx: Ctx, req: P): Promise<{ reco
   const threshold = setting.score_threshold === undefined ? 0 : pyFloatOf(setting.score_threshold);
   const top = setting.top_k === undefined ? 1024 : pyIntOf(setting.top_k);
   const kbId = pyStr(req.knowledge_id);
-  if (!getDataset(e, kbId)) throw new ApiError(RetCode.NOT_FOUND, 'Knowledgebase not found!');
-  if (!visibleDataset(e, ctx, kbId)) throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.');
+  if (!(await getDataset(e, kbId))) throw new ApiError(RetCode.NOT_FOUND, 'Knowledgebase not found!');
+  if (!(await visibleDataset(e, ctx, kbId))) throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.');
   const condition = fromQuery ? undefined : req.metadata_condition;
   try {
     readMetadataCondition(condition);
@@ -75,11 +75,11 @@ export async function difyRetrieval(e: Engine, ctx: Ctx, req: P): Promise<{ reco
     dataset_ids: [kbId], question: pyStr(req.query), page: 1, page_size: Math.max(1, top), similarity_threshold: threshold,
     vector_similarity_weight: 0.3, top_k: Math.max(1, top), metadata_condition: truthy(condition) ? condition : undefined,
   });
-  const meta = e.db.prepare('SELECT meta_fields FROM document WHERE id = ?').pluck();
+  const meta = await e.store.documents.metaFields(r.chunks.map((c) => String(c.document_id)));
   return {
     records: r.chunks.map((c) => {
       const docId = String(c.document_id);
-      const fields = JSON.parse((meta.get(docId) as string | undefined) ?? '{}') as P;
+      const fields = JSON.parse(meta.get(docId) ?? '{}') as P;
       return { content: c.content, score: c.similarity, title: c.document_keyword, metadata: { ...fields, doc_id: docId, document_id: docId } };
     }),
   };

@@ -4,11 +4,10 @@
  * parse queue as the parse routes.
  */
 import type { Engine, Ctx, ParseQueue, DocumentRow } from '../core/index.js';
-import { ownedDataset, visibleDataset, RUN } from '../core/index.js';
+import { ownedDataset, RUN } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { cancelParsing, parseAll } from './parse.js';
-import { cachedStatement } from '../store/index.js';
 
 type P = Record<string, unknown>;
 const argError = (message: string): never => {
@@ -20,34 +19,26 @@ const argError = (message: string): never => {
  * (and its chunks) switched on or off; `{doc_id: {status} | {error}}`. Any error: code 500
  * `Partial failure` with the same map (the others are switched).
  */
-export function batchUpdateStatus(e: Engine, ctx: Ctx, datasetId: string, req: P): Record<string, P> {
+export async function batchUpdateStatus(e: Engine, ctx: Ctx, datasetId: string, req: P): Promise<Record<string, P>> {
   const ids = req.doc_ids ?? [];
   if (!Array.isArray(ids) || !ids.length) argError('"doc_ids" must be a non-empty list.');
   if ((ids as unknown[]).some((x) => typeof x !== 'string' || !x)) argError('"doc_ids" must contain non-empty document IDs.');
   const status = pyStr(req.status ?? -1);
   if (status !== '0' && status !== '1') argError(`"Status" must be either 0 or 1:${status}!`);
-  const kb = ownedDataset(e, ctx, datasetId);
+  const kb = await ownedDataset(e, ctx, datasetId);
   if (!kb) throw new ApiError(RetCode.DATA_ERROR, "You don't own the dataset.");
   const result: Record<string, P> = {};
   let failed = false;
-  e.tx(() => {
-    const get = cachedStatement(e.db, 'SELECT id, dataset_id, status FROM document WHERE id = ?');
-    for (const id of ids as string[]) {
-      const doc = get.get(id) as Pick<DocumentRow, 'id' | 'dataset_id' | 'status'> | undefined;
-      if (!doc) {
-        result[id] = { error: 'Document not found' };
-        failed = true;
-      } else if (doc.dataset_id !== kb!.id) {
-        result[id] = { error: 'Document not found in this dataset.' };
-        failed = true;
-      } else {
-        if (doc.status !== status) {
-          e.db.prepare('UPDATE document SET status = ?, update_time = ? WHERE id = ?').run(status, Date.now(), id);
-          e.db.prepare('UPDATE chunk SET available = ? WHERE document_id = ?').run(Number(status), id);
-        }
-        result[id] = { status };
-      }
-    }
+  // One transaction: the dataset's documents among the ids (and their chunks) switched, the others reported.
+  const outcome = await e.store.documents.setStatus(kb.id, ids as string[], status as '0' | '1', Date.now());
+  (ids as string[]).forEach((id, i) => {
+    if (outcome[i] === 'absent') {
+      result[id] = { error: 'Document not found' };
+      failed = true;
+    } else if (outcome[i] === 'elsewhere') {
+      result[id] = { error: 'Document not found in this dataset.' };
+      failed = true;
+    } else result[id] = { status };
   });
   if (failed) throw new ApiError(RetCode.SERVER_ERROR, 'Partial failure', { data: result });
   return result;
@@ -58,23 +49,24 @@ export function batchUpdateStatus(e: Engine, ctx: Ctx, datasetId: string, req: P
  * stops them (one not parsing: 102 `Cannot cancel a task that is not in RUNNING status`), any
  * other status is set as it is. A document the caller cannot see: 109 `No authorization.`.
  */
-export function ingest(e: Engine, q: ParseQueue, ctx: Ctx, req: P): true {
+export async function ingest(e: Engine, q: ParseQueue, ctx: Ctx, req: P): Promise<true> {
   if (!('doc_ids' in req)) throw new ApiError(RetCode.EXCEPTION_ERROR, "KeyError('doc_ids')");
   const ids = Array.isArray(req.doc_ids) ? req.doc_ids.map((x) => pyStr(x)) : [];
-  const get = cachedStatement(e.db, 'SELECT * FROM document WHERE id = ?');
-  const docs = ids.map((id) => get.get(id) as DocumentRow | undefined);
-  if (docs.some((d) => !d || !visibleDataset(e, ctx, d.dataset_id))) throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.', { data: null });
+  const found = await e.store.parse.documents(ids);
+  const docs = ids.map((id) => found.get(id));
+  const visible = await e.store.datasets.getVisibleMany([...new Set([...found.values()].map((d) => d.dataset_id))], ctx);
+  if (docs.some((d) => !d || !visible.has(d.dataset_id))) throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.', { data: null });
   if (!('run' in req)) throw new ApiError(RetCode.EXCEPTION_ERROR, "KeyError('run')");
   const run = pyStr(req.run);
   const all = docs as DocumentRow[];
   if (run === RUN.CANCEL) {
     const idle = all.find((d) => d.run !== RUN.RUNNING && d.run !== RUN.CANCEL);
     if (idle) throw new ApiError(RetCode.DATA_ERROR, 'Cannot cancel a task that is not in RUNNING status', { data: null });
-    cancelParsing(e, q, all.filter((d) => d.run === RUN.RUNNING));
+    await cancelParsing(e, q, all.filter((d) => d.run === RUN.RUNNING));
   } else if (run === RUN.RUNNING) {
-    parseAll(e, q, ctx, all);
+    await parseAll(e, q, ctx, all);
   } else {
-    e.tx(() => all.forEach((d) => e.db.prepare('UPDATE document SET run = ?, progress = 0 WHERE id = ?').run(run, d.id)));
+    await e.store.documents.setRun(all.map((d) => d.id), run);
   }
   return true;
 }

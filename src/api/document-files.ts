@@ -5,31 +5,42 @@
  * artifacts (ragloom's agents write none).
  */
 import type { Engine, Ctx } from '../core/index.js';
-import { visibleDataset, type DocumentRow } from '../core/index.js';
+import type { DocumentRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { withFileInfo } from './routes.js';
-import { getBlob, cachedStatement } from '../store/index.js';
 
 type P = Record<string, unknown>;
 const dataError = (message: string): never => {
   throw new ApiError(RetCode.DATA_ERROR, message);
 };
 
+/** Documents by id (absent ones left out), those whose dataset the caller can see. */
+async function visibleDocuments(e: Engine, ctx: Ctx, ids: readonly string[]): Promise<Map<string, DocumentRow>> {
+  const docs = await e.store.parse.documents(ids);
+  const visible = await e.store.datasets.getVisibleMany([...new Set([...docs.values()].map((d) => d.dataset_id))], ctx);
+  return new Map([...docs].filter(([, d]) => visible.has(d.dataset_id)));
+}
+
 /** A document by id, if the caller can see its dataset. */
-function visibleDocument(e: Engine, ctx: Ctx, documentId: string): DocumentRow | undefined {
-  const doc = cachedStatement(e.db, 'SELECT * FROM document WHERE id = ?').get(documentId) as DocumentRow | undefined;
-  return doc && visibleDataset(e, ctx, doc.dataset_id) ? doc : undefined;
+async function visibleDocument(e: Engine, ctx: Ctx, documentId: string): Promise<DocumentRow | undefined> {
+  return (await visibleDocuments(e, ctx, [documentId])).get(documentId);
+}
+
+/** A stored file's bytes (a copy the caller owns), or undefined. */
+async function fileBytes(e: Engine, sha256: string): Promise<Uint8Array | undefined> {
+  const f = await e.store.documents.file(sha256);
+  return f && new Uint8Array(await f.bytes());
 }
 
 /** `GET /documents/{id}`: the document's bytes (attachment), as the dataset-scoped download; unknown → 102 `The dataset not own the document {id}.`. */
-export function downloadById(e: Engine, ctx: Ctx, documentId: string): Uint8Array {
+export async function downloadById(e: Engine, ctx: Ctx, documentId: string): Promise<Uint8Array> {
   if (!documentId) dataError('Specify document_id please.');
-  const doc = visibleDocument(e, ctx, documentId);
+  const doc = await visibleDocument(e, ctx, documentId);
   if (!doc) fail('DOWNLOAD_NOT_OWNED', documentId);
-  const data = getBlob(e.db, doc!.blob_sha256);
+  const data = await fileBytes(e, doc!.blob_sha256);
   if (!data || data.length === 0) fail('FILE_EMPTY');
-  return withFileInfo(new Uint8Array(data!), { name: doc!.name });
+  return withFileInfo(data!, { name: doc!.name });
 }
 
 // RAGFlow's CONTENT_TYPE_MAP (api/utils/web_utils.py).
@@ -50,22 +61,23 @@ const FORCE_ATTACHMENT_TYPES = new Set(['text/html', 'image/svg+xml', 'applicati
  * `GET /documents/{id}/preview` (and the legacy `/document/get/{id}`): the bytes with the type
  * of the file's extension; pages and SVGs as attachments. Unknown → 102 `Document not found!`.
  */
-export function previewDocument(e: Engine, ctx: Ctx, documentId: string): Uint8Array {
-  const doc = visibleDocument(e, ctx, documentId);
+export async function previewDocument(e: Engine, ctx: Ctx, documentId: string): Promise<Uint8Array> {
+  const doc = await visibleDocument(e, ctx, documentId);
   if (!doc) dataError('Document not found!');
   const ext = /\.([^.]+)$/.exec(doc!.name.toLowerCase())?.[1];
   const contentType = ext ? TYPES[ext] ?? `${doc!.type === 'visual' ? 'image' : 'application'}/${ext}` : undefined;
   const attach = (ext !== undefined && FORCE_ATTACHMENT.has(ext)) || (contentType !== undefined && FORCE_ATTACHMENT_TYPES.has(contentType));
-  return withFileInfo(new Uint8Array(getBlob(e.db, doc!.blob_sha256) ?? []), { contentType, disposition: attach ? 'attachment' : 'none' });
+  return withFileInfo((await fileBytes(e, doc!.blob_sha256)) ?? new Uint8Array(), { contentType, disposition: attach ? 'attachment' : 'none' });
 }
 
 /** `GET /thumbnails?doc_ids=…`: `{doc_id: thumbnail}` of the documents the caller can see (ragloom makes no thumbnails: ""). */
-export function thumbnails(e: Engine, ctx: Ctx, q: P): Record<string, string> {
+export async function thumbnails(e: Engine, ctx: Ctx, q: P): Promise<Record<string, string>> {
   const ids = Array.isArray(q.doc_ids) ? q.doc_ids.map((x) => pyStr(x)) : [];
   if (!ids.length) throw new ApiError(RetCode.ARGUMENT_ERROR, 'Lack of "Document ID"');
   const out: Record<string, string> = {};
+  const docs = await visibleDocuments(e, ctx, ids);
   for (const id of ids) {
-    const doc = visibleDocument(e, ctx, id);
+    const doc = docs.get(id);
     if (!doc) continue;
     const t = doc.thumbnail ?? '';
     out[doc.id] = t && !t.startsWith('data:image/') ? `/api/v1/documents/images/${doc.dataset_id}-${t}` : t;
@@ -74,11 +86,11 @@ export function thumbnails(e: Engine, ctx: Ctx, q: P): Record<string, string> {
 }
 
 /** `GET /documents/images/{dataset_id}-{name}`: a chunk's image (image/JPEG, as RAGFlow labels them all). Not two parts, or none: 102 `Image not found.`. */
-export function documentImage(e: Engine, imageId: string): Uint8Array {
+export async function documentImage(e: Engine, imageId: string): Promise<Uint8Array> {
   if (imageId.split('-').length !== 2) dataError('Image not found.');
-  const row = cachedStatement(e.db, 'SELECT data FROM chunk_image WHERE id = ?').get(imageId) as { data: Buffer } | undefined;
-  if (!row) dataError('Image not found.');
-  return withFileInfo(new Uint8Array(row!.data), { contentType: 'image/JPEG', disposition: 'none' });
+  const data = await e.store.chunks.image(imageId);
+  if (!data) dataError('Image not found.');
+  return withFileInfo(data!, { contentType: 'image/JPEG', disposition: 'none' });
 }
 
 const ARTIFACT_TYPES = new Set(['.png', '.jpg', '.jpeg', '.svg', '.pdf', '.csv', '.json', '.html']);

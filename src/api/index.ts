@@ -194,7 +194,7 @@ export class Api {
     try {
       this.queue = new ParseQueue(engine);
       this.memoryTasks = new ExtractionQueue({
-        db: engine.db,
+        store: engine.store,
         model: (id) => chatModel(engine, id),
         // Not through the embedding cache: extracted items are embedded once (as raw messages are).
         embed: (embdId, texts) => engine.models.embedder(embdId).embed(texts),
@@ -229,7 +229,7 @@ export class Api {
       const out = await fn(this, ctx, params ?? {});
       return isAsyncIterable(out) ? mapStreamErrors(out) : out;
     } catch (e) {
-      throw storageError(e, this.engine.db.name) ?? exceptionError(e);
+      throw storageError(e, this.engine.store.name) ?? exceptionError(e);
     }
   }
 

@@ -5,13 +5,12 @@
  * trace or delete, and starting one answers "not supported by ragloom" — and it re-embeds a
  * dataset by parsing its documents again.
  */
-import type { Engine, Ctx, ParseQueue, DocumentRow } from '../core/index.js';
+import type { Engine, Ctx, ParseQueue } from '../core/index.js';
 import { visibleDataset, embedCached } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { notSupportedError } from './routes.js';
 import { parseAll } from './parse.js';
-import { fromBlob } from '../store/index.js';
 import { cosine } from '../embed/similarity.js';
 
 type P = Record<string, unknown>;
@@ -26,9 +25,9 @@ const WHY: Record<string, string> = {
   mindmap: 'ragloom builds no mind maps (a generative model drawing one from the chunks)',
 };
 
-function accessible(e: Engine, ctx: Ctx, datasetId: string) {
+async function accessible(e: Engine, ctx: Ctx, datasetId: string) {
   if (!datasetId) dataError('Lack of "Dataset ID"');
-  const kb = visibleDataset(e, ctx, datasetId);
+  const kb = await visibleDataset(e, ctx, datasetId);
   if (!kb) dataError('No authorization.');
   return kb!;
 }
@@ -38,8 +37,8 @@ function indexType(p: P): string {
 }
 
 /** `GET /datasets/{id}/graph`: `{graph: {}, mind_map: {}}` (RAGFlow's answer when none was built); 109 `No authorization.`. */
-export function knowledgeGraph(e: Engine, ctx: Ctx, datasetId: string): P {
-  if (!visibleDataset(e, ctx, datasetId)) throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.');
+export async function knowledgeGraph(e: Engine, ctx: Ctx, datasetId: string): Promise<P> {
+  if (!(await visibleDataset(e, ctx, datasetId))) throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.');
   return { graph: {}, mind_map: {} };
 }
 
@@ -49,37 +48,41 @@ function checkType(t: string): void {
 }
 
 /** `POST /datasets/{id}/index?type=`: checked as RAGFlow checks it, then "not supported by ragloom" (501). */
-export function runIndex(e: Engine, ctx: Ctx, datasetId: string, p: P): never {
+export async function runIndex(e: Engine, ctx: Ctx, datasetId: string, p: P): Promise<never> {
   const t = indexType(p);
   checkType(t);
-  const kb = accessible(e, ctx, datasetId);
-  if (!e.db.prepare('SELECT 1 FROM document WHERE dataset_id = ? LIMIT 1').get(kb.id)) dataError(`No documents in Dataset ${datasetId}`);
+  const kb = await accessible(e, ctx, datasetId);
+  if (!(await documentsOf(e, kb.id, 0)).total) dataError(`No documents in Dataset ${datasetId}`);
   throw notSupportedError({ method: 'POST', path: `/datasets/:dataset_id/index?type=${t}`, why: WHY[t]! });
 }
 
 /** `GET /datasets/{id}/index?type=`: the task of that index — there is none, so `{}`. */
-export function traceIndex(e: Engine, ctx: Ctx, datasetId: string, p: P): Record<string, never> {
+export async function traceIndex(e: Engine, ctx: Ctx, datasetId: string, p: P): Promise<Record<string, never>> {
   checkType(indexType(p));
-  accessible(e, ctx, datasetId);
+  await accessible(e, ctx, datasetId);
   return {};
 }
 
 /** `DELETE /datasets/{id}/index?type=` (or `/datasets/{id}/{type}`): nothing was built, nothing runs: `{}`. An unknown type: 101. */
-export function deleteIndex(e: Engine, ctx: Ctx, datasetId: string, p: P): Record<string, never> {
+export async function deleteIndex(e: Engine, ctx: Ctx, datasetId: string, p: P): Promise<Record<string, never>> {
   const t = indexType(p);
   if (!INDEX_TYPES.includes(t)) throw new ApiError(RetCode.ARGUMENT_ERROR, `Invalid index type '${t}'`);
-  accessible(e, ctx, datasetId);
+  await accessible(e, ctx, datasetId);
   return {};
 }
 
 /** `POST /datasets/{id}/embedding`: parses every document again (with the dataset's current model); `{scheduled_count}`. */
-export function runEmbedding(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string): { scheduled_count: number } {
-  const kb = accessible(e, ctx, datasetId);
-  const docs = e.db.prepare('SELECT * FROM document WHERE dataset_id = ? ORDER BY create_time, rowid').all(kb.id) as DocumentRow[];
+export async function runEmbedding(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string): Promise<{ scheduled_count: number }> {
+  const kb = await accessible(e, ctx, datasetId);
+  const docs = (await documentsOf(e, kb.id, -1)).rows;
   if (!docs.length) dataError(`No documents in Dataset ${datasetId}`);
-  parseAll(e, q, ctx, docs);
+  await parseAll(e, q, ctx, docs);
   return { scheduled_count: docs.length };
 }
+
+/** The dataset's documents by creation (`limit` 0: the count alone; -1: all). */
+const documentsOf = (e: Engine, datasetId: string, limit: number) =>
+  e.store.documents.list({ dataset_id: datasetId, orderby: 'create_time', desc: false, limit, offset: 0 });
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
@@ -91,15 +94,15 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
  */
 export async function checkEmbedding(e: Engine, ctx: Ctx, datasetId: string, req: P): Promise<P> {
   if (!req.embd_id) dataError('`embd_id` is required.');
-  const kb = accessible(e, ctx, datasetId);
+  const kb = await accessible(e, ctx, datasetId);
   const model = pyStr(req.embd_id);
   const st = e.models.embeddingStatus(model);
   if (st === 'unsupported') dataError(`Unsupported model: <${model}>`);
   if (st === 'unauthorized') dataError(`Unauthorized model: <${model}>`);
   const n = Math.max(0, Math.trunc(Number(req.check_num ?? 5)) || 0);
-  const pool = e.db.prepare(`SELECT c.rowid, c.id, c.document_id, c.content, c.questions, c.vec_dim, d.name FROM chunk c JOIN document d ON d.id = c.document_id
-    WHERE c.dataset_id = ? AND c.available = 1 ORDER BY c.rowid LIMIT 1000`).all(kb.id) as Array<{ rowid: number; id: string; document_id: string; content: string; questions: string; vec_dim: number; name: string }>;
+  const pool = await e.store.chunks.embeddingSamples(kb.id, 1000);
   const samples = [...pool].sort(() => Math.random() - 0.5).slice(0, Math.min(n, pool.length)).sort((a, b) => a.rowid - b.rowid);
+  const vectors = await e.store.chunks.storedVectors(samples);
   const results: P[] = [];
   const sims: number[] = [];
   let mode = 'content_only';
@@ -110,12 +113,11 @@ export async function checkEmbedding(e: Engine, ctx: Ctx, datasetId: string, req
       results.push({ chunk_id: c.id, reason: 'no_text' });
       continue;
     }
-    const row = c.vec_dim > 0 ? e.db.prepare(`SELECT embedding FROM vec_${c.vec_dim} WHERE rowid = ?`).get(BigInt(c.rowid)) as { embedding: Buffer } | undefined : undefined;
-    if (!row) {
+    const stored = vectors.get(c.rowid);
+    if (!stored) {
       results.push({ chunk_id: c.id, reason: 'no_stored_vector' });
       continue;
     }
-    const stored = fromBlob(row.embedding);
     let title: Float32Array;
     let content: Float32Array;
     try {

@@ -10,7 +10,7 @@ import { visibleDataset, ownedDataset, getDocument, RUN } from '../core/index.js
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { ORDER_FIELDS } from './listing.js';
-import { getParseLog, PARSE_LOG_SELECT, type ParseLogRow } from '../store/index.js';
+import type { ParseLogRow, ParseLogOrder } from '../store/index.js';
 import { formatDateTime } from '../util/index.js';
 import { cancelParsing, startParsing } from './parse.js';
 
@@ -20,14 +20,14 @@ const dataError = (message: string): never => {
 };
 
 /** `GET /datasets/{id}/ingestions/summary`: the dataset's counters and its documents by parse state. */
-export function ingestionSummary(e: Engine, ctx: Ctx, datasetId: string): P {
-  const kb = visibleDataset(e, ctx, datasetId);
+export async function ingestionSummary(e: Engine, ctx: Ctx, datasetId: string): Promise<P> {
+  const kb = await visibleDataset(e, ctx, datasetId);
   if (!kb) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, datasetId);
   const status: Record<string, number> = { unstart_count: 0, running_count: 0, cancel_count: 0, done_count: 0, fail_count: 0 };
   const names = ['unstart_count', 'running_count', 'cancel_count', 'done_count', 'fail_count'];
-  for (const r of e.db.prepare('SELECT run, COUNT(*) AS n FROM document WHERE dataset_id = ? GROUP BY run').all(kb.id) as Array<{ run: string; n: number }>) {
-    const k = names[Number(r.run)];
-    if (k) status[k] = r.n;
+  for (const [run, n] of Object.entries((await e.store.datasets.runCounts([kb.id])).get(kb.id) ?? {})) {
+    const k = names[Number(run)];
+    if (k) status[k] = n;
   }
   return { doc_num: kb.doc_num, chunk_num: kb.chunk_num, token_num: kb.token_num, status };
 }
@@ -60,12 +60,12 @@ function intQuery(v: unknown, dflt: number): number {
  * dataset's own tasks, of which ragloom has none. What RAGFlow's query would fail on (an unknown
  * `orderby`, a negative page) answers its 102 `Internal server error`.
  */
-export function ingestionLogs(e: Engine, ctx: Ctx, datasetId: string, q: P): { total: number; logs: P[] } {
+export async function ingestionLogs(e: Engine, ctx: Ctx, datasetId: string, q: P): Promise<{ total: number; logs: P[] }> {
   const page = intQuery(q.page, 0);
   const size = intQuery(q.page_size, 0);
   const orderby = q.orderby === undefined ? 'create_time' : pyStr(q.orderby);
   const desc = q.desc === undefined ? true : q.desc !== false && pyStr(q.desc).toLowerCase() !== 'false';
-  const kb = visibleDataset(e, ctx, datasetId);
+  const kb = await visibleDataset(e, ctx, datasetId);
   if (!kb) dataError('No authorization.');
   const logType = q.log_type === undefined ? 'dataset' : pyStr(q.log_type);
   if (logType !== 'dataset' && logType !== 'file') dataError('Invalid "log_type", expected "dataset" or "file"');
@@ -73,12 +73,10 @@ export function ingestionLogs(e: Engine, ctx: Ctx, datasetId: string, q: P): { t
   if (!col || !Object.prototype.hasOwnProperty.call(ORDER_FIELDS.PipelineOperationLog, orderby)) dataError('Internal server error');
   if (page && size && (page < 0 || size < 0)) dataError('Internal server error');
   if (logType === 'dataset') return { total: 0, logs: [] };
-  const where = ['l.dataset_id = @ds'];
-  const args: P = { ds: kb!.id };
-  if (typeof q.keywords === 'string' && q.keywords) (where.push('instr(LOWER(l.document_name), @kw) > 0'), (args.kw = q.keywords.toLowerCase()));
   const statuses = Array.isArray(q.operation_status) ? q.operation_status.map((x) => pyStr(x)) : [];
-  let rows = e.db.prepare(`${PARSE_LOG_SELECT} WHERE ${where.join(' AND ')} ORDER BY l.${col} ${desc ? 'DESC' : 'ASC'}, l.rowid ${desc ? 'DESC' : 'ASC'}`)
-    .all(args) as ParseLogRow[];
+  let rows = await e.store.parse.logs(kb!.id, {
+    keywords: typeof q.keywords === 'string' && q.keywords ? q.keywords.toLowerCase() : undefined, orderby: col as ParseLogOrder, desc,
+  });
   // Filters on what a row reads as now (an open row of a stopped parse reads as its end state).
   if (statuses.length) rows = rows.filter((r) => statuses.includes(r.operation_status));
   if (typeof q.create_date_from === 'string' && q.create_date_from) rows = rows.filter((r) => formatDateTime(r.create_time) >= (q.create_date_from as string));
@@ -89,10 +87,10 @@ export function ingestionLogs(e: Engine, ctx: Ctx, datasetId: string, q: P): { t
 }
 
 /** `GET /datasets/{id}/ingestions/{log_id}`: one log (RAGFlow's dataset-log fields); unknown → 102 `Log not found`. */
-export function ingestionLog(e: Engine, ctx: Ctx, datasetId: string, logId: string): P {
-  const kb = visibleDataset(e, ctx, datasetId);
+export async function ingestionLog(e: Engine, ctx: Ctx, datasetId: string, logId: string): Promise<P> {
+  const kb = await visibleDataset(e, ctx, datasetId);
   if (!kb) dataError('No authorization.');
-  const r = getParseLog(e.db, logId);
+  const r = await e.store.parse.log(logId);
   if (!r || r.dataset_id !== kb!.id) dataError('Log not found');
   const f = fileLog(r!);
   return Object.fromEntries(['id', 'tenant_id', 'kb_id', 'progress', 'progress_msg', 'process_begin_at', 'process_duration', 'task_type', 'operation_status',
@@ -104,15 +102,15 @@ export function ingestionLog(e: Engine, ctx: Ctx, datasetId: string, logId: stri
  * its log id; a parse still running stops (its document CANCEL). `data: true` whether or not there
  * was such a task (as RAGFlow), never touching another tenant's.
  */
-export function cancelTask(e: Engine, q: ParseQueue, ctx: Ctx, p: P): true {
+export async function cancelTask(e: Engine, q: ParseQueue, ctx: Ctx, p: P): Promise<true> {
   if ('action' in p && p.action !== 'stop') {
     throw new ApiError(RetCode.ARGUMENT_ERROR, `Invalid action '${pyStr(p.action)}'. Only 'stop' is supported.`, { data: null });
   }
-  const r = getParseLog(e.db, pyStr(p.task_id));
+  const r = await e.store.parse.log(pyStr(p.task_id));
   if (!r || r.operation_status !== RUN.RUNNING) return true;
-  const kb = ownedDataset(e, ctx, r.dataset_id);
-  const doc = kb && getDocument(e, kb.id, r.document_id);
-  if (doc && doc.run === RUN.RUNNING) cancelParsing(e, q, [doc]);
+  const kb = await ownedDataset(e, ctx, r.dataset_id);
+  const doc = kb && (await getDocument(e, kb.id, r.document_id));
+  if (doc && doc.run === RUN.RUNNING) await cancelParsing(e, q, [doc]);
   return true;
 }
 
@@ -121,12 +119,12 @@ export function cancelTask(e: Engine, q: ParseQueue, ctx: Ctx, p: P): true {
  * (RAGFlow re-runs its ingestion pipeline from `component_id`; ragloom's parse is one step, so
  * the whole parse runs again). 102 `Document not found.` / `` `name` is processing... ``.
  */
-export function rerunIngestion(e: Engine, q: ParseQueue, ctx: Ctx, p: P): true {
-  const r = getParseLog(e.db, pyStr(p.id));
-  const kb = r && ownedDataset(e, ctx, r.dataset_id);
-  const doc = kb && getDocument(e, kb.id, r!.document_id);
+export async function rerunIngestion(e: Engine, q: ParseQueue, ctx: Ctx, p: P): Promise<true> {
+  const r = await e.store.parse.log(pyStr(p.id));
+  const kb = r && (await ownedDataset(e, ctx, r.dataset_id));
+  const doc = kb && (await getDocument(e, kb.id, r!.document_id));
   if (!doc) dataError('Document not found.');
   if (doc!.progress > 0 && doc!.progress < 1) dataError(`\`${doc!.name}\` is processing...`);
-  startParsing(e, q, ctx, kb!.id, { document_ids: [doc!.id] });
+  await startParsing(e, q, ctx, kb!.id, { document_ids: [doc!.id] });
   return true;
 }

@@ -14,7 +14,6 @@ import { ApiError, RetCode, fail } from './errors.js';
 import { Issues, checkExtra, checkStr } from './validate.js';
 import { pyStr, pyRepr } from './pyfmt.js';
 import { isPlainObject } from '../util/index.js';
-import { cachedStatement } from '../store/index.js';
 
 type P = Record<string, unknown>;
 const dataError = (message: string): never => {
@@ -135,11 +134,10 @@ const metaOf = (r: { meta_fields: string }): P => {
 };
 
 /** `{key: {value: [document ids]}}` over the datasets' documents (`get_flatted_meta_by_kbs`): list values flattened, values as `str()`. */
-function flattened(e: Engine, datasetIds: string[]): Record<string, Record<string, string[]>> {
+async function flattened(e: Engine, datasetIds: string[]): Promise<Record<string, Record<string, string[]>>> {
   const out: Record<string, Record<string, string[]>> = {};
-  const rows = cachedStatement(e.db, "SELECT id, meta_fields FROM document WHERE dataset_id = ? AND meta_fields != '{}' ORDER BY create_time, rowid");
   for (const ds of datasetIds) {
-    for (const r of rows.all(ds) as Array<{ id: string; meta_fields: string }>) {
+    for (const r of await e.store.documents.metaFieldsOf(ds, true)) {
       for (const [k, v] of Object.entries(metaOf(r))) {
         const byValue = (out[k] ??= {});
         for (const x of Array.isArray(v) ? v : [v]) {
@@ -207,8 +205,8 @@ function applyChanges(meta: P, updates: P[], deletes: P[]): boolean {
  * are the listed documents, narrowed by the condition (RAGFlow intersects the two, so a condition
  * alone selects nothing). `{updated, matched_docs}`.
  */
-export function updateMetadata(e: Engine, ctx: Ctx, datasetId: string, req: P): { updated: number; matched_docs: number } {
-  const kb = visibleDataset(e, ctx, datasetId);
+export async function updateMetadata(e: Engine, ctx: Ctx, datasetId: string, req: P): Promise<{ updated: number; matched_docs: number }> {
+  const kb = await visibleDataset(e, ctx, datasetId);
   if (!kb) dataError(`You don't own the dataset ${datasetId}.${req._route === 'metadata/update' ? ' ' : ''}`);
   const selector = truthy(req.selector) ? req.selector : {};
   const updates = truthy(req.updates) ? req.updates : [];
@@ -226,29 +224,23 @@ export function updateMetadata(e: Engine, ctx: Ctx, datasetId: string, req: P): 
   let targets = new Set<string>();
   const ids = [...new Set((documentIds as unknown[]).map((x) => pyStr(x)))];
   if (ids.length) {
-    const invalid = ids.filter((id) => !getDocument(e, kb!.id, id));
+    const found = await e.store.documents.getMany(kb!.id, ids);
+    const invalid = ids.filter((id) => !found.has(id));
     if (invalid.length) dataError(`These documents do not belong to dataset ${kb!.id}: ${invalid.join(', ')}`);
     targets = new Set(ids);
   }
   const filter = readMetadataCondition(condition);
   if (filter) {
-    const docs = e.db.prepare('SELECT id, meta_fields FROM document WHERE dataset_id = ?').all(kb!.id) as Array<{ id: string; meta_fields: string }>;
+    const docs = await e.store.documents.metaFieldsOf(kb!.id);
     const hit = filterDocuments(docs, filter);
     targets = new Set([...targets].filter((id) => hit.has(id)));
     if (filter.conditions.length && !targets.size) return { updated: 0, matched_docs: 0 };
   }
-  let updated = 0;
-  e.tx(() => {
-    const write = e.db.prepare('UPDATE document SET meta_fields = ?, update_time = ? WHERE id = ?');
-    for (const id of targets) {
-      const doc = getDocument(e, kb!.id, id);
-      if (!doc) continue;
-      const meta = metaOf(doc);
-      if (!applyChanges(meta, updates as P[], deletes as P[])) continue;
-      write.run(JSON.stringify(splitCombinedValues(meta)), Date.now(), id);
-      updated++;
-    }
-  });
+  // Each target read and written in one transaction (one deleted meanwhile is skipped).
+  const updated = await e.store.documents.editMetaFields(kb!.id, [...targets], (doc) => {
+    const meta = metaOf(doc);
+    return applyChanges(meta, updates as P[], deletes as P[]) ? JSON.stringify(splitCombinedValues(meta)) : null;
+  }, Date.now());
   return { updated, matched_docs: targets.size };
 }
 
@@ -267,13 +259,13 @@ function valueType(v: unknown): string | undefined {
  * `GET /datasets/{id}/metadata/summary?doc_ids=a,b`: `{summary: {key: {type, values: [[value,
  * count], …]}}}`, values by count (most first), the type most of the key's values have.
  */
-export function metadataSummary(e: Engine, ctx: Ctx, datasetId: string, q: P): { summary: Record<string, { type: string; values: Array<[string, number]> }> } {
-  const kb = visibleDataset(e, ctx, datasetId);
+export async function metadataSummary(e: Engine, ctx: Ctx, datasetId: string, q: P): Promise<{ summary: Record<string, { type: string; values: Array<[string, number]> }> }> {
+  const kb = await visibleDataset(e, ctx, datasetId);
   if (!kb) dataError(`You don't own the dataset ${datasetId}. `);
   const only = typeof q.doc_ids === 'string' && q.doc_ids ? new Set(q.doc_ids.split(',')) : undefined;
   const counts = new Map<string, Map<string, number>>();
   const types = new Map<string, Map<string, number>>();
-  const rows = e.db.prepare("SELECT id, meta_fields FROM document WHERE dataset_id = ? AND meta_fields != '{}' ORDER BY create_time, rowid").all(kb!.id) as Array<{ id: string; meta_fields: string }>;
+  const rows = await e.store.documents.metaFieldsOf(kb!.id, true);
   for (const r of rows) {
     if (only && !only.has(r.id)) continue;
     for (const [k, v] of Object.entries(metaOf(r))) {
@@ -307,9 +299,10 @@ export function datasetIdsArg(q: P): string[] {
 }
 
 /** `GET /datasets/metadata/flattened?dataset_ids=a,b`. */
-export function flattenedMetadata(e: Engine, ctx: Ctx, q: P): Record<string, Record<string, string[]>> {
+export async function flattenedMetadata(e: Engine, ctx: Ctx, q: P): Promise<Record<string, Record<string, string[]>>> {
   const ids = datasetIdsArg(q);
-  for (const id of ids) if (!visibleDataset(e, ctx, id)) dataError(`No authorization for dataset '${id}'`);
+  const visible = await e.store.datasets.getVisibleMany(ids, ctx);
+  for (const id of ids) if (!visible.has(id)) dataError(`No authorization for dataset '${id}'`);
   return flattened(e, ids);
 }
 
@@ -349,27 +342,27 @@ export function checkAutoMetadata(is: Issues, req: P): P {
   return out;
 }
 
-function ownedOrLacks(e: Engine, ctx: Ctx, datasetId: string) {
-  const kb = ownedDataset(e, ctx, datasetId);
+async function ownedOrLacks(e: Engine, ctx: Ctx, datasetId: string) {
+  const kb = await ownedDataset(e, ctx, datasetId);
   if (!kb) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, datasetId);
   return kb;
 }
 
 /** `GET /datasets/{id}/metadata/config`: `{metadata, built_in_metadata}` (the owner only). */
-export function getAutoMetadata(e: Engine, ctx: Ctx, datasetId: string): P {
-  const kb = ownedOrLacks(e, ctx, datasetId);
+export async function getAutoMetadata(e: Engine, ctx: Ctx, datasetId: string): Promise<P> {
+  const kb = await ownedOrLacks(e, ctx, datasetId);
   const cfg = JSON.parse(kb.parser_config) as P;
   return { metadata: cfg.metadata || [], built_in_metadata: cfg.built_in_metadata || [] };
 }
 
 /** `PUT /datasets/{id}/metadata/config`: stored in the dataset's parser_config, answered as validated. */
-export function updateAutoMetadata(e: Engine, ctx: Ctx, datasetId: string, req: P): P {
+export async function updateAutoMetadata(e: Engine, ctx: Ctx, datasetId: string, req: P): Promise<P> {
   const is = new Issues();
   const cfg = checkAutoMetadata(is, req);
   is.throwIfAny();
-  const kb = ownedOrLacks(e, ctx, datasetId);
+  const kb = await ownedOrLacks(e, ctx, datasetId);
   const parserConfig = { ...(JSON.parse(kb.parser_config) as P), metadata: cfg.metadata ?? [], built_in_metadata: cfg.built_in_metadata ?? [] };
-  e.db.prepare('UPDATE dataset SET parser_config = ?, update_time = ? WHERE id = ?').run(JSON.stringify(parserConfig), Date.now(), kb.id);
+  await e.store.datasets.update(kb.id, { parser_config: JSON.stringify(parserConfig), update_time: Date.now() });
   return { metadata: cfg.metadata ?? [], built_in_metadata: cfg.built_in_metadata ?? [] };
 }
 
@@ -391,13 +384,13 @@ function mergeParserConfig(old: P, config: P): P {
  * `PUT /datasets/{id}/documents/{doc}/metadata/config` `{metadata}`: merged into the document's
  * parser_config; answers the document as RAGFlow's model dict (kb_id, parser_id, …).
  */
-export function updateDocumentMetadataConfig(e: Engine, ctx: Ctx, datasetId: string, documentId: string, req: P): P {
-  const kb = ownedDataset(e, ctx, datasetId);
+export async function updateDocumentMetadataConfig(e: Engine, ctx: Ctx, datasetId: string, documentId: string, req: P): Promise<P> {
+  const kb = await ownedDataset(e, ctx, datasetId);
   if (!kb) fail('DATASET_NOT_OWNED_NO_ID');
-  const doc = getDocument(e, kb.id, documentId);
+  const doc = await getDocument(e, kb.id, documentId);
   if (!doc) dataError(`Document ${documentId} not found in dataset ${datasetId}`);
   if (!('metadata' in req)) throw new ApiError(RetCode.ARGUMENT_ERROR, 'metadata is required');
   const cfg = mergeParserConfig(JSON.parse(doc!.parser_config) as P, { metadata: req.metadata });
-  e.db.prepare('UPDATE document SET parser_config = ?, update_time = ? WHERE id = ?').run(JSON.stringify(cfg), Date.now(), doc!.id);
-  return documentRaw(getDocument(e, kb.id, doc!.id) as DocumentRow);
+  await e.store.documents.update(doc!, { changes: { parser_config: JSON.stringify(cfg), update_time: Date.now() }, resetChunks: false });
+  return documentRaw((await getDocument(e, kb.id, doc!.id)) as DocumentRow);
 }

@@ -15,8 +15,9 @@ import { retrieve } from './retrieval.js';
 import { defaultChatModel } from './chats.js';
 import { resolveReranker } from './retrieval.js';
 import { truthy } from './metadata.js';
-import { duplicateName, formatDateTime, isPlainObject, newId, nowMs, utf8Length } from '../util/index.js';
+import { formatDateTime, isPlainObject, newId, nowMs, utf8Length } from '../util/index.js';
 import type { NativeAnswer } from './completions.js';
+import type { SearchAppChanges, SearchAppListQuery, SearchAppRow } from '../store/index.js';
 
 type P = Record<string, unknown>;
 const dataError = (message: string): never => {
@@ -33,18 +34,7 @@ const DEFAULT_CONFIG = Object.freeze({
   query_mindmap: false,
 });
 
-interface SearchRow {
-  id: string;
-  tenant_id: string;
-  name: string;
-  description: string;
-  avatar: string;
-  search_config: string;
-  status: string;
-  created_by: string;
-  create_time: number;
-  update_time: number;
-}
+type SearchRow = SearchAppRow;
 
 function toWire(r: SearchRow): P {
   return {
@@ -54,31 +44,33 @@ function toWire(r: SearchRow): P {
   };
 }
 
-const nicknameOf = (e: Engine, tenantId: string): string =>
-  (e.db.prepare("SELECT u.nickname FROM user_tenant t JOIN user u ON u.id = t.user_id WHERE t.tenant_id = ? AND t.role = 'owner'").pluck().get(tenantId) as string | undefined) ?? '';
+/** The nickname of each tenant's owner ('' when none). */
+const nicknamesOf = async (e: Engine, tenantIds: string[]): Promise<(tenantId: string) => string> => {
+  const m = await e.store.accounts.ownerNicknames(tenantIds);
+  return (t) => m.get(t) ?? '';
+};
 
 /** The tenants whose search apps the caller sees: its own and those it joined. */
-const joined = (e: Engine, ctx: Ctx): string[] =>
-  [...new Set([ctx.tenantId, ...(e.db.prepare('SELECT tenant_id FROM user_tenant WHERE user_id = ?').pluck().all(ctx.userId) as string[])])];
+const joined = (e: Engine, ctx: Ctx): Promise<string[]> => e.store.accounts.joinedTenants(ctx);
 
-function getRow(e: Engine, id: unknown): SearchRow | undefined {
-  return e.db.prepare("SELECT * FROM search WHERE id = ? AND status = '1'").get(pyStr(id)) as SearchRow | undefined;
+function getRow(e: Engine, id: unknown): Promise<SearchRow | undefined> {
+  return e.store.searchApps.get(pyStr(id));
 }
 
 /** RAGFlow's `accessible4deletion`: the caller created it. */
-const ownSearch = (e: Engine, ctx: Ctx, id: unknown): SearchRow | undefined => {
-  const r = getRow(e, id);
+const ownSearch = async (e: Engine, ctx: Ctx, id: unknown): Promise<SearchRow | undefined> => {
+  const r = await getRow(e, id);
   return r && r.created_by === ctx.userId ? r : undefined;
 };
 
 /** `get_detail` (a search app of any tenant the caller belongs to; else 103 / 102). */
-function detail(e: Engine, ctx: Ctx, id: unknown): P {
-  const r = getRow(e, id);
-  if (!r || !joined(e, ctx).includes(r.tenant_id)) throw new ApiError(RetCode.OPERATING_ERROR, 'Has no permission for this operation.');
+async function detail(e: Engine, ctx: Ctx, id: unknown): Promise<P> {
+  const r = await getRow(e, id);
+  if (!r || !(await joined(e, ctx)).includes(r.tenant_id)) throw new ApiError(RetCode.OPERATING_ERROR, 'Has no permission for this operation.');
   const w = toWire(r);
   return {
     id: w.id, avatar: w.avatar, tenant_id: w.tenant_id, name: w.name, description: w.description, created_by: w.created_by,
-    search_config: w.search_config, update_time: w.update_time, update_date: w.update_date, nickname: nicknameOf(e, r.tenant_id), tenant_avatar: null,
+    search_config: w.search_config, update_time: w.update_time, update_date: w.update_date, nickname: (await nicknamesOf(e, [r.tenant_id]))(r.tenant_id), tenant_avatar: null,
   };
 }
 
@@ -91,16 +83,16 @@ function checkName(v: unknown, limit: number): string {
 }
 
 /** `POST /searches {name, description?, avatar?, search_config?}` → `{search_id}`; a taken name gets ` (1)`, as datasets' do. */
-export function createSearch(e: Engine, ctx: Ctx, req: P): { search_id: string } {
+export async function createSearch(e: Engine, ctx: Ctx, req: P): Promise<{ search_id: string }> {
   const name = checkName(req.name, 255);
   if (req.search_config !== undefined && !isPlainObject(req.search_config)) dataError('search_config must be a JSON object');
   const id = newId();
   const t = nowMs();
-  e.tx(() => {
-    const final = duplicateName(name, (n) => !!e.db.prepare("SELECT 1 FROM search WHERE tenant_id = ? AND name = ? COLLATE NOCASE AND status = '1'").get(ctx.tenantId, n));
-    e.db.prepare(`INSERT INTO search (id, tenant_id, name, description, avatar, search_config, created_by, create_time, update_time)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(id, ctx.tenantId, final, typeof req.description === 'string' ? req.description : '',
-      typeof req.avatar === 'string' ? req.avatar : '', JSON.stringify(isPlainObject(req.search_config) ? req.search_config : DEFAULT_CONFIG), ctx.userId, t, t);
+  // The store makes the name free (duplicateName) in the inserting transaction.
+  await e.store.searchApps.create({
+    id, tenant_id: ctx.tenantId, name, description: typeof req.description === 'string' ? req.description : '',
+    avatar: typeof req.avatar === 'string' ? req.avatar : '', search_config: JSON.stringify(isPlainObject(req.search_config) ? req.search_config : DEFAULT_CONFIG),
+    created_by: ctx.userId, create_time: t, update_time: t,
   });
   return { search_id: id };
 }
@@ -109,37 +101,32 @@ export function createSearch(e: Engine, ctx: Ctx, req: P): { search_id: string }
  * `GET /searches?keywords&page&page_size&orderby&desc&owner_ids` → `{search_apps, total}`: the
  * apps of the caller's tenants (page / page_size 0 = all); 103 `Only authorized owner_ids can be queried.`.
  */
-export function listSearches(e: Engine, ctx: Ctx, q: P): { search_apps: P[]; total: number } {
+export async function listSearches(e: Engine, ctx: Ctx, q: P): Promise<{ search_apps: P[]; total: number }> {
   const page = intArg(q.page, 0);
   const size = intArg(q.page_size, 0);
   const desc = q.desc === undefined ? true : q.desc !== false && pyStr(q.desc).toLowerCase() !== 'false';
-  const mine = joined(e, ctx);
+  const mine = await joined(e, ctx);
   const asked = Array.isArray(q.owner_ids) ? q.owner_ids.map((x) => pyStr(x)) : [];
   if (asked.some((o) => !mine.includes(o) && o !== ctx.userId)) throw new ApiError(RetCode.OPERATING_ERROR, 'Only authorized owner_ids can be queried.');
   const owners = asked.length ? asked.map((o) => (o === ctx.userId ? ctx.tenantId : o)) : mine;
   const orderby = orderColumn('Search', q.orderby, 'create_time');
-  const where = [`tenant_id IN (SELECT value FROM json_each(?))`, "status = '1'"];
-  const args: unknown[] = [JSON.stringify(owners)];
-  if (typeof q.keywords === 'string' && q.keywords) (where.push('instr(LOWER(name), ?) > 0'), args.push(q.keywords.toLowerCase()));
-  const w = where.join(' AND ');
-  const total = e.db.prepare(`SELECT COUNT(*) FROM search WHERE ${w}`).pluck().get(...args) as number;
-  let sql = `SELECT * FROM search WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (page && size) {
-    const { limit, offset } = paginate(page, size);
-    (sql += ' LIMIT ? OFFSET ?'), args.push(limit, offset);
-  }
-  const rows = e.db.prepare(sql).all(...args) as SearchRow[];
+  const { total, rows } = await e.store.searchApps.list({
+    tenantIds: owners, orderby: orderby as SearchAppListQuery['orderby'], desc,
+    ...(typeof q.keywords === 'string' && q.keywords ? { keywords: q.keywords.toLowerCase() } : {}),
+    ...(page && size ? { page: paginate(page, size) } : {}),
+  });
+  const nick = await nicknamesOf(e, rows.map((r) => r.tenant_id));
   return {
     search_apps: rows.map((r) => ({
       id: r.id, avatar: r.avatar || null, tenant_id: r.tenant_id, name: r.name, description: r.description, created_by: r.created_by,
-      status: r.status, update_time: r.update_time, create_time: r.create_time, nickname: nicknameOf(e, r.tenant_id), tenant_avatar: null,
+      status: r.status, update_time: r.update_time, create_time: r.create_time, nickname: nick(r.tenant_id), tenant_avatar: null,
     })),
     total,
   };
 }
 
 /** `GET /searches/{id}` (and `/searchbots/detail?search_id`): the app with its config; 103 / 102 `Can't find this Search App!`. */
-export function getSearch(e: Engine, ctx: Ctx, p: P): P {
+export function getSearch(e: Engine, ctx: Ctx, p: P): Promise<P> {
   return detail(e, ctx, p.search_id);
 }
 
@@ -147,25 +134,25 @@ export function getSearch(e: Engine, ctx: Ctx, p: P): P {
  * `PUT /searches/{id} {name, search_config, …}`: `search_config` merged over the stored one; the
  * app as stored. 109 `No authorization.` (not its creator), 102 `Duplicated search name.`.
  */
-export function updateSearch(e: Engine, ctx: Ctx, searchId: string, req: P): P {
+export async function updateSearch(e: Engine, ctx: Ctx, searchId: string, req: P): Promise<P> {
   const name = checkName(req.name, 128);
-  const cur = ownSearch(e, ctx, searchId) ?? noAuthorization();
-  if (name.toLowerCase() !== cur!.name.toLowerCase() && e.db.prepare("SELECT 1 FROM search WHERE tenant_id = ? AND name = ? COLLATE NOCASE AND status = '1'").get(ctx.tenantId, name)) {
+  const cur = (await ownSearch(e, ctx, searchId)) ?? noAuthorization();
+  if (name.toLowerCase() !== cur!.name.toLowerCase() && (await e.store.searchApps.nameTaken(ctx.tenantId, name))) {
     dataError('Duplicated search name.');
   }
   if (!isPlainObject(req.search_config)) dataError('search_config must be a JSON object');
   const config = { ...(JSON.parse(cur!.search_config) as P), ...(req.search_config as P) };
-  const sets: P = { name, search_config: JSON.stringify(config), update_time: nowMs() };
+  const sets: SearchAppChanges = { name, search_config: JSON.stringify(config), update_time: nowMs() };
   if (typeof req.description === 'string') sets.description = req.description;
   if (typeof req.avatar === 'string') sets.avatar = req.avatar;
-  e.db.prepare(`UPDATE search SET ${Object.keys(sets).map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`).run({ ...sets, id: cur!.id });
-  return toWire(getRow(e, cur!.id)!);
+  await e.store.searchApps.update(cur!.id, sets);
+  return toWire((await getRow(e, cur!.id))!);
 }
 
 /** `DELETE /searches/{id}`: its creator only (109); `true`. */
-export function deleteSearch(e: Engine, ctx: Ctx, searchId: string): true {
-  const cur = ownSearch(e, ctx, searchId) ?? noAuthorization();
-  e.db.prepare('DELETE FROM search WHERE id = ?').run(cur!.id);
+export async function deleteSearch(e: Engine, ctx: Ctx, searchId: string): Promise<true> {
+  const cur = (await ownSearch(e, ctx, searchId)) ?? noAuthorization();
+  await e.store.searchApps.delete(cur!.id);
   return true;
 }
 
@@ -199,9 +186,10 @@ function searchChat(ctx: Ctx, kbIds: string[], cfg: P, llmId: string): ChatRow {
  * deltas and one final event carrying the cited answer and the reference.
  */
 async function* askSearch(e: Engine, ctx: Ctx, question: string, kbIds: string[], cfg: P, signal?: AbortSignal): AsyncGenerator<Partial<NativeAnswer>> {
-  const kbs = kbIds.map((id) => visibleDataset(e, ctx, id));
+  const visible = await e.store.datasets.getVisibleMany(kbIds, ctx);
+  const kbs = kbIds.map((id) => visible.get(id));
   if (kbs.some((k) => !k)) dataError(`You don't own the dataset ${kbIds[kbs.findIndex((k) => !k)]}.`);
-  const llmId = typeof cfg.chat_id === 'string' && cfg.chat_id ? cfg.chat_id : defaultChatModel(e, ctx);
+  const llmId = typeof cfg.chat_id === 'string' && cfg.chat_id ? cfg.chat_id : await defaultChatModel(e, ctx);
   if (!chatModelExists(e, llmId)) dataError(`\`llm_id\` ${llmId} doesn't exist`);
   const model = chatModel(e, llmId, kbs[0]?.embd_id)!;
   const chat = searchChat(ctx, kbIds, cfg, llmId);
@@ -222,8 +210,8 @@ async function* askSearch(e: Engine, ctx: Ctx, question: string, kbIds: string[]
  * events. 109 (not its creator), 102 `` `kb_ids` is required. `` when neither the app nor the
  * request names datasets.
  */
-export function searchCompletion(e: Engine, ctx: Ctx, p: P): AsyncIterable<Partial<NativeAnswer>> {
-  const row = ownSearch(e, ctx, p.search_id) ?? noAuthorization();
+export async function searchCompletion(e: Engine, ctx: Ctx, p: P): Promise<AsyncIterable<Partial<NativeAnswer>>> {
+  const row = (await ownSearch(e, ctx, p.search_id)) ?? noAuthorization();
   const cfg = JSON.parse(row!.search_config) as P;
   const kbIds = (truthy(cfg.kb_ids) ? cfg.kb_ids : truthy(p.kb_ids) ? p.kb_ids : []) as unknown[];
   if (!Array.isArray(kbIds) || !kbIds.length) dataError('`kb_ids` is required.');
@@ -231,8 +219,9 @@ export function searchCompletion(e: Engine, ctx: Ctx, p: P): AsyncIterable<Parti
 }
 
 /** `POST /searchbots/ask {question, kb_ids, search_id?}`: the same answer for the widget. */
-export function searchbotAsk(e: Engine, ctx: Ctx, p: P): AsyncIterable<Partial<NativeAnswer>> {
-  const cfg = p.search_id ? ((getRow(e, p.search_id) && JSON.parse(getRow(e, p.search_id)!.search_config)) as P | undefined) ?? {} : {};
+export async function searchbotAsk(e: Engine, ctx: Ctx, p: P): Promise<AsyncIterable<Partial<NativeAnswer>>> {
+  const app = p.search_id ? await getRow(e, p.search_id) : undefined;
+  const cfg = p.search_id ? ((app && JSON.parse(app.search_config)) as P | undefined) ?? {} : {};
   const kbIds = (truthy(cfg.kb_ids) ? cfg.kb_ids : p.kb_ids) as unknown;
   if (!Array.isArray(kbIds) || !kbIds.length) dataError('`kb_ids` is required.');
   return askSearch(e, ctx, pyStr(p.question), (kbIds as unknown[]).map((x) => pyStr(x)), cfg, p.signal instanceof AbortSignal ? p.signal : undefined);
@@ -272,10 +261,11 @@ export async function searchDatasets(e: Engine, ctx: Ctx, p: P): Promise<P> {
   const single = typeof p.dataset_id === 'string';
   const req = checkSearchRequest(Object.fromEntries(Object.entries(p).filter(([k]) => k !== 'dataset_id' && k !== 'signal')), single);
   const ids = single ? [p.dataset_id as string] : (req.dataset_ids as string[]);
-  for (const id of ids) if (!visibleDataset(e, ctx, id)) dataError(`Only owner of dataset ${id} authorized for this operation.`);
+  const visible = await e.store.datasets.getVisibleMany(ids, ctx);
+  for (const id of ids) if (!visible.has(id)) dataError(`Only owner of dataset ${id} authorized for this operation.`);
   let cfg: P = {};
   if (req.search_id) {
-    const row = getRow(e, req.search_id);
+    const row = await getRow(e, req.search_id);
     if (!row) dataError('Invalid search_id');
     cfg = JSON.parse(row!.search_config) as P;
   }
@@ -325,10 +315,12 @@ export async function searchbotRetrievalTest(e: Engine, ctx: Ctx, p: P): Promise
   if (!ids.length || !ids.every(Boolean)) throw new ApiError(RetCode.DATA_ERROR, 'Please specify dataset firstly.', { data: false });
   const top = intArg(p.top_k, 1024);
   if (top <= 0) dataError('`top_k` must be greater than 0');
+  const visible = await e.store.datasets.getVisibleMany(ids, ctx);
   for (const id of ids) {
-    if (!visibleDataset(e, ctx, id)) throw new ApiError(RetCode.OPERATING_ERROR, 'Only owner of dataset authorized for this operation.', { data: false });
+    if (!visible.has(id)) throw new ApiError(RetCode.OPERATING_ERROR, 'Only owner of dataset authorized for this operation.', { data: false });
   }
-  const cfg = p.search_id && getRow(e, p.search_id) ? (JSON.parse(getRow(e, p.search_id)!.search_config) as P) : {};
+  const app = p.search_id ? await getRow(e, p.search_id) : undefined;
+  const cfg = app ? (JSON.parse(app.search_config) as P) : {};
   const r = await retrieve(e, ctx, {
     dataset_ids: ids, question: p.question, document_ids: Array.isArray(p.doc_ids) ? p.doc_ids : [], page: intArg(p.page, 1), page_size: intArg(p.size, 30),
     similarity_threshold: p.similarity_threshold || (cfg.similarity_threshold ?? 0), vector_similarity_weight: p.vector_similarity_weight || (cfg.vector_similarity_weight ?? 0.3),
@@ -355,9 +347,9 @@ Write them in the language of the keywords, one per line, numbered "1. ", "2. ",
  * extractive model writes nothing of its own: 102, naming the model to configure.
  */
 export async function recommendation(e: Engine, ctx: Ctx, p: P): Promise<string[]> {
-  const row = p.search_id ? getRow(e, p.search_id) : undefined;
+  const row = p.search_id ? await getRow(e, p.search_id) : undefined;
   const cfg = row ? (JSON.parse(row.search_config) as P) : {};
-  const llmId = typeof cfg.chat_id === 'string' && cfg.chat_id ? cfg.chat_id : defaultChatModel(e, ctx);
+  const llmId = typeof cfg.chat_id === 'string' && cfg.chat_id ? cfg.chat_id : await defaultChatModel(e, ctx);
   const model = chatModelExists(e, llmId) ? chatModel(e, llmId) : undefined;
   if (!model) return dataError(`\`llm_id\` ${llmId} doesn't exist`);
   if (model.capabilities?.rewrite === false) fail('NEEDS_GENERATIVE_MODEL', 'Related questions', llmId);

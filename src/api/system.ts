@@ -19,21 +19,21 @@ export const version = (): string => `ragloom-${PACKAGE_VERSION} (RAGFlow v0.25.
 /** `GET /system/config`: as a RAGFlow with registration and password login turned off (ragloom has API keys only). */
 export const config = (): P => ({ registerEnabled: 0, disablePasswordLogin: true });
 
-function timed(check: () => void): { ok: boolean; elapsed: string; error?: string } {
+async function timed(check: () => Promise<void>): Promise<{ ok: boolean; elapsed: string; error?: string }> {
   const t0 = performance.now();
   try {
-    check();
+    await check();
     return { ok: true, elapsed: (performance.now() - t0).toFixed(1) };
   } catch (err) {
     return { ok: false, elapsed: (performance.now() - t0).toFixed(1), error: err instanceof Error ? err.message : String(err) };
   }
 }
 
-function checks(e: Engine) {
+async function checks(e: Engine) {
   return {
-    database: timed(() => e.db.prepare('SELECT 1 FROM dataset LIMIT 1').get()),
-    docEngine: timed(() => e.db.prepare('SELECT 1 FROM chunk_fts LIMIT 1').get()),
-    storage: timed(() => e.db.prepare('SELECT 1 FROM blob LIMIT 1').get()),
+    database: await timed(() => e.store.probe('records')),
+    docEngine: await timed(() => e.store.probe('search')),
+    storage: await timed(() => e.store.probe('files')),
   };
 }
 
@@ -45,8 +45,8 @@ const colour = (c: { ok: boolean; elapsed: string; error?: string }, extra: P): 
  * vectors), `storage` (blobs in the same file), `database` — and the parse queue as the one
  * `task_executor_heartbeats` entry. There is no Redis, so no `redis` key.
  */
-export function status(e: Engine, q: ParseQueue): P {
-  const c = checks(e);
+export async function status(e: Engine, q: ParseQueue): Promise<P> {
+  const c = await checks(e);
   const now = Date.now();
   return {
     doc_engine: colour(c.docEngine, { type: 'sqlite' }),
@@ -59,8 +59,8 @@ export function status(e: Engine, q: ParseQueue): P {
 }
 
 /** `GET /system/healthz`: `{db, doc_engine, storage, status}` as ok/nok; HTTP 500 when one is not ok. */
-export function healthz(e: Engine): P {
-  const c = checks(e);
+export async function healthz(e: Engine): Promise<P> {
+  const c = await checks(e);
   const ok = (x: { ok: boolean }) => (x.ok ? 'ok' : 'nok');
   const all = c.database.ok && c.docEngine.ok && c.storage.ok;
   const out: P = { db: ok(c.database), doc_engine: ok(c.docEngine), storage: ok(c.storage), status: all ? 'ok' : 'nok' };
@@ -85,15 +85,13 @@ function parseDate(s: string, end: boolean): number {
  * the tenant's agent sessions (RAGFlow counts its API conversations; ragloom keeps these figures
  * for agent sessions). Dates `YYYY-MM-DD[ HH:MM:SS]`; default the last 7 days.
  */
-export function stats(e: Engine, ctx: Ctx, q: P): P {
+export async function stats(e: Engine, ctx: Ctx, q: P): Promise<P> {
   const now = new Date();
   const from = typeof q.from_date === 'string' ? parseDate(q.from_date, false) : new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime() - 7 * DAY;
   const to = typeof q.to_date === 'string' ? parseDate(q.to_date, true) : now.getTime();
   const out: Record<string, Array<[string, number]>> = { pv: [], uv: [], speed: [], tokens: [], round: [], thumb_up: [] };
   if (!Number.isFinite(from) || !Number.isFinite(to)) return out;
-  const rows = e.db.prepare(`SELECT s.create_time AS t, s.user_id AS user_id, s.tokens AS tokens, s.duration AS duration, s.round AS round, s.thumb_up AS thumb_up
-    FROM agent_session s JOIN agent a ON a.id = s.agent_id WHERE a.tenant_id = ? AND s.create_time >= ? AND s.create_time <= ? ORDER BY s.create_time`)
-    .all(ctx.tenantId, from, to) as Array<{ t: number; user_id: string; tokens: number; duration: number; round: number; thumb_up: number }>;
+  const rows = await e.store.agents.sessionFigures(ctx.tenantId, from, to);
   const days = new Map<string, typeof rows>();
   for (const r of rows) {
     const d = new Date(r.t);

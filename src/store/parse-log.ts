@@ -8,25 +8,7 @@
 import { cachedStatement, type Db } from './db.js';
 import { newId } from '../util/index.js';
 
-/** A parse_log row. */
-export interface ParseLogRow {
-  id: string;
-  document_id: string;
-  dataset_id: string;
-  tenant_id: string;
-  parser_id: string;
-  document_name: string;
-  document_suffix: string;
-  document_type: string;
-  source_from: string;
-  progress: number;
-  progress_msg: string;
-  process_begin_at: number | null;
-  process_duration: number;
-  operation_status: string;
-  create_time: number;
-  update_time: number;
-}
+import type { ParseLogRow } from './interface/index.js';
 
 /** Opens one log row per document being (re)queued; a row still open for it (a parse superseded) is closed as CANCEL. */
 export function recordParseStarts(db: Db, documentIds: readonly string[], tenantId: string): void {
