@@ -154,7 +154,7 @@ async function main(): Promise<void> {
     const markdown = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 3 ? '---' : '---:')).join('|')}|`, ...cells.map((c) => `| ${c.join(' | ')} |`)].join('\n');
     upsertSection(args.docs, 'What the integrations add to a search', [
       `Measured ${new Date().toISOString().slice(0, 10)} with \`npx tsx bench/integrations.ts --docs docs/benchmarks.md\`: ${rounds} questions, each`,
-      `adapter interleaved with \`client.retrieve\` (page_size 10) in one process; ${config.chunks} parsed chunks, ${config.records} records added through a vector store.`,
+      `adapter call paired with \`client.retrieve\` on the same question (page_size 10; overhead: the median difference) in one process; ${config.chunks} parsed chunks, ${config.records} records added through a vector store.`,
       'MCP over the SDK\'s in-memory transport (no pipe or socket).',
       '',
       markdown,

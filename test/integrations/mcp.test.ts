@@ -99,7 +99,7 @@ async function exercise(mcp: McpClient, write: boolean): Promise<void> {
     ['ragflow_retrieval', { question: 'x', page_size: 0 }, /page_size/],
     ['ragflow_retrieval', { question: 'x', similarity_threshold: 'high' }, /similarity_threshold/],
     ['ragflow_retrieval', { question: 'x', dataset_ids: ['0'.repeat(32)] }, /^\[102\] You don't own the dataset/],
-    ['ragflow_retrieval', { question: 'x', dataset_ids: [ids.dataset], metadata_condition: { conditions: [{ name: 'a', comparison_operator: 'like', value: 1 }] } }, /^\[101\] Unsupported comparison operator: like/],
+    ['ragflow_retrieval', { question: 'x', dataset_ids: [ids.dataset], metadata_condition: { conditions: [{ name: 'a', comparison_operator: '=' }] } }, /^\[100\] KeyError\('value'\)/],
     ['ragloom_ask', { chat_id: '0'.repeat(32), question: 'x' }, /^\[102\] You don't own the chat/],
     ['ragloom_search_memory', { memory_id: ids.memory }, /query/],
     ['no_such_tool', {}, /no_such_tool not found/],

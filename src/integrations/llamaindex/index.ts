@@ -87,7 +87,8 @@ export function toMetadataCondition(filters: MetadataFilters | undefined): Metad
     }
     const op = OPERATORS[f.operator];
     if (!op) throw new TypeError(`Filter operator "${f.operator}" is not supported by ragloom (supported: ${[...Object.keys(OPERATORS), 'any', 'all'].join(', ')})`);
-    conditions.push({ name: f.key, comparison_operator: op, value: f.value });
+    // RAGFlow reads every condition's `value` (KeyError without one): `is_empty` has none, send null.
+    conditions.push({ name: f.key, comparison_operator: op, value: f.value === undefined ? null : f.value });
   }
   return { logic, conditions };
 }
