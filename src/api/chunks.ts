@@ -3,7 +3,7 @@ import { ownedDataset, getDocument, documentToWire, type DatasetRow, type Docume
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr, pyRepr } from './pyfmt.js';
 import { intArg, pyIntOf } from './listing.js';
-import { sqlCount } from './validate.js';
+import { sqlCount, vectorParam } from './validate.js';
 import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
 import { countTokens, analyze, languageSetting, questionLanguage } from '../text/index.js';
 import { highlight } from '../search/index.js';
@@ -47,12 +47,14 @@ export async function addChunk(e: Engine, ctx: Ctx, datasetId: string, documentI
     const bad = [...kw, ...qs].find((t) => typeof t !== 'string');
     throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError('sequence item 0: expected str instance, ${pyType(bad)} found')`);
   }
+  // ragloom: the caller's own vector (a LangChain or LlamaIndex store's embeddings) instead of the dataset model's.
+  const own = req.vector === undefined || req.vector === null ? undefined : vectorParam(req.vector, 'vector');
   const questions = qs.map((q) => q.trim()).filter(Boolean);
   const content = req.content;
   const id = chunkId(content, doc.id);
   const image = imageOf(req.image_base64);
   const embedText = questions.length ? questions.join('\n') : content;
-  const [vector] = await chunkVectors(e, kb.embd_id, doc.name, [embedText], titleWeight(doc.parser_config));
+  const [vector] = own ? [own] : await chunkVectors(e, kb.embd_id, doc.name, [embedText], titleWeight(doc.parser_config));
   faultPoint('chunks.add:embedded');
   const now = Date.now();
   // Embedding awaited outside; the document may have been deleted meanwhile (by this process or

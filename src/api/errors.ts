@@ -127,6 +127,9 @@ export const CATALOGUE = {
   NEEDS_CHAT_MODEL: [D, '%s needs a chat model to rewrite the question, and none is configured.'],
   NEEDS_GENERATIVE_MODEL: [D, '%s needs a chat model that writes text; the chat model %s only selects sentences: set default_chat_model (or the search app\'s chat_id) to a generative model.'],
   NEEDS_WRITING_MODEL: [D, '%s needs a chat model that writes text to rewrite the question; the default chat model %s only selects sentences: set default_chat_model to a generative model.'],
+  // ragloom's own vectors (chunks.add `vector`, retrieval `question_vector`)
+  VECTOR_LIST: [A, '`%s` should be a list of 1 to 8192 finite numbers'],
+  VECTOR_ZERO: [A, '`%s` should not be all zeros'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorKey = keyof typeof CATALOGUE;

@@ -13,6 +13,7 @@ import {
 } from '../search/index.js';
 import { readMetadataCondition } from './metadata.js';
 import { apiError, fail } from './errors.js';
+import { vectorParam } from './validate.js';
 import { pyStr } from './pyfmt.js';
 import { pyIntOf, pyFloatOf } from './listing.js';
 
@@ -32,6 +33,8 @@ export interface RetrieveParams {
   highlight?: unknown;
   use_kg?: unknown;
   toc_enhance?: unknown;
+  /** ragloom: the question's vector, made by the caller's own embedding model (else the datasets' model embeds the question). */
+  question_vector?: unknown;
 }
 
 export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<RetrieveResult> {
@@ -88,18 +91,21 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
     if (typeof p.rerank_id !== 'string') fail('RERANK_ID_STRING');
     reranker = resolveReranker(e, p.rerank_id);
   }
+  const given = p.question_vector === undefined || p.question_vector === null ? undefined : vectorParam(p.question_vector, 'question_vector');
   let question = p.question.trim();
-  if (!question) return { total: 0, chunks: [], doc_aggs: {} };
+  // With its own vector, a blank question is a search by the vector alone (no terms to match).
+  if (!question && !given) return { total: 0, chunks: [], doc_aggs: {} };
+  if (!question) rewriter = undefined;
   if (rewriter && languages.length) question = await crossLanguages(rewriter, question, languages);
   // Appended with no separator, as RAGFlow's retrieval does (chats use ",").
   if (rewriter && wantsKeywords) question += await keywordExtraction(rewriter, question);
 
-  const embedder = e.models.embedder(kbs[0]!.embd_id);
+  const embedder = given ? undefined : e.models.embedder(kbs[0]!.embd_id);
   try {
     return await hybridSearch(e.store.search, {
       datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0 })),
       question,
-      embedQuestion: async (q) => (await embedder.embed([q]))[0]!,
+      embedQuestion: given ? async () => given : async (q) => (await embedder!.embed([q]))[0]!,
       documentIds: (docIds as unknown[]).map((x) => pyStr(x)),
       metadata,
       page,

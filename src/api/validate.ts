@@ -1,4 +1,4 @@
-import { ApiError, RetCode } from './errors.js';
+import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { isPlainObject } from '../util/index.js';
 
@@ -161,4 +161,23 @@ export function argError(loc: string, msg: string, value: unknown, code: number 
   is.add(loc, msg, value);
   is.throwIfAny();
   throw new Error('unreachable');
+}
+
+/** The most dimensions a vector may have (sqlite-vec's limit). */
+export const MAX_VECTOR_DIM = 8192;
+
+/**
+ * A caller's own vector (ragloom's `vector` of an added chunk, `question_vector` of a retrieval):
+ * 1–8192 finite numbers, not all zero, scaled to unit length as every stored vector is (cosine =
+ * dot product). 101 otherwise, naming the field.
+ */
+export function vectorParam(v: unknown, name: string): Float32Array {
+  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_VECTOR_DIM || !v.every(isNumber)) fail('VECTOR_LIST', name);
+  // Scaled by the largest magnitude first, so that neither 1e200 nor 1e-200 overflows the sum.
+  const m = Math.max(...(v as number[]).map(Math.abs));
+  if (m === 0) fail('VECTOR_ZERO', name);
+  let norm = 0;
+  for (const x of v as number[]) norm += (x / m) ** 2;
+  const len = Math.sqrt(norm);
+  return Float32Array.from(v as number[], (x) => x / m / len);
 }

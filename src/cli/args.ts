@@ -343,3 +343,17 @@ export function chatModelFlags(c: { values: FlagValues }): Array<{ type: 'chat';
   }
   return [{ type: 'chat', name: model.slice(0, at), factory: model.slice(at + 1), base_url: baseUrl, api_key: stringFlag(c.values, 'api-key') }];
 }
+
+/** Resolves on SIGINT or SIGTERM (a server command's end), or when `also` resolves. */
+export function untilStopped(also?: Promise<void>): Promise<void> {
+  return new Promise<void>((done) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      done();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    void also?.then(stop);
+  });
+}

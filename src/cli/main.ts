@@ -17,9 +17,10 @@ import { formatTable } from './table.js';
 import { agentCommand } from './agent.js';
 import { MigrationError } from '../migrate/index.js';
 import { runMigrateCommand, MigrateUsageError } from './migrate.js';
+import { mcpCommand } from './mcp.js';
 import {
   type Command, type OptionSpec, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText, wantsJson,
-  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag, nearest,
+  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag, nearest, untilStopped,
 } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -446,15 +447,7 @@ again. With --json, one JSON line when it listens: {"url", "openai_url", "db", "
         ? `Admin API key (shown once; keep it): ${srv.apiKey}\n`
         : 'Admin API key: printed when this database was first served (`ragloom serve --new-key` issues another).\n');
     }
-    await new Promise<void>((done) => {
-      const stop = () => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        done();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
+    await untilStopped();
     if (!c.json) c.out.write('ragloom: shutting down (finishing in-flight requests)…\n');
     await srv.close();
     return 0;
@@ -477,7 +470,7 @@ const migrate: Command = {
 
 /** Every subcommand, in the order `ragloom --help` lists them. A new one is one more entry. */
 export const COMMANDS: Readonly<Record<string, Command>> = {
-  quickstart, ingest, list, retrieve, ask, models, serve, agent: agentCommand, migrate, workspace,
+  quickstart, ingest, list, retrieve, ask, models, serve, mcp: mcpCommand, agent: agentCommand, migrate, workspace,
 };
 
 /** Aliases (`search` → `retrieve`). */

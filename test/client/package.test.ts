@@ -47,6 +47,41 @@ describe('the ragloom package', () => {
     expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ name: 'kb', isApiError: true, code: 101, ws: 'function', wse: 'function', rm3: 10, differ: true, stable: true });
   });
 
+  it("each integration is its own subpath export (ragloom/mcp, /ai-sdk, /langchain, /llamaindex), and the main entry loads none of their frameworks", () => {
+    writeFileSync(join(app, 'subpaths.mjs'), `
+      const root = await import('ragloom');
+      const mcp = await import('ragloom/mcp');
+      const ai = await import('ragloom/ai-sdk');
+      const lc = await import('ragloom/langchain');
+      const li = await import('ragloom/llamaindex');
+      console.log(JSON.stringify({
+        root: ['createMcpServer', 'retrievalTool', 'RagloomRetriever', 'RagloomVectorStore'].filter((k) => k in root),
+        mcp: Object.keys(mcp).sort(), ai: Object.keys(ai).sort(), lc: Object.keys(lc).sort(), li: Object.keys(li).sort(),
+      }));
+    `);
+    const out = execFileSync(process.execPath, ['subpaths.mjs'], { cwd: app, encoding: 'utf8' });
+    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({
+      root: [],
+      mcp: ['MCP_TOOLS', 'createMcpServer', 'serveMcpHttp'],
+      ai: ['embeddingModel', 'rerankingModel', 'retrievalTool'],
+      lc: ['RagloomEmbeddings', 'RagloomRetriever', 'RagloomVectorStore'],
+      li: ['RagloomEmbedding', 'RagloomRetriever', 'RagloomVectorStore', 'toMetadataCondition'],
+    });
+    // The main entry imports no framework: it runs with every framework's resolution refused.
+    writeFileSync(join(app, 'hook.mjs'), `
+      const FRAMEWORKS = /^(@modelcontextprotocol\\/|@langchain\\/|@llamaindex\\/|(llamaindex|zod|ai)(\\/|$))/;
+      export async function resolve(spec, ctx, next) {
+        if (FRAMEWORKS.test(spec)) throw Object.assign(new Error('blocked ' + spec), { code: 'ERR_MODULE_NOT_FOUND' });
+        return next(spec, ctx);
+      }
+    `);
+    writeFileSync(join(app, 'register.mjs'), "import { register } from 'node:module'; register('./hook.mjs', import.meta.url);");
+    writeFileSync(join(app, 'plain.mjs'), "import { Client } from 'ragloom'; const c = new Client({ path: ':memory:' }); await c.createDataset({ name: 'x' }); await c.close(); console.log('ok');");
+    expect(execFileSync(process.execPath, ['--import', './register.mjs', 'plain.mjs'], { cwd: app, encoding: 'utf8' }).trim()).toBe('ok');
+    const blocked = spawnSync(process.execPath, ['--import', './register.mjs', '--input-type=module', '-e', "await import('ragloom/langchain')"], { cwd: app, encoding: 'utf8' });
+    expect(blocked.stderr).toContain('blocked @langchain/');
+  });
+
   it('the ragloom command prints its usage', () => {
     const r = spawnSync(process.execPath, [join(ROOT, 'bin/ragloom.js'), '--help'], { encoding: 'utf8' });
     expect(r.status).toBe(0);

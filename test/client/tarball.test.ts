@@ -6,16 +6,25 @@
  *
  * Every TypeScript example of README.md and docs/ (test/support/doc-examples.ts says how a block
  * declares what it needs or why it cannot run) is type-checked there (strict, skipLibCheck: false,
- * against the installed package's own .d.ts files) and run.
+ * against the installed package's own .d.ts files) and run; those that talk to a model (`llm`) get
+ * a loopback OpenAI-protocol stand-in through OPENAI_BASE_URL.
+ *
+ * The integrations (docs/integrations.md): installing ragloom alone resolves none of their
+ * frameworks, `ragloom mcp` without the MCP SDK names what to install, and with the SDK installed
+ * the desktop assistant's MCP configuration of the docs starts a server that answers the SDK's client.
  *
  * It takes about a minute (better-sqlite3 compiles from source here). RAGLOOM_SKIP_TARBALL=1 skips it.
  */
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { docExamples, exampleSource, EXAMPLES_DIR } from '../support/doc-examples.js';
+import { startChatServer, contextAnswer, CONTEXT_NOT_FOUND, type ChatServer } from '../support/chat-server.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const npm = spawnSync('npm', ['--version'], { encoding: 'utf8' });
@@ -32,6 +41,14 @@ function userEnv(): NodeJS.ProcessEnv {
 let work: string;
 let app: string;
 let install: { status: number | null; out: string };
+let tgz: string;
+let tarball = { bytes: 0, unpacked: 0, files: 0 };
+
+/** A compiler error located in the declarations of an integration's framework (not ragloom's, nor its dependencies'). */
+const FRAMEWORK_TYPES = /^node_modules\/(?:@ai-sdk|@llamaindex|@langchain|@modelcontextprotocol|ai|llamaindex)\//;
+
+/** The frameworks of the integrations, as ragloom's optional peers name them. */
+const FRAMEWORKS = ['@modelcontextprotocol/sdk', 'zod', 'ai', '@langchain/core', '@llamaindex/core'];
 
 const EXAMPLES = docExamples(ROOT);
 /** Packages the examples import besides ragloom (`needs=`), at the versions of this repository's lockfile. */
@@ -48,7 +65,9 @@ beforeAll(() => {
   app = join(work, 'app');
   execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe' });
   const packed = execFileSync('npm', ['pack', '--pack-destination', work, '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', env: userEnv() });
-  const tgz = join(work, (JSON.parse(packed) as Array<{ filename: string }>)[0]!.filename);
+  const info = (JSON.parse(packed) as Array<{ filename: string; size: number; unpackedSize: number; entryCount: number }>)[0]!;
+  tgz = join(work, info.filename);
+  tarball = { bytes: info.size, unpacked: info.unpackedSize, files: info.entryCount };
   execFileSync('mkdir', ['-p', app]);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'blank-app', version: '1.0.0', private: true, type: 'module' }));
   const r = spawnSync('npm', ['install', tgz, ...NEEDS, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 600_000 });
@@ -75,11 +94,17 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
     expect(existsSync(join(nm, '@orama', 'orama'))).toBe(false);
     // …while Orama's Snowball stemmers and stop words (dependencies since languages) do.
     expect(existsSync(join(nm, '@orama', 'stemmers'))).toBe(true);
+    console.log(`tarball: ${tarball.bytes} bytes packed, ${tarball.unpacked} unpacked, ${tarball.files} files`);
     const pkg = join(nm, 'ragloom');
     for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/workspace/index.d.ts', 'dist/workspace/workspace.proto', 'bin/ragloom.js']) {
       expect(existsSync(join(pkg, f)), f).toBe(true);
     }
     expect(readdirSync(join(pkg, 'models'))).toEqual(expect.arrayContaining(['ragloom-static-en-256', 'ragloom-static-en-128']));
+    for (const n of ['mcp', 'ai-sdk', 'langchain', 'llamaindex']) {
+      for (const f of ['index.js', 'index.d.ts']) expect(existsSync(join(pkg, 'dist/integrations', n, f)), `${n}/${f}`).toBe(true);
+    }
+    const peers = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }> };
+    for (const f of FRAMEWORKS) expect([f, peers.peerDependencies[f] !== undefined, peers.peerDependenciesMeta[f]?.optional]).toEqual([f, true, true]);
   });
 
   it('ingests and retrieves with the built-in model, and names a missing optional package', () => {
@@ -186,15 +211,105 @@ describe.skipIf(!!skip)('every TypeScript example of README.md and docs/, in the
 
   it('the package\'s types need nothing but its dependencies, and every example type-checks (strict, skipLibCheck: false)', () => {
     expect(compiled.length).toBeGreaterThan(10);
-    expect(tsc.out).not.toMatch(/TS7016/); // a .d.ts importing types the install does not have
-    expect(tsc.status, tsc.out).toBe(0);
+    // The frameworks the integrations' examples install bring declarations that do not compile
+    // with skipLibCheck: false whatever uses them (ai 6's need @types/json-schema, llamaindex
+    // 0.12's expect zod 3 and @types/html-to-text): theirs to fix, listed here, not failing.
+    // Everything else — the examples, ragloom's own .d.ts, its dependencies' — must compile.
+    const errors = tsc.out.split('\n').filter((l) => /error TS\d+/.test(l));
+    const frameworks = errors.filter((l) => FRAMEWORK_TYPES.test(l));
+    if (frameworks.length) console.log(`[examples] the frameworks' own declarations (skipLibCheck: false):\n${frameworks.join('\n')}`);
+    const ours = errors.filter((l) => !FRAMEWORK_TYPES.test(l));
+    expect(ours.join('\n')).not.toMatch(/TS7016/); // a .d.ts importing types the install does not have
+    expect(ours, tsc.out).toEqual([]);
+    if (!frameworks.length) expect(tsc.status, tsc.out).toBe(0);
   });
 
-  it.each(runnable)('runs $where', (e) => {
+  // Asynchronously: the stand-in model of `llm` examples answers from this process.
+  it.each(runnable)('runs $where', async (e) => {
     const cwd = join(dir, 'run', e.id);
     mkdirSync(cwd, { recursive: true });
     for (const f of e.files) cpSync(join(EXAMPLES_DIR, 'files', f), cwd, { recursive: true });
-    const r = spawnSync(process.execPath, [join(dir, 'out', `${e.id}.js`)], { cwd, encoding: 'utf8', env: userEnv(), timeout: 120_000 });
-    expect(r.status, `${e.where}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-3000)}`).toBe(0);
+    const llm = e.llm ? await startChatServer() : undefined;
+    try {
+      llm?.script(...Array.from({ length: 10 }, () => contextAnswer));
+      const env = { ...userEnv(), ...(llm ? { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'sk-stand-in' } : {}) };
+      const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done, fail) => {
+        const child = spawn(process.execPath, [join(dir, 'out', `${e.id}.js`)], { cwd, env, timeout: 120_000 });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c) => (stdout += c));
+        child.stderr.on('data', (c) => (stderr += c));
+        child.on('error', fail);
+        child.on('close', (status) => done({ status, stdout, stderr }));
+      });
+      expect(r.status, `${e.where}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-3000)}`).toBe(0);
+      if (llm) {
+        // The model was asked, the retrieved text reached it (it found its answer there), a tool it
+        // was offered was called and answered, and the example printed what the model said.
+        expect(llm.requests.length, e.where).toBeGreaterThan(0);
+        const last = contextAnswer(llm.requests.at(-1)!.body).text as string;
+        expect(last, e.where).not.toBe(CONTEXT_NOT_FOUND);
+        if (llm.requests.some((q) => Array.isArray(q.body.tools) && q.body.tools.length)) {
+          expect(llm.requests.some((q) => q.body.messages.some((m) => m.role === 'tool')), e.where).toBe(true);
+        }
+        expect(r.stdout, e.where).toContain(last);
+      }
+    } finally {
+      await llm?.close();
+    }
   }, 150_000);
+});
+
+describe.skipIf(!!skip)('the integrations from the packed tarball (docs/integrations.md)', () => {
+  it('installing ragloom alone brings none of their frameworks (optional peers)', () => {
+    const blank = join(work, 'blank');
+    mkdirSync(blank, { recursive: true });
+    writeFileSync(join(blank, 'package.json'), JSON.stringify({ name: 'blank', version: '1.0.0', private: true }));
+    // npm's own resolution of the tarball, without downloading or compiling anything.
+    const r = spawnSync('npm', ['install', tgz, '--dry-run', '--no-audit', '--no-fund'], { cwd: blank, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
+    expect(r.status, r.stderr.slice(-2000)).toBe(0);
+    const added = [...r.stdout.matchAll(/^add (\S+) /gm)].map((m) => m[1]!);
+    expect(added.length).toBeGreaterThan(100);
+    for (const f of [...FRAMEWORKS, 'llamaindex', 'langchain', '@langchain/openai', '@ai-sdk/openai', '@llamaindex/openai']) expect(added, f).not.toContain(f);
+  });
+
+  it('without the MCP SDK, `ragloom mcp` names the packages to install', () => {
+    expect(existsSync(join(app, 'node_modules', '@modelcontextprotocol', 'sdk'))).toBe(false);
+    const r = spawnSync('npx', ['--no-install', 'ragloom', 'mcp', '--db', 'kb.db'], { cwd: app, encoding: 'utf8', env: userEnv(), input: '' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('npm install @modelcontextprotocol/sdk zod');
+  });
+
+  it("with the SDK installed, the desktop assistant's MCP configuration starts a server that answers the SDK's client; so does `npx ragloom mcp`", async () => {
+    const sdk = ['@modelcontextprotocol/sdk', 'zod'].map((p) => `${p}@${LOCK.packages[`node_modules/${p}`]!.version}`);
+    const add = spawnSync('npm', ['install', ...sdk, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
+    expect(add.status, add.stderr.slice(-2000)).toBe(0);
+    mkdirSync(join(app, 'handbook'), { recursive: true });
+    writeFileSync(join(app, 'handbook', 'leave.md'), '# Leave\n\nEmployees get 25 days of paid leave a year.\n');
+    const ingest = spawnSync('npx', ['--no-install', 'ragloom', 'ingest', 'handbook', '--db', 'kb-mcp.db', '--quiet'], { cwd: app, encoding: 'utf8', env: userEnv() });
+    expect(ingest.status, ingest.stderr).toBe(0);
+    const md = readFileSync(join(ROOT, 'docs/integrations.md'), 'utf8');
+    const config = JSON.parse(/```json\n([\s\S]*?)```/.exec(md)![1]!.replaceAll('/path/to/project', app).replace(`${app}/kb.db`, join(app, 'kb-mcp.db'))) as
+      { mcpServers: Record<string, { command: string; args: string[] }> };
+    const entry = config.mcpServers.ragloom!;
+    const before = statSync(join(app, 'kb-mcp.db')).mtimeMs;
+    for (const [i, t] of [
+      new StdioClientTransport({ command: entry.command, args: entry.args, env: userEnv() as Record<string, string> }),
+      new StdioClientTransport({ command: 'npx', args: ['--no-install', 'ragloom', 'mcp', '--db', 'kb-mcp.db'], cwd: app, env: userEnv() as Record<string, string> }),
+    ].entries()) {
+      const mcp = new McpClient({ name: 'desktop-assistant', version: '1.0.0' });
+      await mcp.connect(t);
+      try {
+        expect((await mcp.listTools()).tools.map((x) => x.name)).toEqual(expect.arrayContaining(['ragflow_retrieval', 'ragflow_list_datasets']));
+        const r = await mcp.callTool({ name: 'ragflow_retrieval', arguments: { question: 'How many days of paid leave?' } }) as CallToolResult;
+        const body = JSON.parse((r.content[0] as { text: string }).text) as { chunks: Array<{ document_name: string; content: string }> };
+        expect(body.chunks[0]).toMatchObject({ document_name: 'leave.md' });
+        expect(body.chunks[0]!.content).toContain('25 days of paid leave');
+      } finally {
+        await mcp.close();
+      }
+      // The configuration's --read-only left the file as it was.
+      if (i === 0) expect(statSync(join(app, 'kb-mcp.db')).mtimeMs).toBe(before);
+    }
+  }, 300_000);
 });

@@ -124,6 +124,57 @@ export function defaultAnswer(body: ChatRequestBody): string {
   return format?.type === 'json_object' ? JSON.stringify({ answer }) : answer;
 }
 
+/** What {@link contextAnswer} says when nothing it was sent matches the question. */
+export const CONTEXT_NOT_FOUND = 'I could not find that in what I was given.';
+
+/** Every string in a message's content, JSON text (a tool's result) opened up. */
+function strings(v: unknown): string[] {
+  if (typeof v === 'string') {
+    const t = v.trim();
+    if (/^[[{]/.test(t)) {
+      try {
+        return strings(JSON.parse(t));
+      } catch { /* not JSON: the text itself */ }
+    }
+    return [v];
+  }
+  if (Array.isArray(v)) return v.flatMap(strings);
+  if (v && typeof v === 'object') return Object.values(v).flatMap(strings);
+  return [];
+}
+
+const contentWords = (s: string): Set<string> => new Set((s.toLowerCase().match(/[a-z0-9]{4,}/g) ?? []));
+
+/**
+ * A stand-in that reads its context, for examples that retrieve and then ask a model: offered
+ * tools and none called yet, it calls the first with `{ question: <the user's last message> }`;
+ * otherwise it answers with the sentence of what it was sent (system prompt, tool results,
+ * context around the question) that shares the most words of four letters or more with the
+ * question, followed by ` (<file name>)` when a file name (`leave.md`) was sent too; with nothing
+ * in common, {@link CONTEXT_NOT_FOUND}. Deterministic: the same request, the same answer.
+ */
+export function contextAnswer(body: ChatRequestBody): ChatReply {
+  const msgs = Array.isArray(body.messages) ? body.messages : [];
+  const lastUser = [...msgs].reverse().find((m) => m.role === 'user');
+  const question = text(lastUser?.content).trim();
+  const tools = (Array.isArray(body.tools) ? body.tools : []) as Array<{ function?: { name?: string } }>;
+  const name = tools[0]?.function?.name;
+  if (name && !msgs.some((m) => m.role === 'tool')) return { text: '', toolCalls: [{ name, arguments: JSON.stringify({ question }) }] };
+  const all = msgs.flatMap((m) => strings(m.content));
+  // The question's own line (alone, or as "Query: …" in a prompt around it) is not an answer.
+  const lines = all.flatMap((t) => t.split(/\n+|(?<=[.!?])\s+/)).map((l) => l.trim()).filter((l) => l && !(question && l.includes(question)));
+  const q = contentWords(question);
+  let best = '';
+  let score = 0;
+  for (const l of lines) {
+    const n = [...contentWords(l)].filter((w) => q.has(w)).length;
+    if (n > score) [best, score] = [l, n];
+  }
+  if (!score) return { text: CONTEXT_NOT_FOUND };
+  const file = /[\w-]+\.(?:md|txt|pdf|docx|html)\b/.exec(all.join('\n'))?.[0];
+  return { text: `${best}${file ? ` (${file})` : ''}` };
+}
+
 const words = (s: string) => s.match(/\S+\s*|\s+/g) ?? [];
 
 function pieces(s: string, size?: number): string[] {

@@ -17,6 +17,10 @@
  *   example runs in (`intro.md` for `readFile('intro.md')`).
  * - `needs=PKG,…`: npm packages the example imports besides ragloom (`openai`); they are
  *   installed in the blank project at the version this repository's lockfile has.
+ * - `llm`: it talks to an OpenAI-compatible model (`OPENAI_BASE_URL`, `OPENAI_API_KEY`): it runs
+ *   against a loopback stand-in (test/support/chat-server.ts `contextAnswer`: it calls the first
+ *   tool it is offered, then answers with the sentence of what it was sent that best matches the
+ *   question), which must find its answer there, and the example must print it.
  * - `compile-only — why`: type-checked, not run (it needs a service that is not here).
  * - `skip — why`: neither (a contributor's example of an internal module).
  *
@@ -40,16 +44,19 @@ export interface DocExample {
   prelude?: string;
   files: string[];
   needs: string[];
+  /** Run against the loopback OpenAI-protocol stand-in (`OPENAI_BASE_URL`). */
+  llm: boolean;
 }
 
 const DIRECTIVE = /^<!--\s*example:\s*(.*?)\s*-->$/;
 
-function parseDirective(text: string, where: string): Pick<DocExample, 'mode' | 'reason' | 'prelude' | 'files' | 'needs'> {
+function parseDirective(text: string, where: string): Pick<DocExample, 'mode' | 'reason' | 'prelude' | 'files' | 'needs' | 'llm'> {
   const [words, ...why] = text.split(/\s+—\s+|\s+--\s+/);
-  const out: Pick<DocExample, 'mode' | 'reason' | 'prelude' | 'files' | 'needs'> = { mode: 'run', files: [], needs: [] };
+  const out: Pick<DocExample, 'mode' | 'reason' | 'prelude' | 'files' | 'needs' | 'llm'> = { mode: 'run', files: [], needs: [], llm: false };
   for (const w of (words ?? '').split(/\s+/).filter(Boolean)) {
     const [k, v] = w.split('=') as [string, string | undefined];
     if (v === undefined && (k === 'skip' || k === 'compile-only')) out.mode = k;
+    else if (v === undefined && k === 'llm') out.llm = true;
     else if (k === 'prelude' && v) out.prelude = v;
     else if (k === 'files' && v) out.files = v.split(',');
     else if (k === 'needs' && v) out.needs = v.split(',');
@@ -79,7 +86,7 @@ export function docExamples(root: string): DocExample[] {
       const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
       if (end < 0) throw new Error(`${where}: the block is not closed`);
       const above = i > 0 ? DIRECTIVE.exec(lines[i - 1]!.trim()) : null;
-      const d = above ? parseDirective(above[1]!, where) : { mode: 'run' as const, files: [], needs: [] };
+      const d = above ? parseDirective(above[1]!, where) : { mode: 'run' as const, files: [], needs: [], llm: false };
       out.push({ id: `${file.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}-${++n}`, where, code: lines.slice(i + 1, end).join('\n'), ...d });
       i = end;
     }
