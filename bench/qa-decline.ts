@@ -18,7 +18,7 @@ import { DEFAULT_EMBEDDING_MODEL, ModelRegistry } from '../src/embed/index.js';
 import { ExtractiveChatModel, type Support } from '../src/llm/extractive.js';
 import { knowledgeBlock } from '../src/core/ask.js';
 import { analyze, countTokens, splitSentences } from '../src/text/index.js';
-import { documentBytes, holds, loadQaSet, rateText, type Part } from './lib/qa-set.js';
+import { holds, loadQaSet, presentDocuments, rateText, type Part } from './lib/qa-set.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -32,18 +32,13 @@ interface Row { names: boolean; absent?: string[]; id: string; part: Part; kind:
 
 const set = loadQaSet(args.set!);
 const facts = new Map(set.facts.map((f) => [f.id, f]));
-const present = new Map<string, Uint8Array>();
-for (const d of set.documents) {
-  const r = documentBytes(d);
-  if (r.bytes) present.set(d.name, r.bytes);
-  else process.stderr.write(`skipping ${d.name}: ${r.missing}\n`);
-}
+const present = presentDocuments(set);
 
 const dir = mkdtempSync(join(tmpdir(), 'ragloom-qa-decline-'));
 const client = new Client({ path: join(dir, 'kb.db') });
 const registry = new ModelRegistry();
 const embedder = registry.embedder(DEFAULT_EMBEDDING_MODEL);
-// minCover 0 and no type check: explain() reports the figures; the rules are applied below.
+// explain() reports the figures whatever the model's own rule; the rules compared are applied below.
 const model = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: (t) => embedder.embed(t) });
 const rows: Row[] = [];
 try {
@@ -52,7 +47,8 @@ try {
   const parsed = await ds.parseDocuments(docs.map((d) => d.id));
   if (parsed.some((r) => r[1] !== 'DONE')) throw new Error(`parsing failed: ${JSON.stringify(parsed)}`);
   const chat = await client.createChat({ name: 'qa', dataset_ids: [ds.id] });
-  // Document frequency of each term over every chunk (the prototype of an index-wide signal).
+  // The question's terms no chunk holds: what retrieval reports to session.ask (RetrieveResult.unknown, from the
+  // FTS index's document frequencies), computed here from the chunks as client.retrieve does not return it.
   const df = new Map<string, number>();
   for (const d of docs) for (const c of await d.listChunks({ page_size: 100_000 })) for (const t of new Set(analyze(c.content))) df.set(t, (df.get(t) ?? 0) + 1);
   absentOf = (q: string) => analyze(q).filter((t) => !df.has(t));
@@ -84,6 +80,10 @@ try {
 type Rule = (s: Support, r: Row) => boolean;
 const rules: Array<[string, Rule]> = [['none (quote whenever a sentence is picked)', () => true], ['answer kind present', (s) => s.typed]];
 rules.push(['names nothing unknown', (_s, r) => !r.names]);
+// The sentence's cosine against its passage's vector side, and the two retrieval sides of its passage.
+for (const r of [0.5, 0.6, 0.7]) rules.push([`names nothing unknown, cosine ≥ ${r} × the passage's vector side`, (s, row) => !row.names && s.cosine >= r * (s.vectorSimilarity ?? 0)]);
+for (const t of [0.3, 0.4]) for (const v of [0.8, 0.85]) rules.push([`names nothing unknown, not (term side < ${t} and vector side < ${v})`, (s, row) => !row.names && !((s.termSimilarity ?? 0) < t && (s.vectorSimilarity ?? 0) < v)]);
+// The rule the model keeps (minCover 0.4, weakCosine 0.45) is among these.
 for (const c of [0.3, 0.4, 0.5]) for (const v of [0.4, 0.45, 0.5, 0.55]) rules.push([`names nothing unknown, not (cover < ${c} and cosine < ${v})`, (s, r) => !r.names && !(s.cover < c && s.cosine < v)]);
 for (const c of [0.2, 0.3]) for (const v of [0.6, 0.65]) rules.push([`names nothing unknown, not (cover < ${c} and cosine < ${v})`, (s, r) => !r.names && !(s.cover < c && s.cosine < v)]);
 for (const c of [0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]) rules.push([`kind present, cover ≥ ${c}`, (s) => s.typed && s.cover >= c]);

@@ -24,7 +24,10 @@
  * `minCosine`) and its score reaches `minScore`; up to two more follow when they
  * score at least `relativeScore` of it and come from the same document. A sentence that refers
  * back brings the one before it. Otherwise the model declines with the chat's `empty_response`
- * (without any citation). With no knowledge at all it says that it answers only from a knowledge
+ * (without any citation). It declines too, however close a sentence comes, when the question names
+ * (a capital, a digit) a term no chunk holds (`ChatOptions.unknown_terms`, from retrieval), or when
+ * the best sentence has neither the question's words nor its meaning: it holds under `minCover` of
+ * the question's idf-weighted terms and its cosine is under `weakCosine` (bench/qa-decline.ts). With no knowledge at all it says that it answers only from a knowledge
  * base. Same input, same bytes.
  */
 import type { ChatDelta, ChatMessage, ChatModel, ChatOptions, ChatResult, KnowledgeItem, PassageSentence, Usage } from './types.js';
