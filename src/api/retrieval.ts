@@ -93,7 +93,8 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
 
   const embedder = e.models.embedder(kbs[0]!.embd_id);
   try {
-    return await hybridSearch(e.db, {
+    // The question's unknown terms are for a chat's model, not part of RAGFlow's answer.
+    const { unknown: _unknown, ...res } = await hybridSearch(e.db, {
       datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0 })),
       question,
       embedQuestion: async (q) => (await embedder.embed([q]))[0]!,
@@ -109,6 +110,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
       reranker,
       options: e.retrievalOptions,
     });
+    return res;
   } catch (err) {
     if (err instanceof RerankError) throw Object.assign(apiError('RERANK_FAILED', err.modelId, err.detail), { cause: err.cause ?? err });
     throw err;
