@@ -39,7 +39,7 @@ const CONFIGS: Array<[string, Partial<RetrievalOptions>, number | undefined]> = 
 ];
 
 type Embedder = { embed(t: string[]): Promise<Float32Array[]> };
-type EngineBits = { db: never; models: { embedder(id: string): Embedder; embedders: Map<string, unknown> } };
+type EngineBits = { store: { search: import('../src/store/index.js').SearchReader }; models: { embedder(id: string): Embedder; embedders: Map<string, unknown> } };
 const engineOf = (c: unknown) => (c as { api: { engine: EngineBits } }).api.engine;
 const normalise = (v: Float32Array): Float32Array => {
   let n = 0;
@@ -82,7 +82,7 @@ for (const k of ks) {
       const inner = e.models.embedder(model);
       if (mode === 'project') {
         // This Client's own vector copy (one per connection), rewritten once.
-        const ix = vectorIndex(e.db, dim) as unknown as { vecs: Float32Array; n: number; degraded?: boolean };
+        const ix = (await vectorIndex(e.store.search, dim)) as unknown as { vecs: Float32Array; n: number; degraded?: boolean };
         if (!ix.degraded) {
           for (let s = 0; s < ix.n; s++) ix.vecs.set(project(ix.vecs.subarray(s * dim, (s + 1) * dim)), s * dim);
           ix.degraded = true;

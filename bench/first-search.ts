@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client } from '../src/index.js';
 import { builtTermIndex, termIndex, vectorSearchOptions } from '../src/search/index.js';
-import type { Db } from '../src/store/index.js';
+import { sqliteSearch, type Db } from '../src/store/index.js';
 import { syntheticChunks } from './lib/chunks.js';
 import { CACHE_DIR } from './lib/cran-db.js';
 import { upsertSection } from './lib/report.js';
@@ -53,19 +53,19 @@ async function child(path: string, mode: string): Promise<void> {
   const t0 = performance.now();
   const client = new Client({ path });
   const [ds] = await client.listDatasets({ page_size: 1 });
-  const db = (client as unknown as { api: { engine: { db: Db } } }).api.engine.db;
+  const db = sqliteSearch((client as unknown as { api: { engine: { db: Db } } }).api.engine.db);
   const openMs = performance.now() - t0;
   let i = 0;
   const ask = async () => {
     const t = performance.now();
-    if (mode === 'eager' && i === 0) termIndex(db); // built in the first search, as before
+    if (mode === 'eager' && i === 0) await termIndex(db); // built in the first search, as before
     await client.retrieve({ dataset_ids: [ds!.id], question: qs[i++ % qs.length]! });
     return performance.now() - t;
   };
   const firstMs = await ask();
   const before: number[] = [];
   let untilBuiltMs = 0;
-  while (!builtTermIndex(db) && i < qs.length) {
+  while (!(await builtTermIndex(db)) && i < qs.length) {
     const ms = await ask();
     before.push(ms);
     untilBuiltMs += ms;

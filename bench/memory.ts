@@ -39,7 +39,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, type Memory } from '../src/index.js';
 import type { Engine } from '../src/core/index.js';
-import { insertMessages, usage as memUsage, type NewMessage } from '../src/memory/index.js';
+// The SQLite store's allocator itself (src/store/sqlite/memories.ts), in a transaction of its own as
+// MemoryStore.insert runs it: the timings below are the allocator's, without the async wrapper.
+import { insertMessages, usage as memUsage } from '../src/store/sqlite/memories.js';
+import type { NewMessage } from '../src/store/index.js';
 import { startChatServer, type ChatRequestBody } from '../test/support/chat-server.js';
 import { syntheticChunks } from './lib/chunks.js';
 import { upsertSection } from './lib/report.js';
@@ -107,6 +110,9 @@ function exchanges(n: number, seed: number, words = 20): { user_input: string; a
     return { user_input, agent_response, content: `User Input: ${user_input}\nAgent Response: ${agent_response}` };
   });
 }
+
+/** A write transaction on the engine's SQLite connection (BEGIN IMMEDIATE, as the store's). */
+const txOf = (engine: Engine) => <T>(fn: () => T): T => engine.db.transaction(fn).immediate();
 
 let dirSeq = 0;
 function freshClient(): { client: Client; engine: Engine; dispose(): Promise<void> } {
@@ -239,7 +245,7 @@ async function buildMemory(size: number): Promise<Sized> {
     for (let i = 0; i < size; i += 1000) {
       const batch = texts.slice(i, i + 1000);
       const vecs = await embedder.embed(batch.map((m) => m.content));
-      engine.tx(() => insertMessages(engine.db, mem.id, batch.map((m, j): NewMessage => ({
+      txOf(engine)(() => insertMessages(engine.db, mem.id, batch.map((m, j): NewMessage => ({
         message_type: 'raw', source_id: 0, user_id: '', agent_id: 'agent', session_id: `s${(i + j) % 50}`, content: m.content,
         vector: vecs[j]!, valid_at: base + i + j, invalid_at: null, fifo_at: base + i + j,
       })), { now: base + i }));
@@ -286,7 +292,7 @@ async function search(s: Sized, nq: number, run: number): Promise<void> {
 function allocatorAdd(s: Sized, content: string, vector: Float32Array | null): [number, number] {
   const now = Date.now();
   const t = performance.now();
-  const { evicted } = s.engine.tx(() => insertMessages(s.engine.db, s.mem.id, [{
+  const { evicted } = txOf(s.engine)(() => insertMessages(s.engine.db, s.mem.id, [{
     message_type: 'raw', source_id: 0, user_id: '', agent_id: 'agent', session_id: 's0', content, vector, valid_at: now, invalid_at: null, fifo_at: now,
   }], { now }));
   return [performance.now() - t, evicted.length];
@@ -357,7 +363,7 @@ async function evictPerVictim(s: Sized, runs: number): Promise<void> {
   const tinyCount = Math.ceil((perRun * runs * bigCost * 1.5) / 8);
   // Tiny messages older than everything (fifo_at 1, 2, …), added with room to spare.
   setBudget(s.engine, s.mem.id, Number.MAX_SAFE_INTEGER);
-  s.engine.tx(() => {
+  txOf(s.engine)(() => {
     for (let i = 0; i < tinyCount; i += 500) {
       insertMessages(s.engine.db, s.mem.id, Array.from({ length: Math.min(500, tinyCount - i) }, (_, j): NewMessage => ({
         message_type: 'raw', source_id: 0, user_id: '', agent_id: 'agent', session_id: 's0', content: `t${String(i + j).padStart(7, '0')}`,

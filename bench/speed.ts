@@ -214,7 +214,7 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
     const next = it.next(); // file read, off the clock: the worker is idle here
     t0 = performance.now();
     const nextTerms = next.done ? undefined : analyze(next.value);
-    engine.tx(() => {
+    engine.db.transaction(() => {
       upsertChunks(engine.db, b.texts.map((text, k) => {
         const i = b.start + k;
         return {
@@ -223,7 +223,7 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
           create_time: now, create_timestamp: 0, vector: b.vecs.subarray(k * DIM, (k + 1) * DIM), terms: curTerms[k],
         };
       }));
-    });
+    }).immediate();
     const w0 = performance.now();
     if (nextTerms) curTerms = await nextTerms;
     waitMs += performance.now() - w0;
@@ -239,12 +239,13 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   process.stderr.write(`ragloom ingest: ${(ingest / 1000).toFixed(2)} s, of which ${(waitMs / 1000).toFixed(2)} s waiting for the analysis worker, ${(ckptMs / 1000).toFixed(2)} s final checkpoint\n`);
   const fileMb = duMb(dir);
   t0 = performance.now();
-  const ix = vectorIndex(engine.db, DIM)!;
+  const rd = engine.store.search;
+  const ix = (await vectorIndex(rd, DIM))!;
   const loadS = (performance.now() - t0) / 1000;
   // The in-memory term index (src/search/term-index.ts), built on the first search as the vector
   // index is; `RAGLOOM_TERM_INDEX=0` runs every search through FTS5 instead (the earlier path).
   t0 = performance.now();
-  const tix = termIndex(engine.db);
+  const tix = await termIndex(rd);
   const termS = (performance.now() - t0) / 1000;
   const filter = { datasets: [ds.id] };
   const truth = queries.map((q) => ix.search(q.vector, 10, filter, { exact: true }).map((h) => h.rowid));
@@ -256,9 +257,9 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   out.vector = { ...(await measure(nq, (i) => ix.search(queries[i]!.vector, 10, filter))), recall: recallOf(approx, truth) };
   const src = (i: number) => `c${queries[i]!.source}`;
   let hits = 0;
-  out['full text'] = await measure(nq, (i) => textTop(engine.db, textQuery(engine.db, queries[i]!.text), 10, (rid) => ix.datasetOf(rid) === ds.id));
+  out['full text'] = await measure(nq, (i) => textTop(rd, textQuery(rd, queries[i]!.text), 10, (rid) => ix.datasetOf(rid) === ds.id));
   if (tix) {
-    out['full text, term index'] = await measure(nq, (i) => textSide(engine.db, textQuery(engine.db, queries[i]!.text, { index: termIndex(engine.db) }), 10, (rid) => ix.datasetOf(rid) === ds.id).top);
+    out['full text, term index'] = await measure(nq, async (i) => textSide(rd, textQuery(rd, queries[i]!.text, { index: await termIndex(rd) }), 10, (rid) => ix.datasetOf(rid) === ds.id).top);
   }
   const hyb = async (extra: Omit<import('../src/index.js').RetrieveParams, 'dataset_ids' | 'question'>) => {
     hits = 0;

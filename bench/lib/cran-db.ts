@@ -13,7 +13,8 @@ import type { Cranfield } from './cranfield.js';
 import type { Engine } from '../../src/core/engine.js';
 import { embedCached } from '../../src/core/embedding.js';
 
-export const CACHE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '.cache');
+/** Where benchmark databases are kept between runs (RAGLOOM_BENCH_CACHE: another folder, e.g. shared by two checkouts). */
+export const CACHE_DIR = process.env.RAGLOOM_BENCH_CACHE ?? resolve(dirname(fileURLToPath(import.meta.url)), '..', '.cache');
 
 export interface CranDb {
   client: Client;

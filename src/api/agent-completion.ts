@@ -17,7 +17,7 @@ import {
 import { ApiError, RetCode } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { chatModelExists } from './models.js';
-import { defaultChatModel } from './chats.js';
+import { defaultModelOf } from './chats.js';
 import { retrieve } from './retrieval.js';
 import * as memories from './memories.js';
 import type { ExtractionQueue } from '../memory/index.js';
@@ -32,13 +32,14 @@ type P = Record<string, unknown>;
 export type AgentEventOut = CanvasEvent & { session_id: string };
 
 /** What the agent runtime may use, for this caller. */
-export function runtimeDeps(e: Engine, ctx: Ctx, memoryTasks?: ExtractionQueue): RuntimeDeps {
+export async function runtimeDeps(e: Engine, ctx: Ctx, memoryTasks?: ExtractionQueue): Promise<RuntimeDeps> {
   const o = e.agentOptions;
-  const embdId = e.tenant(ctx.tenantId).embd_id;
+  const tenant = await e.tenantRow(ctx.tenantId);
+  const embdId = tenant.embd_id;
   return {
     tenantId: ctx.tenantId,
     chatModel(llmId) {
-      const id = llmId || defaultChatModel(e, ctx);
+      const id = llmId || defaultModelOf(tenant);
       const m = chatModelExists(e, id) ? chatModel(e, id, embdId) : undefined;
       if (!m) throw new Error(`\`llm_id\` ${id} doesn't exist`);
       return m;
@@ -157,30 +158,30 @@ export async function agentCompletion(e: Engine, ctx: Ctx, memoryTasks: Extracti
   let dsl: Record<string, unknown>;
   let newSession: { agent_id: string; version_title: string | null } | undefined;
   if (sessionId) {
-    const s = getAgentSession(e, sessionId) ?? (() => {
+    const s = (await getAgentSession(e, sessionId)) ?? (() => {
       throw new ApiError(RetCode.DATA_ERROR, 'Session not found!');
     })();
     if (s.agent_id !== agentId) throw new ApiError(RetCode.OPERATING_ERROR, 'Session does not belong to the requested agent.');
-    if (!accessibleAgent(e, ctx, agentId)) throw new ApiError(RetCode.OPERATING_ERROR, 'Only authorized users can access this agent session.');
+    if (!(await accessibleAgent(e, ctx, agentId))) throw new ApiError(RetCode.OPERATING_ERROR, 'Only authorized users can access this agent session.');
     dsl = JSON.parse(s.dsl) as Record<string, unknown>;
   } else {
-    const agent = accessibleAgent(e, ctx, agentId);
+    const agent = await accessibleAgent(e, ctx, agentId);
     if (!agent) throw new ApiError(RetCode.OPERATING_ERROR, 'Make sure you have permission to access the agent.');
     const release = truthy(req.release) || req.release === 1;
-    dsl = sessionDslFrom(agentDslForRun(e, agent, release));
-    newSession = { agent_id: agent.id, version_title: latestVersionTitle(e, agent.id, release) };
+    dsl = sessionDslFrom(await agentDslForRun(e, agent, release));
+    newSession = { agent_id: agent.id, version_title: await latestVersionTitle(e, agent.id, release) };
   }
 
   let canvas: Canvas;
   try {
-    canvas = new Canvas(dsl, runtimeDeps(e, ctx, memoryTasks));
+    canvas = new Canvas(dsl, await runtimeDeps(e, ctx, memoryTasks));
   } catch (err) {
     throw new ApiError(RetCode.DATA_ERROR, `This agent cannot run: ${(err as Error).message}`);
   }
   // A run without a session gets one, once the request is known to be runnable.
   if (newSession) {
     sessionId = newId();
-    insertAgentSession(e, { id: sessionId, agent_id: newSession.agent_id, user_id: userId, dsl, messages: [], version_title: newSession.version_title, source: 'agent' });
+    await insertAgentSession(e, { id: sessionId, agent_id: newSession.agent_id, user_id: userId, dsl, messages: [], version_title: newSession.version_title, source: 'agent' });
   }
 
   const sid = sessionId;
@@ -215,7 +216,7 @@ export async function agentCompletion(e: Engine, ctx: Ctx, memoryTasks: Extracti
         { role: 'assistant', content, id: messageId, created_at: nowMs() / 1000, reference: Object.keys(reference).length ? reference : { chunks: {}, doc_aggs: {} } },
       ];
       faultPoint('agents.turn:ran');
-      saveAgentTurn(e, sid, { append, dsl: canvas.toDsl(), errors: canvas.error || undefined, durationSec: (performance.now() - t0) / 1000 });
+      await saveAgentTurn(e, sid, { append, dsl: canvas.toDsl(), errors: canvas.error || undefined, durationSec: (performance.now() - t0) / 1000 });
       faultPoint('agents.turn:saved');
       queue.end();
     } catch (err) {

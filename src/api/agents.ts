@@ -9,15 +9,17 @@
  */
 import type { Engine, Ctx } from '../core/index.js';
 import {
-  accessibleAgent, ownedAgent, agentTitleTaken, userNickname, joinedTenants, agentToWire, agentListItem,
-  latestVersionTitle, agentDslForRun, buildVersionTitle, saveVersion, getVersion, versionToWire, prologueOf, sessionDslFrom,
-  getAgentSession, insertAgentSession, agentSessionToWire, agentSessionRecord, type AgentRow, type AgentSessionRow, type AgentVersionRow,
+  accessibleAgent, ownedAgent, agentTitleTaken, userNickname, joinedTenants, agentToWire, agentListItems,
+  latestVersionTitle, agentDslForRun, buildVersionTitle, getVersion, versionToWire, prologueOf, sessionDslFrom,
+  getAgentSession, insertAgentSession, agentSessionsToWire, agentSessionRecord, type AgentRow,
 } from '../core/agents.js';
 import { validateDsl } from '../agent/catalog.js';
 import { ApiError, RetCode } from './errors.js';
 import { pyStr } from './pyfmt.js';
-import { sqlCount, toNumber } from './validate.js';
-import { isPlainObject, newId, nowMs, faultPoint } from '../util/index.js';
+import { toNumber } from './validate.js';
+import { orderColumn, paginate } from './listing.js';
+import { isPlainObject, newId, nowMs } from '../util/index.js';
+import type { AgentListQuery, AgentSessionListQuery } from '../store/index.js';
 
 type P = Record<string, unknown>;
 
@@ -135,7 +137,7 @@ const dropNull = (req: P): P => Object.fromEntries(Object.entries(req ?? {}).fil
  * title and category); then 101 when the DSL cannot run here. The agent and its first version are
  * written in one transaction.
  */
-export function createAgent(e: Engine, ctx: Ctx, raw: P): Record<string, unknown> {
+export async function createAgent(e: Engine, ctx: Ctx, raw: P): Promise<Record<string, unknown>> {
   const req = dropNull(raw);
   const release = pyTruthy(req.release ?? '');
   if (req.dsl === undefined) argError('No DSL data in request.');
@@ -144,7 +146,7 @@ export function createAgent(e: Engine, ctx: Ctx, raw: P): Record<string, unknown
   const title = stripTitle(req.title);
   const fields = optionalFields(req);
   const category = fields.canvas_category ?? 'agent_canvas';
-  if (agentTitleTaken(e, ctx.tenantId, title, category)) dataError(`${title} already exists.`);
+  if (await agentTitleTaken(e, ctx.tenantId, title, category)) dataError(`${title} already exists.`);
   checkRunnable(dsl);
   const t = nowMs();
   const row: AgentRow = {
@@ -162,17 +164,12 @@ export function createAgent(e: Engine, ctx: Ctx, raw: P): Record<string, unknown
     create_time: t,
     update_time: t,
   };
-  e.tx(() => {
-    const cols = Object.keys(row);
-    e.db.prepare(`INSERT INTO agent (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})`).run(row);
-    faultPoint('agents.create:agent-inserted');
-    saveVersion(e, row.id, { dsl, title: buildVersionTitle(userNickname(e, ctx.userId), title, t), release });
-  });
-  faultPoint('agents.create:committed');
+  // The agent and its first version in one transaction, which checks the title again.
+  const versionTitle = buildVersionTitle(await userNickname(e, ctx.userId), title, t);
+  if (!(await e.store.agents.create(row, { dsl, title: versionTitle, release, time: t, newId: newId() }))) dataError(`${title} already exists.`);
   return agentToWire(e, row);
 }
 
-const ORDER_COLUMNS = new Set(['create_time', 'update_time', 'title']);
 
 /** A query value RAGFlow splits on commas (`owner_ids`, `tags`); arrays (local calls) are taken as they are. */
 function csv(v: unknown): string[] {
@@ -197,41 +194,35 @@ const needle = (s: string) => s.toLowerCase();
  * canvas_category, tags (any of them), owner_ids (103 `Only authorized owner_ids can be queried.`).
  * → `{canvas, total}`.
  */
-export function listAgents(e: Engine, ctx: Ctx, q: P): { canvas: Record<string, unknown>[]; total: number } {
+export async function listAgents(e: Engine, ctx: Ctx, q: P): Promise<{ canvas: Record<string, unknown>[]; total: number }> {
   const page = intParam(q.page, 0);
   const size = intParam(q.page_size, 0);
-  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
+  const orderby = orderColumn('UserCanvas', q.orderby, 'create_time');
   const desc = q.desc === undefined ? true : typeof q.desc === 'boolean' ? q.desc : pyStr(q.desc).toLowerCase() !== 'false';
-  const joined = joinedTenants(e, ctx);
+  const joined = await joinedTenants(e, ctx);
   // The caller's user id stands for its own tenant too (RAGFlow's tenant id is its owner's user id).
   const asked = csv(q.owner_ids).map((o) => (o === ctx.userId ? ctx.tenantId : o));
   if (asked.some((o) => !joined.includes(o))) operatingError('Only authorized owner_ids can be queried.');
   const owners = asked.length ? [...new Set(asked)] : joined;
-  const where = [`tenant_id IN (${owners.map(() => '?').join(',')})`, "(tenant_id = ? OR permission = 'team')"];
-  const args: unknown[] = [...owners, ctx.tenantId];
   const keywords = typeof q.keywords === 'string' ? q.keywords : '';
-  if (keywords) (where.push('instr(LOWER(title), ?) > 0'), args.push(needle(keywords)));
-  if (q.canvas_category) (where.push('canvas_category = ?'), args.push(pyStr(q.canvas_category)));
   const tags = csv(q.tags);
-  if (tags.length) {
-    // Wrapped in commas so that 'ml' does not match 'ml-ops'.
-    // One JSON parameter for the list: one placeholder per tag would stop at SQLite's 32,766 variables.
-    where.push("EXISTS (SELECT 1 FROM json_each(?) t WHERE instr(',' || LOWER(tags) || ',', t.value) > 0)");
-    args.push(JSON.stringify(tags.map((t) => needle(`,${t},`))));
-  }
-  const w = where.join(' AND ');
-  const total = e.db.prepare(`SELECT COUNT(*) FROM agent WHERE ${w}`).pluck().get(...args) as number;
-  let sql = `SELECT * FROM agent WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (page && size) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((page - 1) * size));
-  const rows = e.db.prepare(sql).all(...args) as AgentRow[];
-  return { canvas: rows.map((r) => agentListItem(e, r)), total };
+  const { total, rows } = await e.store.agents.list({
+    tenantIds: owners, ownTenantId: ctx.tenantId,
+    ...(keywords ? { keywords: needle(keywords) } : {}),
+    ...(q.canvas_category ? { category: pyStr(q.canvas_category) } : {}),
+    // Each a whole item of the comma-separated list ('ml' does not match 'ml-ops').
+    ...(tags.length ? { tags: tags.map((t) => needle(t)) } : {}),
+    orderby: orderby as AgentListQuery['orderby'], desc,
+    ...(page && size ? { page: paginate(page, size) } : {}),
+  });
+  return { canvas: await agentListItems(e, rows), total };
 }
 
 /** GET /agents/{id}: 102 `canvas not found.` when missing or not accessible; with `last_publish_time`. */
-export function getAgentOp(e: Engine, ctx: Ctx, agentId: string): Record<string, unknown> {
-  const a = accessibleAgent(e, ctx, agentId) ?? dataError('canvas not found.');
-  const released = e.db.prepare('SELECT MAX(update_time) FROM agent_version WHERE agent_id = ? AND release = 1').pluck().get(a.id) as number | null;
-  return { ...agentToWire(e, a), last_publish_time: released ?? null };
+export async function getAgentOp(e: Engine, ctx: Ctx, agentId: string): Promise<Record<string, unknown>> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? dataError('canvas not found.');
+  const released = await e.store.agents.lastPublished(a.id);
+  return { ...(await agentToWire(e, a)), last_publish_time: released ?? null };
 }
 
 /**
@@ -240,8 +231,8 @@ export function getAgentOp(e: Engine, ctx: Ctx, agentId: string): Record<string,
  * `bool(release)` of the request (absent = false) and is written on every update, as RAGFlow does;
  * with a dsl, a version is saved (`save_or_replace_latest`, titled with the caller's nickname).
  */
-export function updateAgent(e: Engine, ctx: Ctx, agentId: string, raw: P): true {
-  const cur = accessibleAgent(e, ctx, agentId) ?? noAccess();
+export async function updateAgent(e: Engine, ctx: Ctx, agentId: string, raw: P): Promise<true> {
+  const cur = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
   const req = dropNull(raw);
   const release = pyTruthy(req.release ?? '');
   const dsl = req.dsl !== undefined ? normalizeDsl(req.dsl) : undefined;
@@ -249,7 +240,8 @@ export function updateAgent(e: Engine, ctx: Ctx, agentId: string, raw: P): true 
   if (req.title !== undefined) set.title = stripTitle(req.title);
   const category = set.canvas_category ?? cur.canvas_category;
   const title = set.title ?? cur.title;
-  if ((set.title !== undefined || category !== cur.canvas_category) && agentTitleTaken(e, cur.tenant_id, title, category, cur.id)) {
+  const titleChecked = set.title !== undefined || category !== cur.canvas_category;
+  if (titleChecked && (await agentTitleTaken(e, cur.tenant_id, title, category, cur.id))) {
     dataError(`${title} already exists.`);
   }
   if (dsl) {
@@ -258,35 +250,29 @@ export function updateAgent(e: Engine, ctx: Ctx, agentId: string, raw: P): true 
   }
   const t = nowMs();
   set.update_time = t;
-  e.tx(() => {
-    const cols = Object.keys(set);
-    e.db.prepare(`UPDATE agent SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...set, id: cur.id });
-    faultPoint('agents.update:agent-updated');
-    if (dsl) saveVersion(e, cur.id, { dsl, title: buildVersionTitle(userNickname(e, ctx.userId), set.title || cur.title, t), release });
-  });
-  faultPoint('agents.update:committed');
+  // The agent and, with a dsl, a version in one transaction, which checks a changed title again.
+  const version = dsl ? { dsl, title: buildVersionTitle(await userNickname(e, ctx.userId), set.title || cur.title, t), release, time: t, newId: newId() } : null;
+  if (!(await e.store.agents.update(cur.id, set, version, titleChecked ? { title, category } : null))) dataError(`${title} already exists.`);
   return true;
 }
 
 /** DELETE /agents/{id}: the owner only (103 `Only the owner of the agent is authorized for this operation.`); versions and sessions go too. */
-export function deleteAgent(e: Engine, ctx: Ctx, agentId: string): true {
-  const a = ownedAgent(e, ctx, agentId) ?? operatingError('Only the owner of the agent is authorized for this operation.');
-  // The foreign keys cascade to versions, sessions and their messages.
-  e.tx(() => e.db.prepare('DELETE FROM agent WHERE id = ?').run(a.id));
+export async function deleteAgent(e: Engine, ctx: Ctx, agentId: string): Promise<true> {
+  const a = (await ownedAgent(e, ctx, agentId)) ?? operatingError('Only the owner of the agent is authorized for this operation.');
+  await e.store.agents.delete(a.id); // its versions, sessions and their messages too
   return true;
 }
 
 /** GET /agents/{id}/versions: newest first (by update_time), without their dsl. */
-export function listVersions(e: Engine, ctx: Ctx, agentId: string): Record<string, unknown>[] {
-  const a = accessibleAgent(e, ctx, agentId) ?? noAccess();
-  const rows = e.db.prepare('SELECT * FROM agent_version WHERE agent_id = ? ORDER BY update_time DESC, create_time DESC, rowid DESC').all(a.id) as AgentVersionRow[];
-  return rows.map((v) => versionToWire(v));
+export async function listVersions(e: Engine, ctx: Ctx, agentId: string): Promise<Record<string, unknown>[]> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
+  return (await e.store.agents.versions(a.id)).map((v) => versionToWire(v));
 }
 
 /** GET /agents/{id}/versions/{version_id}: the whole version; 102 `Version not found.`. */
-export function getVersionOp(e: Engine, ctx: Ctx, agentId: string, versionId: string): Record<string, unknown> {
-  const a = accessibleAgent(e, ctx, agentId) ?? noAccess();
-  const v = getVersion(e, versionId);
+export async function getVersionOp(e: Engine, ctx: Ctx, agentId: string, versionId: string): Promise<Record<string, unknown>> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
+  const v = await getVersion(e, versionId);
   if (!v || v.agent_id !== a.id) dataError('Version not found.');
   return versionToWire(v!, true);
 }
@@ -298,17 +284,17 @@ export function getVersionOp(e: Engine, ctx: Ctx, agentId: string, versionId: st
  * the newest published version (102 `No available published version`), reset for a new session;
  * the first message is the Begin prologue. `user_id` defaults to the caller.
  */
-export function createAgentSession(e: Engine, ctx: Ctx, agentId: string, req: P): Record<string, unknown> {
-  const a = accessibleAgent(e, ctx, agentId) ?? noAccess();
+export async function createAgentSession(e: Engine, ctx: Ctx, agentId: string, req: P): Promise<Record<string, unknown>> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
   const userId = pyTruthy(req.user_id) ? pyStr(req.user_id) : ctx.userId;
   const release = pyTruthy(req.release ?? false);
-  const dsl = sessionDslFrom(agentDslForRun(e, a, release));
+  const dsl = sessionDslFrom(await agentDslForRun(e, a, release));
   presetBeginInputs(dsl, req);
   const name = req.name === undefined || req.name === null ? '' : pyStr(req.name);
   const message = [{ role: 'assistant', content: prologueOf(dsl) }];
-  const versionTitle = latestVersionTitle(e, a.id, release);
+  const versionTitle = await latestVersionTitle(e, a.id, release);
   const id = newId();
-  insertAgentSession(e, { id, agent_id: a.id, user_id: userId, name, dsl, messages: message, version_title: versionTitle, source: 'agent' });
+  await insertAgentSession(e, { id, agent_id: a.id, user_id: userId, name, dsl, messages: message, version_title: versionTitle, source: 'agent' });
   // The conversation as RAGFlow returns it (normalised; `reference` removed).
   return { id, name, user_id: userId, exp_user_id: userId, message, source: 'agent', dsl, version_title: versionTitle, agent_id: a.id };
 }
@@ -331,7 +317,6 @@ function presetBeginInputs(dsl: Record<string, unknown>, req: P): void {
   }
 }
 
-const SESSION_ORDER = new Set(['create_time', 'update_time', 'name', 'round', 'duration', 'tokens', 'thumb_up']);
 
 /** A date bound of the sessions list (RAGFlow's `_normalize_query_date`) as epoch ms, local time. */
 function dateBound(v: string, end: boolean): number {
@@ -349,45 +334,44 @@ function dateBound(v: string, end: boolean): number {
  * keywords (message text, case-insensitive), from_date / to_date; `dsl: false` leaves the canvas out.
  * With `exp_user_id`: that user's sessions as `{id, name}`, newest first.
  */
-export function listAgentSessions(e: Engine, ctx: Ctx, agentId: string, q: P): { data: Record<string, unknown>[]; total: number } {
-  const a = accessibleAgent(e, ctx, agentId) ?? noAccess();
+export async function listAgentSessions(e: Engine, ctx: Ctx, agentId: string, q: P): Promise<{ data: Record<string, unknown>[]; total: number }> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
   const page = intParam(q.page, 1);
   const size = intParam(q.page_size, 30);
   if (q.exp_user_id) {
-    const names = e.db.prepare('SELECT id, name FROM agent_session WHERE agent_id = ? AND exp_user_id = ? ORDER BY create_time DESC, rowid DESC').all(a.id, pyStr(q.exp_user_id)) as P[];
+    const names = await e.store.agents.sessionNames(a.id, pyStr(q.exp_user_id));
     return { data: names, total: names.length };
   }
   const flag = (v: unknown) => (v === undefined ? true : typeof v === 'boolean' ? v : !['false', 'False'].includes(pyStr(v)));
   const desc = flag(q.desc);
   const includeDsl = flag(q.dsl);
-  const orderby = SESSION_ORDER.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'update_time';
-  const where = ['agent_id = ?'];
-  const args: unknown[] = [a.id];
-  if (q.id) (where.push('id = ?'), args.push(pyStr(q.id)));
-  if (q.user_id) (where.push('user_id = ?'), args.push(pyStr(q.user_id)));
-  if (typeof q.keywords === 'string' && q.keywords) {
-    where.push('EXISTS (SELECT 1 FROM agent_message m WHERE m.session_id = agent_session.id AND instr(LOWER(m.content), ?) > 0)');
-    args.push(needle(q.keywords));
-  }
-  const dateCol = orderby.startsWith('update_') ? 'update_time' : 'create_time';
-  if (typeof q.from_date === 'string' && q.from_date) (where.push(`${dateCol} >= ?`), args.push(dateBound(q.from_date, false)));
-  if (typeof q.to_date === 'string' && q.to_date) (where.push(`${dateCol} <= ?`), args.push(dateBound(q.to_date, true)));
-  const w = where.join(' AND ');
-  const total = e.db.prepare(`SELECT COUNT(*) FROM agent_session WHERE ${w}`).pluck().get(...args) as number;
+  const orderby = orderColumn('API4Conversation', q.orderby, 'update_time');
+  const dateColumn = orderby.startsWith('update_') ? 'update_time' : 'create_time';
+  // page_size 0: the total alone; API4Conversation.get_list pages whatever else it is given (page
+  // 0 is page 1; a negative one fails).
+  const limits = size === 0 ? { limit: 0, offset: 0 } : paginate(page, size);
+  const { total, rows } = await e.store.agents.listSessions({
+    agentId: a.id,
+    ...(q.id ? { id: pyStr(q.id) } : {}),
+    ...(q.user_id ? { userId: pyStr(q.user_id) } : {}),
+    ...(typeof q.keywords === 'string' && q.keywords ? { keywords: needle(q.keywords) } : {}),
+    dateColumn,
+    ...(typeof q.from_date === 'string' && q.from_date ? { from: dateBound(q.from_date, false) } : {}),
+    ...(typeof q.to_date === 'string' && q.to_date ? { to: dateBound(q.to_date, true) } : {}),
+    orderby: orderby as AgentSessionListQuery['orderby'], desc,
+    page: limits,
+  });
   if (size === 0) return { data: [], total };
-  let sql = `SELECT * FROM agent_session WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((Math.max(1, page) - 1) * size));
-  const rows = e.db.prepare(sql).all(...args) as AgentSessionRow[];
-  return { data: rows.map((s) => agentSessionToWire(e, s, includeDsl)), total };
+  return { data: await agentSessionsToWire(e, rows, includeDsl), total };
 }
 
 /**
  * GET /agents/{id}/sessions/{session_id}: the stored record (RAGFlow's `conv.to_dict()`); 102
  * `Session not found!`, also for a session of another agent (RAGFlow does not check that).
  */
-export function getAgentSessionOp(e: Engine, ctx: Ctx, agentId: string, sessionId: string): Record<string, unknown> {
-  const a = accessibleAgent(e, ctx, agentId) ?? noAccess();
-  const s = getAgentSession(e, sessionId);
+export async function getAgentSessionOp(e: Engine, ctx: Ctx, agentId: string, sessionId: string): Promise<Record<string, unknown>> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
+  const s = await getAgentSession(e, sessionId);
   if (!s || s.agent_id !== a.id) dataError('Session not found!');
   return agentSessionRecord(e, s!);
 }
@@ -404,25 +388,24 @@ function duplicates(ids: unknown[]): { unique: unknown[]; messages: string[] } {
  * {id}`; duplicates: `Duplicate session ids: {id}`. When some were deleted the answer is
  * `{success_count, errors}`, else 102 with the messages; all deleted → nothing (`{"code": 0}`).
  */
-export function deleteAgentSessions(e: Engine, ctx: Ctx, agentId: string, req: P): Record<string, unknown> | undefined {
-  const a = ownedAgent(e, ctx, agentId) ?? dataError(`You don't own the agent ${agentId}`);
+export async function deleteAgentSessions(e: Engine, ctx: Ctx, agentId: string, req: P): Promise<Record<string, unknown> | undefined> {
+  const a = (await ownedAgent(e, ctx, agentId)) ?? dataError(`You don't own the agent ${agentId}`);
   if (!req || Object.keys(req).length === 0) return undefined;
   let ids = req.ids as unknown;
   if (!pyTruthy(ids)) {
     if (req.delete_all !== true) return undefined;
-    ids = e.db.prepare('SELECT id FROM agent_session WHERE agent_id = ?').pluck().all(a.id) as string[];
+    ids = await e.store.agents.sessionIds(a.id);
     if (!(ids as string[]).length) return undefined;
   }
   const list = Array.isArray(ids) ? ids : [ids];
   const { unique, messages } = duplicates(list);
   const errors: string[] = [];
   let success = 0;
-  e.tx(() => {
-    const del = e.db.prepare('DELETE FROM agent_session WHERE id = ? AND agent_id = ?');
-    for (const id of unique) {
-      if (typeof id === 'string' && del.run(id, a.id).changes) success++;
-      else errors.push(`The agent doesn't own the session ${pyStr(id)}`);
-    }
+  // One transaction; an id that is not a string deletes nothing.
+  const deleted = await e.store.agents.deleteSessions(a.id, unique.map((id) => (typeof id === 'string' ? id : '')));
+  unique.forEach((id, i) => {
+    if (deleted[i]) success++;
+    else errors.push(`The agent doesn't own the session ${pyStr(id)}`);
   });
   if (errors.length) {
     if (success > 0) return { success_count: success, errors };
@@ -433,4 +416,62 @@ export function deleteAgentSessions(e: Engine, ctx: Ctx, agentId: string, req: P
     dataError(messages.join(';'));
   }
   return undefined;
+}
+
+/**
+ * DELETE /agents/{id}/sessions/{session_id} (agent_api.delete_agent_session_item): 103 without
+ * access; `data` is how many sessions were deleted (1, or 0 for an id the agent has not).
+ */
+export async function deleteAgentSession(e: Engine, ctx: Ctx, agentId: string, sessionId: string): Promise<number> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
+  return (await e.store.agents.deleteSessions(a.id, [sessionId]))[0] ? 1 : 0;
+}
+
+/** GET /agents/tags[?canvas_category]: `[{tag, count}]` over the agents the caller can see, most used first. */
+export async function listAgentTags(e: Engine, ctx: Ctx, q: P): Promise<Array<{ tag: string; count: number }>> {
+  const joined = await joinedTenants(e, ctx);
+  const lists = await e.store.agents.tagLists({ tenantIds: joined, ownTenantId: ctx.tenantId, ...(q.canvas_category ? { category: pyStr(q.canvas_category) } : {}) });
+  const counts = new Map<string, number>();
+  for (const tags of lists) {
+    for (const t of tags.split(',').map((x) => x.trim()).filter(Boolean)) counts.set(t, (counts.get(t) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([tag, count]) => ({ tag, count }));
+}
+
+/** PUT /agents/{id}/tags {tags}: replaces an agent's tags (RAGFlow's normalisation); 103 `Agent not found or no permission.`. */
+export async function updateAgentTags(e: Engine, ctx: Ctx, agentId: string, req: P): Promise<true> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? operatingError('Agent not found or no permission.');
+  await e.store.agents.update(a.id, { tags: normalizeTags(req.tags ?? ''), update_time: nowMs() }, null, null);
+  return true;
+}
+
+/**
+ * GET /agents/{id}/logs/{message_id}: a run's logs. RAGFlow keeps them in Redis for a while;
+ * ragloom keeps none (a run's trace comes back with the answer: `return_trace`), so `{}` — RAGFlow's
+ * answer for a message without logs.
+ */
+export async function agentLogs(e: Engine, ctx: Ctx, agentId: string): Promise<Record<string, never>> {
+  (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
+  return {};
+}
+
+/** POST /agents/{id}/reset: the agent's canvas state cleared as a new session's is (RAGFlow's `canvas.reset()`); the canvas. */
+export async function resetAgent(e: Engine, ctx: Ctx, agentId: string): Promise<Record<string, unknown>> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
+  const dsl = sessionDslFrom(JSON.parse(a.dsl));
+  await e.store.agents.update(a.id, { dsl: JSON.stringify(dsl), update_time: nowMs() }, null, null);
+  return dsl;
+}
+
+/**
+ * GET /agents/{id}/webhook/logs?since_ts&webhook_id: the events of webhook runs after `since_ts`.
+ * ragloom runs no agents on webhooks, so there are none: RAGFlow's answer for that (`events: []`).
+ * The owner only (102 `Canvas not found.`).
+ */
+export async function webhookLogs(e: Engine, ctx: Ctx, agentId: string, q: P): Promise<P> {
+  (await ownedAgent(e, ctx, agentId)) ?? dataError('Canvas not found.');
+  // The query string's value (a string); an in-process caller may pass a number.
+  const raw = typeof q.since_ts === 'number' ? q.since_ts : typeof q.since_ts === 'string' && q.since_ts.trim() ? Number(q.since_ts) : NaN;
+  const since = Number.isFinite(raw) ? raw : null;
+  return { webhook_id: null, events: [], next_since_ts: since ?? Date.now() / 1000, finished: false };
 }

@@ -4,14 +4,15 @@
  */
 import type { Engine, Ctx } from '../core/index.js';
 import {
-  visibleDataset, chatToWire, ownedChat, chatNameTaken, sessionToWire, getSession, appendMessages,
+  chatToWire, chatsToWire, ownedChat, chatNameTaken, sessionToWire, sessionsToWire, getSession,
   DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS, type ChatRow, type SessionRow, type PromptConfig,
 } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
-import { newId, nowMs, utf8Length, isPlainObject, faultPoint, pyListRepr } from '../util/index.js';
+import { newId, nowMs, utf8Length, isPlainObject, pyListRepr } from '../util/index.js';
 import { chatModelExists, rerankModelExists } from './models.js';
 import { pyStr } from './pyfmt.js';
-import { sqlCount, toNumber } from './validate.js';
+import { intArg, orderColumn, paginate } from './listing.js';
+import type { ChatListQuery, SessionListQuery } from '../store/index.js';
 
 type P = Record<string, unknown>;
 
@@ -46,14 +47,15 @@ function validateName(v: unknown, required: boolean): string | undefined {
 }
 
 /** RAGFlow's `_validate_dataset_ids`: owned, parsed, one embedding model. */
-function validateDatasetIds(e: Engine, ctx: Ctx, v: unknown): string[] {
+async function validateDatasetIds(e: Engine, ctx: Ctx, v: unknown): Promise<string[]> {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) return dataError('`dataset_ids` should be a list.');
   const ids = (v as unknown[]).filter((x) => !!x);
   const embd: string[] = [];
   const out: string[] = [];
+  const visible = await e.store.datasets.getVisibleMany(ids.filter((id): id is string => typeof id === 'string'), ctx);
   for (const id of ids) {
-    const kb = visibleDataset(e, ctx, id);
+    const kb = typeof id === 'string' ? visible.get(id) : undefined;
     if (!kb || kb.status !== '1') return dataError(`You don't own the dataset ${pyStr(id)}`);
     if (kb.chunk_num === 0) return dataError(`The dataset ${pyStr(id)} doesn't own parsed file`);
     embd.push(kb.embd_id);
@@ -126,18 +128,18 @@ function withPromptDefaults(given: P, hasDatasets: boolean): PromptConfig {
 
 // ---------------------------------------------------------------- chats
 
-export function createChat(e: Engine, ctx: Ctx, req: P): Record<string, unknown> {
+export async function createChat(e: Engine, ctx: Ctx, req: P): Promise<Record<string, unknown>> {
   if (req.tenant_id) dataError('`tenant_id` must not be provided.');
   const name = validateName(req.name, true)!;
-  const datasetIds = 'dataset_ids' in req ? validateDatasetIds(e, ctx, req.dataset_ids) : [];
+  const datasetIds = 'dataset_ids' in req ? await validateDatasetIds(e, ctx, req.dataset_ids) : [];
   if ('llm_id' in req) validateLlmId(e, req.llm_id);
   if ('rerank_id' in req) validateRerankId(e, req.rerank_id);
   if ('prompt_config' in req && !isPlainObject(req.prompt_config)) dataError('`prompt_config` should be an object.');
   if (isPlainObject(req.prompt_config)) validateParameters(req.prompt_config);
   validateNumbers(req);
   const promptConfig = withPromptDefaults(isPlainObject(req.prompt_config) ? req.prompt_config : {}, datasetIds.length > 0);
-  const llmId = typeof req.llm_id === 'string' && req.llm_id ? req.llm_id : e.tenant(ctx.tenantId).llm_id || defaultChatModel(e, ctx);
-  if (chatNameTaken(e, ctx.tenantId, name)) dataError('Duplicated chat name in creating chat.');
+  const llmId = typeof req.llm_id === 'string' && req.llm_id ? req.llm_id : (await e.tenantRow(ctx.tenantId)).llm_id || (await defaultChatModel(e, ctx));
+  if (await chatNameTaken(e, ctx.tenantId, name)) dataError('Duplicated chat name in creating chat.');
   const t = nowMs();
   const row: ChatRow = {
     id: newId(),
@@ -161,29 +163,34 @@ export function createChat(e: Engine, ctx: Ctx, req: P): Record<string, unknown>
     create_time: t,
     update_time: t,
   };
-  const cols = Object.keys(row);
-  e.db.prepare(`INSERT INTO chat (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')})`).run(row);
+  // The name is checked again in the insert's transaction.
+  if (!(await e.store.chats.create(row))) dataError('Duplicated chat name in creating chat.');
   return chatToWire(e, row);
 }
 
 /** The tenant's default chat model: the configured one, else the built-in extractive model. */
-export function defaultChatModel(e: Engine, ctx: Ctx): string {
-  return e.tenant(ctx.tenantId).llm_id || 'ragloom-extractive@Builtin';
+export async function defaultChatModel(e: Engine, ctx: Ctx): Promise<string> {
+  return defaultModelOf(await e.tenantRow(ctx.tenantId));
+}
+
+/** defaultChatModel of a tenant already read. */
+export function defaultModelOf(tenant: { llm_id: string }): string {
+  return tenant.llm_id || 'ragloom-extractive@Builtin';
 }
 
 /**
  * PATCH (the SDK's `Chat.update`): prompt_config and llm_setting are merged into the stored ones.
  * `replace: true` is PUT: they are replaced.
  */
-export function updateChat(e: Engine, ctx: Ctx, chatId: string, req: P, replace = false): Record<string, unknown> {
-  const cur = ownedChat(e, ctx, chatId) ?? noAuthorization();
+export async function updateChat(e: Engine, ctx: Ctx, chatId: string, req: P, replace = false): Promise<Record<string, unknown>> {
+  const cur = (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
   if (req.tenant_id) dataError('`tenant_id` must not be provided.');
   const set: Partial<ChatRow> = {};
   if ('name' in req) {
     const name = validateName(req.name, replace);
     if (name !== undefined) set.name = name;
   }
-  if ('dataset_ids' in req) set.dataset_ids = JSON.stringify(validateDatasetIds(e, ctx, req.dataset_ids));
+  if ('dataset_ids' in req) set.dataset_ids = JSON.stringify(await validateDatasetIds(e, ctx, req.dataset_ids));
   if ('llm_id' in req) {
     validateLlmId(e, req.llm_id);
     if (typeof req.llm_id === 'string') set.llm_id = req.llm_id;
@@ -208,36 +215,27 @@ export function updateChat(e: Engine, ctx: Ctx, chatId: string, req: P, replace 
   }
   for (const k of ['icon', 'description', 'language'] as const) if (typeof req[k] === 'string') set[k] = req[k] as string;
   if (isPlainObject(req.meta_data_filter)) set.meta_data_filter = JSON.stringify(req.meta_data_filter);
-  if (set.name !== undefined && set.name.toLowerCase() !== cur.name.toLowerCase() && chatNameTaken(e, ctx.tenantId, set.name, cur.id)) {
-    dataError('Duplicated chat name.');
-  }
+  const rename = set.name !== undefined && set.name.toLowerCase() !== cur.name.toLowerCase();
+  if (rename && (await chatNameTaken(e, ctx.tenantId, set.name!, cur.id))) dataError('Duplicated chat name.');
   set.update_time = nowMs();
-  const cols = Object.keys(set);
-  e.db.prepare(`UPDATE chat SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...set, id: cur.id });
-  return chatToWire(e, ownedChat(e, ctx, cur.id)!);
+  // A new name is checked again in the update's transaction.
+  if (!(await e.store.chats.update(cur.id, ctx.tenantId, set, rename))) dataError('Duplicated chat name.');
+  return chatToWire(e, (await ownedChat(e, ctx, cur.id))!);
 }
 
-export function getChat(e: Engine, ctx: Ctx, chatId: string): Record<string, unknown> {
-  return chatToWire(e, ownedChat(e, ctx, chatId) ?? noAuthorization());
+export async function getChat(e: Engine, ctx: Ctx, chatId: string): Promise<Record<string, unknown>> {
+  return chatToWire(e, (await ownedChat(e, ctx, chatId)) ?? noAuthorization());
 }
-
-const ORDER_COLUMNS = new Set(['create_time', 'update_time', 'name']);
 
 /** GET /chats: page / page_size 0 (the default) = everything; keywords ignored when id or name is given. */
-export function listChats(e: Engine, ctx: Ctx, q: P): { chats: Record<string, unknown>[]; total: number } {
-  const int = (v: unknown, d: number): number => {
-    if (v === undefined || v === null || v === '') return d;
-    const n = toNumber(v);
-    if (!Number.isFinite(n)) throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: '${pyStr(v)}'")`);
-    return Math.trunc(n);
-  };
-  const page = int(q.page, 0);
-  const size = int(q.page_size, 0);
+export async function listChats(e: Engine, ctx: Ctx, q: P): Promise<{ chats: Record<string, unknown>[]; total: number }> {
+  const page = intArg(q.page, 0);
+  const size = intArg(q.page_size, 0);
   const id = q.id ? pyStr(q.id) : '';
   const name = q.name ? pyStr(q.name) : '';
   const keywords = id || name ? '' : pyStr(q.keywords ?? '');
   const desc = pyStr(q.desc ?? 'true').toLowerCase() !== 'false';
-  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
+  const orderby = orderColumn('Dialog', q.orderby, 'create_time');
   const authorized = new Set([ctx.tenantId, ctx.userId]);
   let owners = [ctx.tenantId];
   if (q.owner_ids !== undefined && q.owner_ids !== null && q.owner_ids !== '') {
@@ -246,18 +244,15 @@ export function listChats(e: Engine, ctx: Ctx, q: P): { chats: Record<string, un
     // The local user and its tenant are one owner.
     owners = [ctx.tenantId];
   }
-  const where = ["status = '1'", `tenant_id IN (${owners.map(() => '?').join(',')})`];
-  const args: unknown[] = [...owners];
-  if (id) (where.push('id = ?'), args.push(id));
-  if (name) (where.push('name = ? COLLATE NOCASE'), args.push(name));
-  // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
-  if (keywords) (where.push('instr(LOWER(name), ?) > 0'), args.push(keywords.toLowerCase()));
-  const w = where.join(' AND ');
-  const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM chat WHERE ${w}`).get(...args) as { n: number }).n;
-  let sql = `SELECT * FROM chat WHERE ${w} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (page > 0 && size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((page - 1) * size));
-  const rows = e.db.prepare(sql).all(...args) as ChatRow[];
-  return { chats: rows.map((r) => chatToWire(e, r)), total };
+  const { total, rows } = await e.store.chats.list({
+    tenantIds: owners,
+    ...(id ? { id } : {}),
+    ...(name ? { name } : {}),
+    ...(keywords ? { keywords: keywords.toLowerCase() } : {}),
+    orderby: orderby as ChatListQuery['orderby'], desc,
+    ...(page && size ? { page: paginate(page, size) } : {}),
+  });
+  return { chats: await chatsToWire(e, rows), total };
 }
 
 function duplicates(ids: unknown[], kind: string): { unique: unknown[]; messages: string[] } {
@@ -267,30 +262,24 @@ function duplicates(ids: unknown[], kind: string): { unique: unknown[]; messages
 }
 
 /** Soft delete (status '0'); sessions stay, as in RAGFlow. */
-export function deleteChats(e: Engine, ctx: Ctx, req: P): Record<string, unknown> | true {
+export async function deleteChats(e: Engine, ctx: Ctx, req: P): Promise<Record<string, unknown> | true> {
   if (!req || Object.keys(req).length === 0) return {};
   let ids = req.ids as unknown[] | null | undefined;
   if (!ids || (Array.isArray(ids) && ids.length === 0)) {
     if (req.delete_all !== true) return {};
-    ids = (e.db.prepare("SELECT id FROM chat WHERE tenant_id = ? AND status = '1'").all(ctx.tenantId) as { id: string }[]).map((r) => r.id);
+    ids = await e.store.chats.liveIds(ctx.tenantId);
     if (!ids.length) return {};
   }
   if (!Array.isArray(ids)) ids = [ids];
   const { unique, messages } = duplicates(ids, 'chat');
   const errors: string[] = [];
   let success = 0;
-  const t = nowMs();
-  e.tx(() => {
-    for (const id of unique) {
-      if (!ownedChat(e, ctx, id)) {
-        errors.push(`Chat(${pyStr(id)}) not found.`);
-        continue;
-      }
-      success += e.db.prepare("UPDATE chat SET status = '0', update_time = ? WHERE id = ?").run(t, id).changes;
-      faultPoint('chats.delete:one-deleted');
-    }
+  // One transaction; an id that is not a string is no chat.
+  const deleted = await e.store.chats.softDelete(ctx.tenantId, unique.map((id) => (typeof id === 'string' ? id : '')), nowMs());
+  unique.forEach((id, i) => {
+    if (deleted[i]) success++;
+    else errors.push(`Chat(${pyStr(id)}) not found.`);
   });
-  faultPoint('chats.delete:committed');
   const all = [...errors, ...messages];
   if (all.length) {
     if (success > 0) return withMessage({ success_count: success, errors: all }, `Partially deleted ${success} chats with ${all.length} errors`);
@@ -301,8 +290,8 @@ export function deleteChats(e: Engine, ctx: Ctx, req: P): Record<string, unknown
 
 // ---------------------------------------------------------------- sessions
 
-export function createSession(e: Engine, ctx: Ctx, chatId: string, req: P): Record<string, unknown> {
-  const chat = ownedChat(e, ctx, chatId) ?? noAuthorization();
+export async function createSession(e: Engine, ctx: Ctx, chatId: string, req: P): Promise<Record<string, unknown>> {
+  const chat = (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
   const raw = req.name === undefined ? 'New session' : req.name;
   if (typeof raw !== 'string' || !raw.trim()) dataError('`name` can not be empty.');
   const name = [...(raw as string).trim()].slice(0, 255).join('');
@@ -316,45 +305,39 @@ export function createSession(e: Engine, ctx: Ctx, chatId: string, req: P): Reco
     create_time: t,
     update_time: t,
   };
-  e.tx(() => {
-    e.db.prepare(`INSERT INTO chat_session (id, chat_id, name, user_id, create_time, update_time)
-      VALUES (@id, @chat_id, @name, @user_id, @create_time, @update_time)`).run(row);
-    faultPoint('sessions.create:session-inserted');
-    appendMessages(e, row.id, [{ role: 'assistant', content: prologue }]);
-  });
-  faultPoint('sessions.create:committed');
+  await e.store.chats.createSession(row, [{ role: 'assistant', content: prologue }], { inserted: 'sessions.create:session-inserted', committed: 'sessions.create:committed' });
   return sessionToWire(e, row);
 }
 
-export function listSessions(e: Engine, ctx: Ctx, chatId: string, q: P): Record<string, unknown>[] {
-  ownedChat(e, ctx, chatId) ?? noAuthorization();
-  const int = (v: unknown, d: number) => (v === undefined || v === null || v === '' ? d : Math.trunc(toNumber(v)));
-  const page = int(q.page, 1);
-  const size = int(q.page_size, 30);
-  if (!Number.isFinite(page) || !Number.isFinite(size)) throw new ApiError(RetCode.EXCEPTION_ERROR, 'ValueError("invalid literal for int() with base 10")');
-  if (size === 0) return [];
+export async function listSessions(e: Engine, ctx: Ctx, chatId: string, q: P): Promise<Record<string, unknown>[]> {
+  (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
+  const page = intArg(q.page, 1);
+  const size = intArg(q.page_size, 30);
   const desc = pyStr(q.desc ?? 'true').toLowerCase() !== 'false';
-  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
-  const where = ['chat_id = ?'];
-  const args: unknown[] = [chatId];
-  if (q.id) (where.push('id = ?'), args.push(pyStr(q.id)));
-  if (q.name) (where.push('name = ? COLLATE NOCASE'), args.push(pyStr(q.name)));
-  if (q.user_id) (where.push('user_id = ?'), args.push(pyStr(q.user_id)));
-  let sql = `SELECT * FROM chat_session WHERE ${where.join(' AND ')} ORDER BY ${orderby} ${desc ? 'DESC' : 'ASC'}, rowid ${desc ? 'DESC' : 'ASC'}`;
-  if (size > 0) (sql += ' LIMIT ? OFFSET ?'), args.push(sqlCount(size), sqlCount((Math.max(1, page) - 1) * size));
-  return (e.db.prepare(sql).all(...args) as SessionRow[]).map((r) => sessionToWire(e, r));
+  const orderby = orderColumn('Conversation', q.orderby, 'create_time');
+  const limits = size > 0 ? paginate(page, size) : undefined;
+  const rows = await e.store.chats.listSessions({
+    chatId,
+    ...(q.id ? { id: pyStr(q.id) } : {}),
+    ...(q.name ? { name: pyStr(q.name) } : {}),
+    ...(q.user_id ? { userId: pyStr(q.user_id) } : {}),
+    orderby: orderby as SessionListQuery['orderby'], desc,
+    ...(limits ? { page: limits } : {}),
+  });
+  if (size === 0) return []; // RAGFlow runs the query, then answers nothing for page_size 0
+  return sessionsToWire(e, rows);
 }
 
-export function getSessionOp(e: Engine, ctx: Ctx, chatId: string, sessionId: string): Record<string, unknown> {
-  const chat = ownedChat(e, ctx, chatId) ?? noAuthorization();
-  const s = getSession(e, sessionId) ?? dataError('Session not found!');
+export async function getSessionOp(e: Engine, ctx: Ctx, chatId: string, sessionId: string): Promise<Record<string, unknown>> {
+  const chat = (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
+  const s = (await getSession(e, sessionId)) ?? dataError('Session not found!');
   if (s.chat_id !== chatId) dataError('Session does not belong to this chat!');
-  return { ...sessionToWire(e, s!), avatar: chat.icon };
+  return { ...(await sessionToWire(e, s!)), avatar: chat.icon };
 }
 
-export function updateSession(e: Engine, ctx: Ctx, chatId: string, sessionId: string, req: P): Record<string, unknown> {
-  ownedChat(e, ctx, chatId) ?? noAuthorization();
-  const s = getSession(e, sessionId);
+export async function updateSession(e: Engine, ctx: Ctx, chatId: string, sessionId: string, req: P): Promise<Record<string, unknown>> {
+  (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
+  const s = await getSession(e, sessionId);
   if (!s || s.chat_id !== chatId) dataError('Session not found!');
   if ('message' in req || 'messages' in req) dataError('`messages` cannot be changed.');
   if ('reference' in req) dataError('`reference` cannot be changed.');
@@ -363,36 +346,29 @@ export function updateSession(e: Engine, ctx: Ctx, chatId: string, sessionId: st
     if (typeof req.name !== 'string' || !req.name.trim()) dataError('`name` can not be empty.');
     name = [...(req.name as string).trim()].slice(0, 255).join('');
   }
-  e.db.prepare('UPDATE chat_session SET name = ?, update_time = ? WHERE id = ?').run(name, nowMs(), s!.id);
-  return sessionToWire(e, getSession(e, s!.id)!);
+  await e.store.chats.renameSession(s!.id, name, nowMs());
+  return sessionToWire(e, (await getSession(e, s!.id))!);
 }
 
-export function deleteSessions(e: Engine, ctx: Ctx, chatId: string, req: P): Record<string, unknown> | true {
-  ownedChat(e, ctx, chatId) ?? noAuthorization();
+export async function deleteSessions(e: Engine, ctx: Ctx, chatId: string, req: P): Promise<Record<string, unknown> | true> {
+  (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
   if (!req || Object.keys(req).length === 0) return {};
   let ids = req.ids as unknown[] | null | undefined;
   if (!ids || (Array.isArray(ids) && ids.length === 0)) {
     if (req.delete_all !== true) return {};
-    ids = (e.db.prepare('SELECT id FROM chat_session WHERE chat_id = ?').all(chatId) as { id: string }[]).map((r) => r.id);
+    ids = await e.store.chats.sessionIds(chatId);
     if (!ids.length) return {};
   }
   if (!Array.isArray(ids)) ids = [ids];
   const { unique, messages } = duplicates(ids, 'session');
   const errors: string[] = [];
   let success = 0;
-  e.tx(() => {
-    for (const id of unique) {
-      const s = getSession(e, id);
-      if (!s || s.chat_id !== chatId) {
-        errors.push(`The chat doesn't own the session ${pyStr(id)}`);
-        continue;
-      }
-      e.db.prepare('DELETE FROM chat_session WHERE id = ?').run(s.id);
-      faultPoint('sessions.delete:one-deleted');
-      success++;
-    }
+  // One transaction; an id that is not a string is no session.
+  const deleted = await e.store.chats.deleteSessions(chatId, unique.map((id) => (typeof id === 'string' ? id : '')));
+  unique.forEach((id, i) => {
+    if (deleted[i]) success++;
+    else errors.push(`The chat doesn't own the session ${pyStr(id)}`);
   });
-  faultPoint('sessions.delete:committed');
   const all = [...errors, ...messages];
   if (all.length) {
     if (success > 0) return withMessage({ success_count: success, errors: all }, `Partially deleted ${success} sessions with ${all.length} errors`);
@@ -401,3 +377,44 @@ export function deleteSessions(e: Engine, ctx: Ctx, chatId: string, req: P): Rec
   return true;
 }
 
+
+/** `DELETE /chats/{chat_id}` (chat_api.delete_chat): one chat, soft-deleted as the bulk delete does; `data: true`. */
+export async function deleteChat(e: Engine, ctx: Ctx, chatId: string): Promise<true> {
+  (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
+  await e.store.chats.softDelete(ctx.tenantId, [chatId], nowMs());
+  return true;
+}
+
+/** The session of a message route: the caller's chat (109 otherwise) and its session (102 `Session not found!`). */
+async function chatSession(e: Engine, ctx: Ctx, chatId: string, sessionId: string): Promise<SessionRow> {
+  (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
+  const s = await getSession(e, sessionId);
+  if (!s || s.chat_id !== chatId) dataError('Session not found!');
+  return s!;
+}
+
+/**
+ * `DELETE /chats/{chat_id}/sessions/{session_id}/messages/{msg_id}`: removes a question and its
+ * answer (they share the id; the answer's reference goes with it); answers the session. An id
+ * that is no question's: nothing changes. RAGFlow asserts the answer follows its question: a
+ * question left without one is 100 `AssertionError()` / `IndexError('list index out of range')`.
+ */
+export async function deleteSessionMessage(e: Engine, ctx: Ctx, chatId: string, sessionId: string, messageId: string): Promise<Record<string, unknown>> {
+  const s = await chatSession(e, ctx, chatId, sessionId);
+  const r = await e.store.chats.deleteExchange(s.id, messageId, nowMs());
+  if (r === 'unanswered') throw new ApiError(RetCode.EXCEPTION_ERROR, "IndexError('list index out of range')");
+  if (r === 'mismatched') throw new ApiError(RetCode.EXCEPTION_ERROR, 'AssertionError()');
+  return sessionToWire(e, (await getSession(e, s.id))!);
+}
+
+/**
+ * `PUT …/messages/{msg_id}/feedback {thumbup: bool, feedback?}`: marks an answer liked or not (a
+ * dislike keeps the `feedback` text); answers the session. ragloom does not reweigh the cited
+ * chunks as RAGFlow's chunk feedback does.
+ */
+export async function messageFeedback(e: Engine, ctx: Ctx, chatId: string, sessionId: string, messageId: string, req: P): Promise<Record<string, unknown>> {
+  const s = await chatSession(e, ctx, chatId, sessionId);
+  if (typeof req.thumbup !== 'boolean') dataError('thumbup must be a boolean');
+  await e.store.chats.rateAnswer(s.id, messageId, req.thumbup as boolean, req.feedback);
+  return sessionToWire(e, (await getSession(e, s.id))!);
+}

@@ -6,7 +6,7 @@
  */
 import type { Engine, Ctx } from '../core/index.js';
 import {
-  ask, AskError, chatModel, ownedChat, getSession, sessionMessages, appendMessages, chatDatasetIds, chatPromptConfig, conversationTurns,
+  ask, AskError, chatModel, ownedChat, getSession, sessionMessages, chatDatasetIds, chatPromptConfig, conversationTurns,
   type AskEvent, type ChatRow, type SessionMessage, type Reference, type SessionRow,
 } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
@@ -42,11 +42,9 @@ export function contentText(c: unknown): string {
   return pyStr(c);
 }
 
-function modelFor(e: Engine, ctx: Ctx, chat: ChatRow, llmId?: string) {
-  const id = llmId || chat.llm_id || defaultChatModel(e, ctx);
-  const embd = chatDatasetIds(chat)
-    .map((d) => e.db.prepare("SELECT embd_id FROM dataset WHERE id = ? AND status = '1'").get(d) as { embd_id: string } | undefined)
-    .find(Boolean)?.embd_id;
+async function modelFor(e: Engine, ctx: Ctx, chat: ChatRow, llmId?: string) {
+  const id = llmId || chat.llm_id || (await defaultChatModel(e, ctx));
+  const embd = (await e.store.datasets.live(chatDatasetIds(chat)))[0]?.embd_id;
   const m = chatModelExists(e, id) ? chatModel(e, id, embd) : undefined;
   if (!m) dataError(`\`llm_id\` ${id} doesn't exist`);
   return m!;
@@ -81,7 +79,8 @@ export interface NativeAnswer {
   created_at: number;
   id: string;
   session_id: string;
-  chat_id: string;
+  /** Absent when answered without a chat. */
+  chat_id?: string;
   final?: boolean;
   citations_removed?: number;
 }
@@ -110,17 +109,20 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
   const chatId = typeof req.chat_id === 'string' ? req.chat_id : '';
   let sessionId = pyStr(req.session_id ?? req.conversation_id ?? '');
   if (sessionId && !chatId) dataError('`chat_id` is required when `session_id` is provided.');
-  const chat = ownedChat(e, ctx, chatId) ?? (() => {
+  // Without a chat, RAGFlow answers with the tenant's default chat model as a plain dialog: no
+  // datasets, no prompt, nothing stored (its `_build_default_completion_dialog`).
+  const direct = !chatId;
+  const chat = (direct ? directChat(ctx) : await ownedChat(e, ctx, chatId)) ?? (() => {
     throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.');
   })();
   let session: SessionRow | undefined;
   if (sessionId) {
-    session = getSession(e, sessionId) ?? dataError('Session not found!');
+    session = (await getSession(e, sessionId)) ?? dataError('Session not found!');
     if (session!.chat_id !== chat.id) dataError('Session does not belong to this chat!');
   }
   const llmId = typeof req.llm_id === 'string' ? req.llm_id : '';
   if (llmId && !chatModelExists(e, llmId)) dataError(`Cannot use specified model ${llmId}.`);
-  const model = modelFor(e, ctx, chat, llmId);
+  const model = await modelFor(e, ctx, chat, llmId);
   const reranker = rerankerFor(e, chat);
   const llmSetting: P = {};
   for (const k of ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty', 'max_tokens']) if (req[k]) llmSetting[k] = req[k];
@@ -128,25 +130,22 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
   const passAll = req.pass_all_history_messages === true || req.pass_all_history === true;
   const pc = chatPromptConfig(chat);
   const prologue: SessionMessage = { role: 'assistant', content: String(pc.prologue ?? '') };
-  const stored = session ? sessionMessages(e, session.id) : [prologue];
+  const stored = session ? await sessionMessages(e, session.id) : [prologue];
   const question: SessionMessage = { role: 'user', content: msg[msg.length - 1]!.content, id: messageId };
-  const history = passAll ? msg : [...stored, question];
+  const history = passAll || direct ? msg : [...stored, question];
   const stream = req.stream === undefined ? true : req.stream !== false && req.stream !== 'false';
   const refMeta = isPlainObject(req.reference_metadata) ? req.reference_metadata : isPlainObject(pc.reference_metadata) ? pc.reference_metadata : null;
   const docIds = typeof req.doc_ids === 'string' ? req.doc_ids.split(',').filter(Boolean) : undefined;
 
   // The session is created only once the request is known to be valid.
-  if (!session) {
+  if (!session && !direct) {
     const t = nowMs();
     sessionId = newId();
-    e.tx(() => {
-      e.db.prepare(`INSERT INTO chat_session (id, chat_id, name, user_id, create_time, update_time) VALUES (?, ?, 'New session', ?, ?, ?)`)
-        .run(sessionId, chat.id, typeof req.user_id === 'string' && req.user_id ? req.user_id : ctx.userId, t, t);
-      appendMessages(e, sessionId, [prologue]);
-    });
-    faultPoint('completion:session-created');
+    await e.store.chats.createSession({
+      id: sessionId, chat_id: chat.id, name: 'New session', user_id: typeof req.user_id === 'string' && req.user_id ? req.user_id : ctx.userId, create_time: t, update_time: t,
+    }, [prologue], { committed: 'completion:session-created' });
   }
-  const base = { id: messageId, session_id: sessionId, chat_id: chat.id };
+  const base = direct ? { id: messageId, session_id: '' } : { id: messageId, session_id: sessionId, chat_id: chat.id };
   const signal = req.signal instanceof AbortSignal ? req.signal : undefined;
   const events = ask(e, {
     chat, model, messages: history, vars, reranker, stream, signal, llmSetting,
@@ -155,23 +154,18 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
     documentMetadata: refMeta && (refMeta as P).include ? { fields: Array.isArray((refMeta as P).fields) ? ((refMeta as P).fields as string[]) : undefined } : null,
   });
 
-  // The question and its answer are appended in one transaction once the answer is complete.
-  const save = (final: Extract<AskEvent, { type: 'final' }>) => {
+  // The question and its answer are appended in one transaction once the answer is complete
+  // (nothing when the session was deleted while answering).
+  const save = async (final: Extract<AskEvent, { type: 'final' }>) => {
     faultPoint('completion:answered');
-    e.tx(() => {
-      if (!getSession(e, sessionId)) return; // deleted while answering
-      const answer: SessionMessage & { reference: unknown } = { role: 'assistant', content: final.answer, created_at: nowMs() / 1000, id: messageId, reference: final.reference };
-      if (final.citations_removed) answer.citations_removed = final.citations_removed;
-      if (passAll) {
-        // RAGFlow's pass_all_history_messages: the request's history replaces the stored one.
-        e.db.prepare('DELETE FROM chat_message WHERE session_id = ?').run(sessionId);
-        faultPoint('completion:history-cleared');
-        appendMessages(e, sessionId, [...(history as SessionMessage[]).map(({ role, content, id }) => ({ role, content, ...(id ? { id } : {}) }) as SessionMessage), answer]);
-      } else appendMessages(e, sessionId, [question, answer]);
-      faultPoint('completion:messages-appended');
-      e.db.prepare('UPDATE chat_session SET update_time = ? WHERE id = ?').run(nowMs(), sessionId);
-    });
-    faultPoint('completion:saved');
+    if (direct) return;
+    const answer: SessionMessage & { reference: unknown } = { role: 'assistant', content: final.answer, created_at: nowMs() / 1000, id: messageId, reference: final.reference };
+    if (final.citations_removed) answer.citations_removed = final.citations_removed;
+    // RAGFlow's pass_all_history_messages: the request's history replaces the stored one.
+    const append = passAll
+      ? [...(history as SessionMessage[]).map(({ role, content, id }) => ({ role, content, ...(id ? { id } : {}) }) as SessionMessage), answer]
+      : [question, answer];
+    await e.store.chats.saveTurn(sessionId, { replace: passAll, append, time: nowMs() });
   };
   const finalAnswer = (f: Extract<AskEvent, { type: 'final' }>): NativeAnswer => ({
     answer: f.answer, reference: f.reference, audio_binary: null, prompt: f.prompt, created_at: nowMs() / 1000, ...base,
@@ -182,7 +176,7 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
     try {
       for await (const ev of events) {
         if (ev.type === 'final') {
-          save(ev);
+          await save(ev);
           return finalAnswer(ev);
         }
       }
@@ -198,12 +192,25 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
           if (!ev.text) continue;
           yield { answer: ev.text, reference: {}, audio_binary: null, prompt: '', created_at: nowMs() / 1000, final: false, ...base } as NativeAnswer;
         } else {
-          save(ev);
+          await save(ev);
           yield { ...finalAnswer(ev), final: true };
         }
       }
     })(),
   );
+}
+
+/**
+ * The dialog RAGFlow answers a completion without `chat_id` with: the tenant's default chat model
+ * (`llm_id` may name another), no datasets, an empty prompt, no citations.
+ */
+function directChat(ctx: Ctx): ChatRow {
+  return {
+    id: '', tenant_id: ctx.tenantId, name: '', description: '', icon: '', language: 'English', dataset_ids: '[]', llm_id: '', llm_setting: '{}',
+    prompt_config: JSON.stringify({ system: '', prologue: '', parameters: [], empty_response: '', quote: false, tts: false, refine_multiturn: true }),
+    meta_data_filter: '{}', similarity_threshold: 0.1, vector_similarity_weight: 0.3, top_n: 6, top_k: 1024, rerank_id: '', status: '1',
+    created_by: ctx.userId, create_time: 0, update_time: 0,
+  };
 }
 
 // ---------------------------------------------------------------- OpenAI-compatible
@@ -239,10 +246,10 @@ export async function openaiCompletion(e: Engine, ctx: Ctx, req: P): Promise<Rec
   const all = (messages as P[]).map((m) => ({ role: String(m.role), content: contentText(m.content) }));
   if (all[all.length - 1]!.role !== 'user') dataError('The last content of this conversation is not from user.');
   const chatId = pyStr(req.chat_id ?? '');
-  const chat = ownedChat(e, ctx, chatId) ?? dataError(`You don't own the chat ${chatId}`);
+  const chat = (await ownedChat(e, ctx, chatId)) ?? dataError(`You don't own the chat ${chatId}`);
   let requested = pyStr(req.model ?? '');
   let llmId = chat!.llm_id;
-  if (requested === 'model') requested = chat!.llm_id || defaultChatModel(e, ctx);
+  if (requested === 'model') requested = chat!.llm_id || (await defaultChatModel(e, ctx));
   else {
     if (!chatModelExists(e, requested)) argError(`\`llm_id\` ${requested} doesn't exist`);
     llmId = requested;
@@ -250,7 +257,7 @@ export async function openaiCompletion(e: Engine, ctx: Ctx, req: P): Promise<Rec
   const condition = ex.metadata_condition ?? {};
   if (condition && !isPlainObject(condition)) dataError('metadata_condition must be an object.');
   const metadata = condition && Object.keys(condition as P).length ? parseMetadataCondition(condition) : null;
-  const model = modelFor(e, ctx, chat!, llmId);
+  const model = await modelFor(e, ctx, chat!, llmId);
   const reranker = rerankerFor(e, chat!);
   const msg = conversationTurns(all);
   const stream = req.stream === undefined ? true : req.stream !== false;

@@ -18,6 +18,7 @@ import type { Engine, Ctx } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { newId, nowMs, formatDateTime } from '../util/index.js';
+import type { NewApiKey } from '../store/index.js';
 
 type P = Record<string, unknown>;
 
@@ -53,9 +54,9 @@ export function verifyPassword(password: string, stored: string): boolean {
 /** Keys issued for one open engine only (later serves' admin keys): hash → who. */
 const sessionKeys = new WeakMap<Engine, Map<string, Ctx>>();
 
-function insertKey(e: Engine, ctx: Ctx, key: string, source: string): void {
-  e.db.prepare('INSERT INTO api_token (token_sha256, tenant_id, user_id, create_time, source, hint) VALUES (?, ?, ?, ?, ?, ?)')
-    .run(hashApiKey(key), ctx.tenantId, ctx.userId, nowMs(), source, `${key.slice(0, API_KEY_PREFIX.length + 4)}…`);
+/** What the store keeps of a key: its hash, where it came from, a short hint. */
+function storedKey(key: string, source: string): NewApiKey {
+  return { token_sha256: hashApiKey(key), source, hint: `${key.slice(0, API_KEY_PREFIX.length + 4)}…` };
 }
 
 export interface BootstrapResult {
@@ -73,15 +74,12 @@ export interface BootstrapResult {
  * `auth.bootstrap`: makes the store's first owner user the admin and gives it a key — persisted on
  * the first serve (or when `new_admin_key: true`), else valid only while this Api is open.
  */
-export function bootstrapAdmin(e: Engine, p: P): BootstrapResult {
+export async function bootstrapAdmin(e: Engine, p: P): Promise<BootstrapResult> {
   const admin = e.local;
   const key = newApiKey();
-  const persistedBefore = !!e.db.prepare("SELECT 1 FROM api_token WHERE user_id = ? AND source = 'admin'").get(admin.userId);
+  const persistedBefore = await e.store.accounts.hasKey(admin.userId, 'admin');
   const persist = !persistedBefore || p.new_admin_key === true;
-  e.tx(() => {
-    e.db.prepare('UPDATE user SET is_superuser = 1 WHERE id = ?').run(admin.userId);
-    if (persist) insertKey(e, admin, key, 'admin');
-  });
+  await e.store.accounts.makeAdmin(admin, persist ? storedKey(key, 'admin') : null, nowMs());
   if (!persist) {
     let m = sessionKeys.get(e);
     if (!m) sessionKeys.set(e, (m = new Map()));
@@ -91,15 +89,14 @@ export function bootstrapAdmin(e: Engine, p: P): BootstrapResult {
 }
 
 /** `auth.verify`: who a key belongs to (`{tenant_id, user_id}`), or null for an unknown key. */
-export function verifyApiKey(e: Engine, p: P): { tenant_id: string; user_id: string } | null {
+export async function verifyApiKey(e: Engine, p: P): Promise<{ tenant_id: string; user_id: string } | null> {
   const key = p.api_key;
   if (typeof key !== 'string' || !key) return null;
   const h = hashApiKey(key);
   const s = sessionKeys.get(e)?.get(h);
   if (s) return { tenant_id: s.tenantId, user_id: s.userId };
-  const row = e.db.prepare(`SELECT t.tenant_id, t.user_id FROM api_token t JOIN user u ON u.id = t.user_id
-    JOIN tenant n ON n.id = t.tenant_id WHERE t.token_sha256 = ?`).get(h) as { tenant_id: string; user_id: string } | undefined;
-  return row ?? null;
+  const who = await e.store.accounts.keyOwner(h);
+  return who ? { tenant_id: who.tenantId, user_id: who.userId } : null;
 }
 
 const noAuthorization = (): never => {
@@ -118,9 +115,8 @@ const EMAIL = /^[\p{L}\p{N}_.-]+@([\p{L}\p{N}_-]+\.)+[\p{L}\p{N}_-]{2,}$/u;
  * 101 `required argument are missing: …`, 103 `Invalid email address: X!`,
  * 103 `Email: X has already registered!`.
  */
-export function createUser(e: Engine, ctx: Ctx, p: P): Record<string, unknown> {
-  const caller = e.db.prepare('SELECT is_superuser FROM user WHERE id = ?').get(ctx.userId) as { is_superuser: number } | undefined;
-  if (!caller?.is_superuser) noAuthorization();
+export async function createUser(e: Engine, ctx: Ctx, p: P): Promise<Record<string, unknown>> {
+  if (!(await e.store.accounts.isSuperuser(ctx.userId))) noAuthorization();
   const absent = ['email', 'nickname'].filter((k) => p[k] === undefined);
   if (absent.length) missing(absent);
   if (typeof p.email !== 'string' || !EMAIL.test(p.email)) throw new ApiError(RetCode.OPERATING_ERROR, `Invalid email address: ${pyStr(p.email)}!`);
@@ -128,20 +124,17 @@ export function createUser(e: Engine, ctx: Ctx, p: P): Record<string, unknown> {
   if (p.password !== undefined && p.password !== null && typeof p.password !== 'string') throw new ApiError(RetCode.ARGUMENT_ERROR, '`password` should be a string.');
   const email = p.email;
   const nickname = p.nickname.trim();
-  if (e.db.prepare('SELECT 1 FROM user WHERE email = ? COLLATE NOCASE').get(email)) {
+  if (await e.store.accounts.emailTaken(email)) {
     throw new ApiError(RetCode.OPERATING_ERROR, `Email: ${email} has already registered!`);
   }
-  const home = e.tenant(e.local.tenantId);
+  const home = await e.tenantRow(e.local.tenantId);
   const user: Ctx = { tenantId: newId(), userId: newId() };
   const key = newApiKey();
   const t = nowMs();
-  e.tx(() => {
-    e.db.prepare('INSERT INTO tenant (id, name, embd_id, llm_id, create_time) VALUES (?, ?, ?, ?, ?)')
-      .run(user.tenantId, `${nickname}'s Kingdom`, home.embd_id, home.llm_id, t);
-    e.db.prepare('INSERT INTO user (id, nickname, email, create_time, password) VALUES (?, ?, ?, ?, ?)')
-      .run(user.userId, nickname, email, t, typeof p.password === 'string' && p.password ? hashPassword(p.password) : '');
-    e.db.prepare("INSERT INTO user_tenant (user_id, tenant_id, role) VALUES (?, ?, 'owner')").run(user.userId, user.tenantId);
-    insertKey(e, user, key, 'user');
+  await e.store.accounts.createAccount({
+    tenant: { id: user.tenantId, name: `${nickname}'s Kingdom`, embd_id: home.embd_id, llm_id: home.llm_id },
+    user: { id: user.userId, nickname, email, password: typeof p.password === 'string' && p.password ? hashPassword(p.password) : '' },
+    key: storedKey(key, 'user'), create_time: t,
   });
   const out = {
     id: user.userId, email, nickname, tenant_id: user.tenantId, is_superuser: false,
@@ -159,20 +152,56 @@ const ROLES = ['normal', 'admin'] as const;
  * 101 `required argument are missing: user_id; ` / `` `role` must be 'normal' or 'admin'. ``,
  * 102 `User not found.` / `X is the owner of the team.` / `X is already in the team.`.
  */
-export function addMember(e: Engine, ctx: Ctx, p: P): Record<string, unknown> {
+export async function addMember(e: Engine, ctx: Ctx, p: P): Promise<Record<string, unknown>> {
   const tenantId = typeof p.tenant_id === 'string' ? p.tenant_id : '';
-  const mine = e.db.prepare('SELECT role FROM user_tenant WHERE user_id = ? AND tenant_id = ?').get(ctx.userId, tenantId) as { role: string } | undefined;
-  if (!mine || (mine.role !== 'owner' && mine.role !== 'admin')) noAuthorization();
+  const mine = await e.store.accounts.role(ctx.userId, tenantId);
+  if (mine !== 'owner' && mine !== 'admin') noAuthorization();
   if (p.user_id === undefined) missing(['user_id']);
   const role = p.role === undefined || p.role === null ? 'normal' : p.role;
   if (!(ROLES as readonly unknown[]).includes(role)) throw new ApiError(RetCode.ARGUMENT_ERROR, "`role` must be 'normal' or 'admin'.");
-  const user = e.db.prepare('SELECT id, nickname, email FROM user WHERE id = ?').get(pyStr(p.user_id)) as { id: string; nickname: string; email: string } | undefined;
+  const user = await e.store.accounts.getUser(pyStr(p.user_id));
   if (!user) throw new ApiError(RetCode.DATA_ERROR, 'User not found.');
   const who = user.email || user.id;
-  const cur = e.db.prepare('SELECT role FROM user_tenant WHERE user_id = ? AND tenant_id = ?').get(user.id, tenantId) as { role: string } | undefined;
-  if (cur?.role === 'owner') throw new ApiError(RetCode.DATA_ERROR, `${who} is the owner of the team.`);
-  if (cur?.role === role) throw new ApiError(RetCode.DATA_ERROR, `${who} is already in the team.`);
-  e.db.prepare('INSERT INTO user_tenant (user_id, tenant_id, role) VALUES (?, ?, ?) ON CONFLICT (user_id, tenant_id) DO UPDATE SET role = excluded.role')
-    .run(user.id, tenantId, role);
+  const cur = await e.store.accounts.role(user.id, tenantId);
+  if (cur === 'owner') throw new ApiError(RetCode.DATA_ERROR, `${who} is the owner of the team.`);
+  if (cur === role) throw new ApiError(RetCode.DATA_ERROR, `${who} is already in the team.`);
+  await e.store.accounts.setRole(user.id, tenantId, role as string);
   return { tenant_id: tenantId, user_id: user.id, nickname: user.nickname, email: user.email, role };
+}
+
+/**
+ * `GET /system/tokens`: the caller's API keys in its tenant. The store keeps no key in clear, so
+ * `token` is null and `hint` shows its first characters (RAGFlow lists the keys themselves).
+ */
+export async function listTokens(e: Engine, ctx: Ctx): Promise<Record<string, unknown>[]> {
+  const rows = await e.store.accounts.keysOf(ctx);
+  return rows.map((r) => ({
+    tenant_id: ctx.tenantId, token: null, hint: r.hint, beta: null, dialog_id: null, source: r.source || null,
+    create_time: r.create_time, create_date: formatDateTime(r.create_time), update_time: null, update_date: null,
+  }));
+}
+
+/** `POST /system/tokens`: a new key for the caller in its tenant, in clear this once. */
+export async function newToken(e: Engine, ctx: Ctx): Promise<Record<string, unknown>> {
+  const key = newApiKey();
+  await e.store.accounts.addKey(ctx, storedKey(key, 'user'), nowMs());
+  const t = nowMs();
+  return { tenant_id: ctx.tenantId, token: key, beta: null, create_time: t, create_date: formatDateTime(t), update_time: null, update_date: null };
+}
+
+/** `DELETE /system/tokens/{token}`: revokes one of the caller's keys in its tenant (an unknown key too answers `true`, as RAGFlow). */
+export async function deleteToken(e: Engine, ctx: Ctx, token: string): Promise<true> {
+  await e.store.accounts.deleteKey(ctx, hashApiKey(token));
+  sessionKeys.get(e)?.delete(hashApiKey(token));
+  return true;
+}
+
+/** `GET /users/me`: the caller (RAGFlow's `to_safe_dict`: no password, no access token). */
+export async function currentUser(e: Engine, ctx: Ctx): Promise<Record<string, unknown>> {
+  const u = await e.store.accounts.getUser(ctx.userId);
+  if (!u) throw new ApiError(RetCode.DATA_ERROR, 'User not found.');
+  return {
+    id: u.id, nickname: u.nickname, email: u.email, avatar: null, is_superuser: !!u.is_superuser, is_active: '1', status: '1',
+    tenant_id: ctx.tenantId, create_time: u.create_time, create_date: formatDateTime(u.create_time),
+  };
 }

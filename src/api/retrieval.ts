@@ -4,16 +4,17 @@
  * docs/retrieval.md describes every parameter.
  */
 import type { Engine, Ctx } from '../core/index.js';
-import { visibleDataset, chatModel, keywordExtraction, crossLanguages, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
+import { chatModel, keywordExtraction, crossLanguages, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
 import type { ChatModel } from '../llm/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import {
-  hybridSearch, createReranker, operatorOf, RerankError,
-  type Reranker, type RetrieveResult, type MetadataFilter, type MetaCondition,
+  hybridSearch, createReranker, RerankError,
+  type Reranker, type RetrieveResult, type MetadataFilter,
 } from '../search/index.js';
-import { cachedStatement } from '../store/index.js';
+import { readMetadataCondition } from './metadata.js';
 import { apiError, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
+import { pyIntOf, pyFloatOf } from './listing.js';
 
 export interface RetrieveParams {
   question?: unknown;
@@ -39,31 +40,33 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   }
   if (!Array.isArray(p.dataset_ids)) fail('DATASET_IDS_LIST');
   const kbs: DatasetRow[] = [];
+  const visible = await e.store.datasets.getVisibleMany((p.dataset_ids as unknown[]).filter((id): id is string => typeof id === 'string'), ctx);
   for (const id of p.dataset_ids as unknown[]) {
-    const kb = visibleDataset(e, ctx, id);
+    const kb = typeof id === 'string' ? visible.get(id) : undefined;
     if (!kb) fail('DATASET_NOT_OWNED', pyStr(id));
     if (!kbs.some((k) => k.id === kb.id)) kbs.push(kb);
   }
   if (new Set(kbs.map((k) => k.embd_id)).size > 1) fail('DIFFERENT_EMBEDDING_MODELS');
   if (p.question === undefined || p.question === null) fail('QUESTION_REQUIRED');
   if (typeof p.question !== 'string') fail('QUESTION_STRING');
-  const page = Math.max(1, num(p.page, 1, 'page', true));
-  const pageSize = Math.max(1, num(p.page_size, 30, 'page_size', true));
+  const page = Math.max(1, num(p.page, 1, true));
+  const pageSize = Math.max(1, num(p.page_size, 30, true));
   const docIds = p.document_ids === undefined || p.document_ids === null ? [] : p.document_ids;
   if (!Array.isArray(docIds)) fail('DOCUMENTS_LIST');
   const kbIds = kbs.map((k) => k.id);
-  const docSel = cachedStatement(e.db, `SELECT 1 FROM document WHERE id = ? AND dataset_id IN (${kbIds.map(() => '?').join(',')})`);
-  for (const d of docIds as unknown[]) if (!docSel.get(pyStr(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', pyStr(d));
+  const owned = await e.store.documents.inDatasets((docIds as unknown[]).map((d) => pyStr(d)), kbIds);
+  for (const d of docIds as unknown[]) if (!owned.has(pyStr(d))) fail('DATASETS_DONT_OWN_DOCUMENT', pyStr(d));
   const metadata = parseMetadataCondition(p.metadata_condition);
   // RAGFlow takes any number for these two; a threshold above 1 then finds nothing and a weight
   // outside [0, 1] turns a side's score negative. Refused, as the CLI and chats refuse them.
-  const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');
+  const threshold = num(p.similarity_threshold, 0.2);
   if (threshold < 0 || threshold > 1) fail('THRESHOLD_RANGE');
   // No weight given: the Client's default (RAGFlow's 0.3 unless `retrieval.defaultWeight` says otherwise).
+  // null or '' is no weight too (issue 18's default applies), where RAGFlow's float() would fail.
   const weightGiven = !(p.vector_similarity_weight === undefined || p.vector_similarity_weight === null || p.vector_similarity_weight === '');
-  const weight = num(p.vector_similarity_weight, e.retrievalOptions.defaultWeight, 'vector_similarity_weight');
+  const weight = num(weightGiven ? p.vector_similarity_weight : undefined, e.retrievalOptions.defaultWeight);
   if (weight < 0 || weight > 1) fail('WEIGHT_RANGE');
-  const topK = num(p.top_k, 1024, 'top_k', true);
+  const topK = num(p.top_k, 1024, true);
   if (topK <= 0) fail('TOP_K_POSITIVE');
   const highlight = highlightFlag(p.highlight);
   if (p.cross_languages !== undefined && p.cross_languages !== null && !Array.isArray(p.cross_languages)) {
@@ -75,7 +78,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   let rewriter: ChatModel | undefined;
   if (wantsKeywords || languages.length) {
     const what = languages.length ? '`cross_languages`' : '`keyword`';
-    const id = defaultChatModelId(e, ctx);
+    const id = await defaultChatModelId(e, ctx);
     rewriter = chatModel(e, id, kbs[0]!.embd_id);
     if (!rewriter) fail('NEEDS_CHAT_MODEL', what);
     if (rewriter!.capabilities?.rewrite === false) fail('NEEDS_WRITING_MODEL', what, id);
@@ -94,7 +97,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const embedder = e.models.embedder(kbs[0]!.embd_id);
   try {
     // The question's unknown terms are for a chat's model, not part of RAGFlow's answer.
-    const { unknown: _unknown, ...res } = await hybridSearch(e.db, {
+    const { unknown: _unknown, ...res } = await hybridSearch(e.store.search, {
       datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0 })),
       question,
       embedQuestion: async (q) => (await embedder.embed([q]))[0]!,
@@ -117,13 +120,10 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   }
 }
 
-function num(v: unknown, dflt: number, name: string, int = false): number {
-  if (v === undefined || v === null || v === '') return dflt;
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n) || typeof v === 'boolean') {
-    fail(int ? 'SHOULD_BE_INTEGER' : 'SHOULD_BE_NUMBER', name);
-  }
-  return int ? Math.trunc(n) : n;
+/** A number of the request as RAGFlow's handler casts it (`int(req.get(k, d))`, `float(…)`): absent → the default; else Python's cast or its error (code 100). */
+function num(v: unknown, dflt: number, int = false): number {
+  if (v === undefined) return dflt;
+  return int ? pyIntOf(v) : pyFloatOf(v);
 }
 
 function highlightFlag(v: unknown): boolean {
@@ -133,33 +133,15 @@ function highlightFlag(v: unknown): boolean {
   return fail('HIGHLIGHT_BOOLEAN');
 }
 
-function defaultChatModelId(e: Engine, ctx: Ctx): string {
-  return e.tenant(ctx.tenantId)?.llm_id || DEFAULT_CHAT_MODEL;
+async function defaultChatModelId(e: Engine, ctx: Ctx): Promise<string> {
+  return (await e.store.accounts.tenant(ctx.tenantId))?.llm_id || DEFAULT_CHAT_MODEL;
 }
 
 // ---- metadata_condition
 
-const bad = (msg: string): never => fail('METADATA_CONDITION', msg);
-
-/** Validates the wire value of `metadata_condition`; null when absent or without conditions. */
+/** The wire value of `metadata_condition`, read as RAGFlow reads it (src/api/metadata.ts); null when absent or falsy. */
 export function parseMetadataCondition(v: unknown): MetadataFilter | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'object' || Array.isArray(v)) bad('`metadata_condition` should be an object');
-  const o = v as Record<string, unknown>;
-  const logic = o.logic === undefined || o.logic === null ? 'and' : pyStr(o.logic).toLowerCase();
-  if (logic !== 'and' && logic !== 'or') bad("`metadata_condition.logic` should be 'and' or 'or'");
-  if (o.conditions === undefined || o.conditions === null) return null;
-  if (!Array.isArray(o.conditions)) bad('`metadata_condition.conditions` should be a list');
-  const conditions = (o.conditions as unknown[]).map((c, i): MetaCondition => {
-    if (!c || typeof c !== 'object') return bad(`\`metadata_condition.conditions[${i}]\` should be an object`);
-    const r = c as Record<string, unknown>;
-    const name = r.name ?? r.key;
-    if (typeof name !== 'string' || !name) return bad(`\`metadata_condition.conditions[${i}].name\` is required`);
-    const op = operatorOf(r.comparison_operator ?? r.op);
-    if (!op) return fail('UNSUPPORTED_OPERATOR', pyStr(r.comparison_operator ?? r.op));
-    return { name, op, value: r.value };
-  });
-  return conditions.length ? { logic: logic as 'and' | 'or', conditions } : null;
+  return readMetadataCondition(v);
 }
 
 // ---- rerank_id

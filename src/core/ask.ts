@@ -249,9 +249,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
   if (!history.length || history[history.length - 1]!.role !== 'user') {
     throw new AskError(102, 'The last content of this conversation is not from user.');
   }
-  const datasets = chatDatasetIds(r.chat)
-    .map((id) => e.db.prepare("SELECT id, embd_id, pagerank FROM dataset WHERE id = ? AND status = '1'").get(id) as { id: string; embd_id: string; pagerank: number } | undefined)
-    .filter((d): d is { id: string; embd_id: string; pagerank: number } => !!d);
+  const datasets = await e.store.datasets.live(chatDatasetIds(r.chat));
 
   // No datasets: the model answers alone, with the system prompt as written (RAGFlow's chat_solo).
   if (!datasets.length) {
@@ -306,7 +304,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
   if (paramKeys.includes('knowledge')) {
     const ts = now();
     const embedder = e.models.embedder(embdId);
-    const res = await hybridSearch(e.db, {
+    const res = await hybridSearch(e.store.search, {
       datasets: datasets.map((d) => ({ id: d.id, pagerank: d.pagerank ?? 0 })),
       question,
       embedQuestion: async (q) => (await embedder.embed([q], { signal: r.signal }))[0]!,
@@ -323,7 +321,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
     });
     reference = { total: res.total, chunks: res.chunks, doc_aggs: Array.isArray(res.doc_aggs) ? res.doc_aggs : [] };
     unknownTerms = res.unknown;
-    if (r.documentMetadata) addDocumentMetadata(e, reference.chunks, r.documentMetadata.fields);
+    if (r.documentMetadata) await addDocumentMetadata(e, reference.chunks, r.documentMetadata.fields);
     timings.retrieval = now() - ts;
   }
   const tp = now();
@@ -464,13 +462,13 @@ function formatReference(ref: Reference, cited: number[] | null): Reference {
   return { total: ref.total, chunks: ref.chunks.map(referenceChunk), doc_aggs: aggs };
 }
 
-function addDocumentMetadata(e: Engine, chunks: Record<string, unknown>[], fields?: string[]): void {
-  const get = e.db.prepare('SELECT meta_fields FROM document WHERE id = ?');
+async function addDocumentMetadata(e: Engine, chunks: Record<string, unknown>[], fields?: string[]): Promise<void> {
+  const stored = await e.store.documents.metaFields(chunks.map((c) => String(c.document_id)));
   for (const c of chunks) {
-    const row = get.get(String(c.document_id)) as { meta_fields: string } | undefined;
+    const row = stored.get(String(c.document_id));
     let meta: Record<string, unknown> = {};
     try {
-      meta = row ? (JSON.parse(row.meta_fields) as Record<string, unknown>) : {};
+      meta = row !== undefined ? (JSON.parse(row) as Record<string, unknown>) : {};
     } catch {
       meta = {};
     }

@@ -1,39 +1,13 @@
 import type { Engine } from './engine.js';
-import { cachedStatement } from '../store/index.js';
+import { RUN, type DocumentRow } from '../store/index.js';
 import { sniffFormat } from '../ingest/parsers/index.js';
 import { fileSuffix } from '../util/index.js';
 
-export interface DocumentRow {
-  id: string;
-  dataset_id: string;
-  name: string;
-  suffix: string;
-  type: string;
-  size: number;
-  blob_sha256: string;
-  location: string;
-  thumbnail: string | null;
-  parser_id: string;
-  parser_config: string;
-  source_type: string;
-  created_by: string;
-  token_num: number;
-  chunk_num: number;
-  progress: number;
-  progress_msg: string;
-  process_begin_at: number | null;
-  process_duration: number;
-  run: string;
-  status: string;
-  meta_fields: string;
-  create_time: number;
-  update_time: number;
-}
-
-/** The `run` column holds RAGFlow's TaskStatus digits; the wire shows names. */
+/** The `run` column holds RAGFlow's TaskStatus digits (RUN); the wire shows names. */
 export const RUN_NAMES = ['UNSTART', 'RUNNING', 'CANCEL', 'DONE', 'FAIL'] as const;
 export type RunName = (typeof RUN_NAMES)[number];
-export const RUN = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4' } as const;
+export { RUN };
+export type { DocumentRow };
 
 const isoLocal = (ms: number): string => new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
 
@@ -67,10 +41,9 @@ export function documentToWire(r: DocumentRow): Record<string, unknown> {
   };
 }
 
-export function getDocument(e: Engine, datasetId: string, id: unknown): DocumentRow | undefined {
+export async function getDocument(e: Engine, datasetId: string, id: unknown): Promise<DocumentRow | undefined> {
   if (typeof id !== 'string') return undefined;
-  // Prepared once per connection: a request naming 100,000 ids would otherwise prepare (and hold) 100,000 statements.
-  return cachedStatement(e.db, 'SELECT * FROM document WHERE id = ? AND dataset_id = ?').get(id, datasetId) as DocumentRow | undefined;
+  return e.store.documents.get(datasetId, id);
 }
 
 // RAGFlow's filename_type() groups (api/utils/file_utils.py).
@@ -114,4 +87,15 @@ export function documentChunkMethod(suffix: string, datasetMethod: string, type:
   if (['ppt', 'pptx', 'pages'].includes(suffix)) return 'presentation';
   if (['msg', 'eml'].includes(suffix)) return 'email';
   return datasetMethod;
+}
+
+/** A document as RAGFlow's `Document.to_dict()` (the model's own field names: kb_id, parser_id, chunk_num, run as a digit). */
+export function documentRaw(r: DocumentRow): Record<string, unknown> {
+  return {
+    id: r.id, thumbnail: r.thumbnail, kb_id: r.dataset_id, parser_id: r.parser_id, pipeline_id: null, parser_config: JSON.parse(r.parser_config),
+    source_type: r.source_type, type: r.type, created_by: r.created_by, name: r.name, location: r.location, size: r.size, token_num: r.token_num,
+    chunk_num: r.chunk_num, progress: r.progress, progress_msg: r.progress_msg,
+    process_begin_at: r.process_begin_at === null ? null : isoLocal(r.process_begin_at), process_duration: r.process_duration, suffix: r.suffix,
+    run: r.run, status: r.status, create_time: r.create_time, create_date: isoLocal(r.create_time), update_time: r.update_time, update_date: isoLocal(r.update_time),
+  };
 }

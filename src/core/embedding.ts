@@ -1,6 +1,5 @@
 import type { Engine } from './engine.js';
 import { sha256Hex } from '../util/index.js';
-import { toBlob, fromBlob } from '../store/index.js';
 import { normalize } from '../embed/index.js';
 
 /**
@@ -10,11 +9,11 @@ import { normalize } from '../embed/index.js';
 export async function embedCached(e: Engine, modelId: string, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
   const shas = texts.map((t) => sha256Hex(t));
   const out: (Float32Array | undefined)[] = new Array(texts.length);
-  const get = e.db.prepare('SELECT vector FROM embedding_cache WHERE model = ? AND sha256 = ?');
+  const cached = await e.store.chunks.cachedVectors(modelId, shas);
   const missing = new Map<string, number[]>();
   shas.forEach((s, i) => {
-    const hit = get.get(modelId, s) as { vector: Buffer } | undefined;
-    if (hit) out[i] = fromBlob(hit.vector);
+    const hit = cached.get(s);
+    if (hit) out[i] = hit;
     else missing.set(s, [...(missing.get(s) ?? []), i]);
   });
   if (missing.size) {
@@ -22,13 +21,10 @@ export async function embedCached(e: Engine, modelId: string, texts: string[], s
     const batch = todo.map(([, idx]) => texts[idx[0]!]!);
     const vecs = await e.models.embedder(modelId).embed(batch, { signal });
     if (e.isClosed) throw new Error('Client closed');
-    const put = e.db.prepare('INSERT OR REPLACE INTO embedding_cache (model, sha256, vector, create_time) VALUES (?, ?, ?, ?)');
-    const t = Date.now();
-    e.tx(() => todo.forEach(([s, idx], j) => {
-      const v = vecs[j]!;
-      put.run(modelId, s, toBlob(v), t);
-      for (const i of idx) out[i] = v;
-    }));
+    await e.store.chunks.cacheVectors(todo.map(([s], j) => [modelId, s, vecs[j]!]), Date.now());
+    todo.forEach(([, idx], j) => {
+      for (const i of idx) out[i] = vecs[j]!;
+    });
   }
   return out as Float32Array[];
 }

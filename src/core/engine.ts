@@ -1,7 +1,5 @@
-import { openDatabase, type Db } from '../store/index.js';
+import { SqliteStore, type Db, type TenantRow } from '../store/index.js';
 import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
-import { newId } from '../util/index.js';
-import { nowMs } from '../util/index.js';
 import { chatModelExists } from './chat-models.js';
 import { AskError } from './ask.js';
 import { resolveRetrievalOptions, type RetrievalOptions } from '../search/index.js';
@@ -48,6 +46,9 @@ export interface AgentOptions {
 
 /** One open database plus the models it may use; shared by Api and the parse queue. */
 export class Engine {
+  /** Everything the engine keeps (src/store). */
+  readonly store: SqliteStore;
+  /** The SQLite store's connection (tools and tests that inspect the file). */
   readonly db: Db;
   readonly models: ModelRegistry;
   /** The local default user in the local default tenant, as the embedded Client acts. */
@@ -63,7 +64,8 @@ export class Engine {
   constructor(opts: EngineOptions) {
     this.retrievalOptions = resolveRetrievalOptions(opts.retrieval); // before the file is opened
     this.readonly = opts.readonly === true;
-    this.db = openDatabase(opts.path, { readonly: this.readonly });
+    this.store = new SqliteStore(opts.path, { readonly: this.readonly });
+    this.db = this.store.db;
     try {
       this.models = new ModelRegistry(opts.models ?? []);
       this.agentOptions = { ...(opts.agents ?? {}) };
@@ -77,18 +79,9 @@ export class Engine {
     }
   }
 
-  /**
-   * Runs `fn` in one SQLite transaction (synchronous by design: no awaits inside). It takes the
-   * write lock at BEGIN (IMMEDIATE): a deferred transaction that reads first and writes later
-   * cannot wait for another process's lock at its first write ("database is locked" at once,
-   * busy_timeout notwithstanding); IMMEDIATE waits for it at BEGIN, up to busy_timeout.
-   */
-  tx<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
-  }
-
-  tenant(id: string): { id: string; embd_id: string; llm_id: string } {
-    return this.db.prepare('SELECT id, embd_id, llm_id FROM tenant WHERE id = ?').get(id) as { id: string; embd_id: string; llm_id: string };
+  /** The tenant's stored defaults (its embedding and chat models). */
+  async tenantRow(id: string): Promise<TenantRow> {
+    return (await this.store.accounts.tenant(id))!;
   }
 
   onClose(fn: () => Promise<void> | void): void {
@@ -104,32 +97,13 @@ export class Engine {
     this.closed = true;
     for (const fn of this.closers.reverse()) await fn();
     await this.models.close();
-    this.db.close();
+    await this.store.close();
   }
 
   private ensureLocalAccount(opts: EngineOptions): Ctx {
-    const row = this.db.prepare(`SELECT u.user_id AS userId, u.tenant_id AS tenantId FROM user_tenant u
-      WHERE u.role = 'owner' ORDER BY rowid LIMIT 1`).get() as Ctx | undefined;
-    if (this.readonly) {
-      if (!row) throw new Error(`${opts.path} holds no ragloom store yet (no account): nothing to read`);
-      return row;
-    }
-    const embd = opts.default_embedding_model ?? DEFAULT_EMBEDDING_MODEL;
-    const llm = opts.default_chat_model ?? '';
-    if (row) {
-      // The client's configuration is the tenant's: keep the stored defaults in step with it. The
-      // default chat model persists: a client opened without one keeps the stored choice.
-      this.db.prepare('UPDATE tenant SET embd_id = ? WHERE id = ?').run(embd, row.tenantId);
-      if (opts.default_chat_model) this.db.prepare('UPDATE tenant SET llm_id = ? WHERE id = ?').run(llm, row.tenantId);
-      return row;
-    }
-    const ctx = { tenantId: newId(), userId: newId() };
-    const t = nowMs();
-    this.tx(() => {
-      this.db.prepare('INSERT INTO tenant (id, name, embd_id, llm_id, create_time) VALUES (?, ?, ?, ?, ?)').run(ctx.tenantId, 'local', embd, llm, t);
-      this.db.prepare('INSERT INTO user (id, nickname, create_time) VALUES (?, ?, ?)').run(ctx.userId, 'local', t);
-      this.db.prepare("INSERT INTO user_tenant (user_id, tenant_id, role) VALUES (?, ?, 'owner')").run(ctx.userId, ctx.tenantId);
+    // The store opens synchronously here (SQLite): `new Client()` throws what the file throws.
+    return this.store.accounts.ensureLocalNow({
+      embd_id: opts.default_embedding_model ?? DEFAULT_EMBEDDING_MODEL, llm_id: opts.default_chat_model ?? '',
     });
-    return ctx;
   }
 }

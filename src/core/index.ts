@@ -1,13 +1,13 @@
 export { Engine } from './engine.js';
 export type { Ctx, EngineOptions, AgentOptions } from './engine.js';
-export { datasetToWire, getDataset, ownedDataset, visibleDataset, nameTaken, refreshDatasetCounts, VISIBLE_SQL } from './datasets.js';
+export { datasetToWire, getDataset, ownedDataset, visibleDataset, nameTaken } from './datasets.js';
 export type { DatasetRow } from './datasets.js';
-export { documentToWire, getDocument, fileType, uploadFileType, documentChunkMethod, RUN, RUN_NAMES } from './documents.js';
+export { documentToWire, documentRaw, getDocument, fileType, uploadFileType, documentChunkMethod, RUN, RUN_NAMES } from './documents.js';
 export type { DocumentRow, RunName, FileType } from './documents.js';
 export { chunkToWire } from './chunks.js';
 export { embedCached, chunkVectors } from './embedding.js';
-export { ParseQueue, resetForParse, restoreCounts } from './parse-queue.js';
-export { chatToWire, ownedChat, chatNameTaken, sessionToWire, getSession, sessionMessages, sessionReferences, appendMessages, chatPromptConfig, chatDatasetIds, DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS } from './chats.js';
+export { ParseQueue } from './parse-queue.js';
+export { chatToWire, chatsToWire, ownedChat, chatNameTaken, sessionToWire, sessionsToWire, getSession, sessionMessages, chatPromptConfig, chatDatasetIds, DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS } from './chats.js';
 export type { ChatRow, SessionRow, SessionMessage, PromptConfig } from './chats.js';
 export { chatModel, chatModelExists, chatModelConfig, BUILTIN_CHAT_MODELS, DEFAULT_CHAT_MODEL } from './chat-models.js';
 export { ask, AskError, formatPrompt, knowledgeBlock, fitMessages, referenceChunk, keywordExtraction, crossLanguages, conversationTurns } from './ask.js';

@@ -3,13 +3,13 @@ import { performance } from 'node:perf_hooks';
 import type { Engine } from './engine.js';
 import { RUN, type DocumentRow } from './documents.js';
 import { titleMix } from './embedding.js';
-import { getBlob, upsertChunks, removeDocumentChunks, cachedStatement, toBlob, fromBlob, type NewChunk } from '../store/index.js';
+import type { CachedVector, NewChunk, ParseOutcomeRow, ParseOwner } from '../store/index.js';
 import { effectiveParserConfig } from '../ingest/chunkers/index.js';
 import { IngestWorker, IngestError, type IngestLimits, type ParseOutcome, INGEST_DEFAULTS } from '../ingest/worker/index.js';
 import { DEFAULTS as PARSER_DEFAULTS } from '../ingest/parsers/index.js';
 import { parseModelId, BUILTIN_FACTORY } from '../embed/index.js';
 import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
-import { chunkLanguage, languageSetting, type LangSetting } from '../text/index.js';
+import { languageSetting } from '../text/index.js';
 
 const clock = () => new Date().toTimeString().slice(0, 8);
 
@@ -76,29 +76,46 @@ export class ParseQueue {
   private batches = 0;
 
   private heartbeat: NodeJS.Timeout | null = null;
+  /** take() calls, one after another (lanes share the FIFO). */
+  private taking: Promise<unknown> = Promise.resolve();
+  /** This process, as its claims name it. */
+  private readonly owner: ParseOwner = { pid: process.pid, host: hostname() };
 
   constructor(private readonly e: Engine, limits: IngestLimits = INGEST_DEFAULTS, lanes = Math.min(2, availableParallelism())) {
     this.workers = Array.from({ length: Math.max(1, lanes) }, () => new IngestWorker(limits));
     this.progress = new ProgressWriter(e);
     e.onClose(() => this.stop());
     if (e.readonly) return; // recovery writes; a read-only open leaves it to the next writer
-    // A process killed mid-parse left these RUNNING with their old chunks intact: parse again —
-    // unless another live process (a server, a script on the same file) is parsing them now.
-    const stuck = e.db.prepare(`SELECT d.id, o.pid, o.host, o.heartbeat FROM document d LEFT JOIN parse_owner o ON o.document_id = d.id
-      WHERE d.run = ?`).all(RUN.RUNNING) as Array<{ id: string; pid: number | null; host: string | null; heartbeat: number | null }>;
-    const orphaned = stuck.filter((r) => r.pid === null || !ownerAlive(r.pid, r.host!, r.heartbeat!));
-    if (orphaned.length) this.enqueue(orphaned.map((r) => r.id));
+    // Best effort: a document this fails to re-queue stays RUNNING for the next open.
+    this.recovered = this.recover().catch(() => undefined);
+  }
+
+  /** Settles when the recovery of the engine's open is done. */
+  readonly recovered: Promise<void> = Promise.resolve();
+
+  /**
+   * What a process killed mid-parse left: its RUNNING documents (with their old chunks intact)
+   * are parsed again — unless another live process (a server, a script on the same file) is
+   * parsing them now — and its claims of documents nobody parses any more are dropped.
+   */
+  private async recover(): Promise<void> {
+    const parse = this.e.store.parse;
+    const orphaned = (await parse.running()).filter((r) => r.claim === null || !ownerAlive(r.claim.pid, r.claim.host, r.claim.heartbeat));
+    if (orphaned.length) await this.enqueue(orphaned.map((r) => r.id));
     // A process killed after its parse ended (between the last state write and the release) left
-    // its ownership row behind: drop dead owners' rows of documents nobody is parsing. Best effort
+    // its claim behind: drop dead owners' claims of documents nobody is parsing. Best effort
     // (a busy or read-only file keeps them; they are harmless, only untidy).
-    const ended = e.db.prepare(`SELECT o.document_id AS id, o.pid, o.host, o.heartbeat FROM parse_owner o
-      LEFT JOIN document d ON d.id = o.document_id WHERE d.run IS NOT ?`).all(RUN.RUNNING) as Array<{ id: string; pid: number; host: string; heartbeat: number }>;
-    const gone = ended.filter((r) => !ownerAlive(r.pid, r.host, r.heartbeat));
+    const gone = (await parse.staleClaims()).filter((r) => !ownerAlive(r.claim.pid, r.claim.host, r.claim.heartbeat));
     try {
-      if (gone.length) e.tx(() => gone.forEach((r) => e.db.prepare('DELETE FROM parse_owner WHERE document_id = ? AND pid = ?').run(r.id, r.pid)));
+      if (gone.length) await parse.dropClaims(gone.map((r) => ({ id: r.id, pid: r.claim.pid })));
     } catch {
       // left for a later open
     }
+  }
+
+  /** Documents queued and not yet started (`/system/status`). */
+  get pendingCount(): number {
+    return this.queued.size;
   }
 
   /** Worker time parsing and embedding, main-thread time writing (ms), documents and batches written. */
@@ -109,13 +126,10 @@ export class ParseQueue {
     };
   }
 
-  /** Queues documents already marked RUNNING by the caller; this process owns them until done. */
-  enqueue(ids: string[]): void {
+  /** Queues documents already marked RUNNING by the caller; this process claims them until done. */
+  async enqueue(ids: string[]): Promise<void> {
     if (!this.e.isClosed && ids.length) {
-      const own = cachedStatement(this.e.db, 'INSERT OR REPLACE INTO parse_owner (document_id, pid, host, heartbeat) VALUES (?, ?, ?, ?)');
-      const now = Date.now();
-      const host = hostname();
-      this.e.tx(() => ids.forEach((id) => own.run(id, process.pid, host, now)));
+      await this.e.store.parse.claim(ids, this.owner, Date.now());
       faultPoint('parse:owned');
       this.beat();
     }
@@ -138,7 +152,7 @@ export class ParseQueue {
   /** Stops a document's parse; returns false when it was neither queued nor running. */
   cancel(id: string): boolean {
     if (this.queued.delete(id)) {
-      this.release([id]); // never started: nobody owns it now
+      void this.release([id]); // never started: nobody owns it now
       return true;
     }
     const a = this.active.get(id);
@@ -163,26 +177,41 @@ export class ParseQueue {
   }
 
   /**
-   * The next job: one document, or several small ones. Documents nobody wants parsed any more
-   * (cancelled or deleted meanwhile) are released on the way.
+   * The next job: one document, or several small ones, active (cancellable) from the moment they
+   * leave the FIFO. Documents nobody wants parsed any more (cancelled or deleted meanwhile) are
+   * released on the way. The candidates' rows are read in one batch first (as many as a batch can
+   * take); one call at a time.
    */
-  private take(): Job[] {
-    const e = this.e;
-    const getDoc = cachedStatement(e.db, 'SELECT * FROM document WHERE id = ?');
-    const getKb = cachedStatement(e.db, 'SELECT parser_config, embd_id, language FROM dataset WHERE id = ?');
+  private take(): Promise<{ jobs: Job[]; abort: AbortController }> {
+    const run = this.taking.then(() => this.takeNext());
+    this.taking = run.catch(() => undefined);
+    return run;
+  }
+
+  private async takeNext(): Promise<{ jobs: Job[]; abort: AbortController }> {
+    const abort = new AbortController();
+    const store = this.e.store.parse;
+    const wanted: string[] = [];
+    for (let i = this.head; i < this.pending.length && wanted.length < PACE.batchDocs; i++) {
+      const id = this.pending[i]!;
+      if (this.queued.has(id)) wanted.push(id);
+    }
+    if (!wanted.length) return { jobs: [], abort };
+    const read = new Set(wanted);
+    const docs = await store.documents(wanted);
+    const sets = await store.datasets([...docs.values()].map((d) => d.dataset_id));
     const jobs: Job[] = [];
     const gone: string[] = [];
     let bytes = 0;
-    const kbs = new Map<string, Job['kb'] | undefined>();
     while (this.head < this.pending.length) {
       const id = this.pending[this.head]!;
       if (!this.queued.has(id)) {
         this.head++;
         continue;
       }
-      const doc = getDoc.get(id) as DocumentRow | undefined;
-      if (!kbs.has(doc?.dataset_id ?? '')) kbs.set(doc?.dataset_id ?? '', doc && (getKb.get(doc.dataset_id) as Job['kb'] | undefined));
-      const kb = kbs.get(doc?.dataset_id ?? '');
+      if (!read.has(id)) break; // queued while the rows were read: the next take
+      const doc = docs.get(id);
+      const kb = doc && sets.get(doc.dataset_id);
       if (!doc || !kb || doc.run !== RUN.RUNNING) {
         this.head++;
         this.queued.delete(id);
@@ -214,16 +243,16 @@ export class ParseQueue {
       this.pending = this.pending.slice(this.head);
       this.head = 0;
     }
-    if (gone.length) this.release(gone);
-    return jobs;
+    for (const job of jobs) this.active.set(job.doc.id, { job, abort, single: jobs.length === 1 });
+    if (gone.length) await this.release(gone);
+    return { jobs, abort };
   }
 
-  /** Drops this process's ownership of documents it will not parse (best effort: a later open tidies up). */
-  private release(ids: string[]): void {
+  /** Drops this process's claims of documents it will not parse (best effort: a later open tidies up). */
+  private async release(ids: string[]): Promise<void> {
     try {
       if (this.e.isClosed || this.stopped) return;
-      const del = cachedStatement(this.e.db, 'DELETE FROM parse_owner WHERE document_id = ? AND pid = ?');
-      this.e.tx(() => ids.forEach((id) => del.run(id, process.pid)));
+      await this.e.store.parse.release(ids, process.pid);
     } catch {
       // see above
     }
@@ -240,26 +269,26 @@ export class ParseQueue {
     this.busy.add(worker);
     try {
       const ahead: Lane[] = [];
-      const fill = () => {
+      const fill = async () => {
         while (!this.stopped && ahead.length < PACE.ahead) {
-          const next = this.start(worker);
+          const next = await this.start(worker);
           if (!next) break;
           ahead.push(next);
         }
       };
-      fill();
+      await fill();
       let finishing: Promise<void> | null = null;
       while (ahead.length) {
         const cur = ahead.shift()!;
         await cur.parsed;
-        fill();
+        await fill();
         const done = this.finish(cur, worker);
         await finishing;
         finishing = done;
         if (!ahead.length) {
           await finishing;
           finishing = null;
-          fill(); // queued meanwhile
+          await fill(); // queued meanwhile
         }
       }
     } finally {
@@ -268,11 +297,9 @@ export class ParseQueue {
   }
 
   /** Takes the next job and posts its parse to `worker` at once. */
-  private start(worker: IngestWorker): Lane | null {
-    const jobs = this.take();
+  private async start(worker: IngestWorker): Promise<Lane | null> {
+    const { jobs, abort } = await this.take();
     if (!jobs.length) return null;
-    const abort = new AbortController();
-    for (const job of jobs) this.active.set(job.doc.id, { job, abort, single: jobs.length === 1 });
     const lane: Lane = { jobs, signal: abort.signal, parsed: Promise.resolve() };
     lane.parsed = this.parse(lane, worker).catch((err: unknown) => this.failed(lane, err));
     return lane;
@@ -290,7 +317,7 @@ export class ParseQueue {
       }
       if (!lane.stop && !this.e.isClosed && !this.stopped) {
         faultPoint('parse:embedded');
-        this.write(lane.jobs, lane.puts ?? []);
+        await this.write(lane.jobs, lane.puts ?? []);
       }
     } catch {
       // The store refused even the failure record (a disk that filled up, a file made read-only):
@@ -316,11 +343,8 @@ export class ParseQueue {
         this.heartbeat = null;
         return;
       }
-      try {
-        this.e.db.prepare('UPDATE parse_owner SET heartbeat = ? WHERE pid = ? AND host = ?').run(Date.now(), process.pid, hostname());
-      } catch {
-        // Busy: the next beat tries again (a stale beat only lets another process re-queue later).
-      }
+      // Busy: the next beat tries again (a stale beat only lets another process re-queue later).
+      this.e.store.parse.heartbeat(this.owner, Date.now()).catch(() => undefined);
     }, OWNER_BEAT_MS);
     this.heartbeat.unref();
   }
@@ -339,7 +363,8 @@ export class ParseQueue {
       this.progress.set(single.doc.id, p, single.log);
     });
     lane.note = note;
-    const out = await worker.parseMany(todo.map((j) => ({ data: getBlob(e.db, j.doc.blob_sha256) ?? new Uint8Array(), filename: j.doc.name, method: j.doc.parser_id, parserConfig: j.cfg, lang: languageSetting(j.kb.language) })),
+    const data = await Promise.all(todo.map(async (j) => (await (await e.store.documents.file(j.doc.blob_sha256))?.bytes()) ?? new Uint8Array()));
+    const out = await worker.parseMany(todo.map((j, i) => ({ data: data[i]!, filename: j.doc.name, method: j.doc.parser_id, parserConfig: j.cfg, lang: languageSetting(j.kb.language) })),
       { signal, onProgress: note });
     out.forEach((r, i) => {
       const j = todo[i]!;
@@ -392,7 +417,6 @@ export class ParseQueue {
     const e = this.e;
     const { signal, note } = lane;
     const jobs = lane.jobs.filter((j) => j.parsed && !j.error && !j.again);
-    const get = cachedStatement(e.db, 'SELECT vector FROM embedding_cache WHERE model = ? AND sha256 = ?').pluck();
     const puts: CachePut[] = [];
     const byModel = new Map<string, Job[]>();
     for (const j of jobs) {
@@ -404,12 +428,13 @@ export class ParseQueue {
     for (const [model, list] of byModel) {
       const got = new Map<string, Float32Array>();
       const need = new Map<string, string>(); // sha → text
+      const cached = await e.store.chunks.cachedVectors(model, list.flatMap((j) => j.parsed!.shas));
       for (const j of list) {
         const { chunks, shas } = j.parsed!;
         shas.forEach((sha, k) => {
           if (got.has(sha) || need.has(sha)) return;
-          const hit = get.get(model, sha) as Buffer | undefined;
-          if (hit) got.set(sha, fromBlob(hit));
+          const hit = cached.get(sha);
+          if (hit) got.set(sha, hit);
           else need.set(sha, k === 0 ? j.doc.name : (chunks[k - 1]!.embedText ?? chunks[k - 1]!.content));
         });
       }
@@ -441,66 +466,29 @@ export class ParseQueue {
   }
 
   /**
-   * One transaction for the whole job: the embedding cache rows, each parsed document's chunks
-   * swapped in (DONE), failures recorded (FAIL, the old chunks and their counts kept), cancelled
-   * ones timed; dataset counters moved by the differences; ownership released.
+   * One transaction for the whole job (ParseWorkStore.finish): the embedding cache rows, each
+   * parsed document's chunks swapped in (DONE), failures recorded (FAIL, the old chunks and their
+   * counts kept), cancelled ones timed; dataset counters moved by the differences; claims released.
    */
-  private write(jobs: Job[], puts: CachePut[]): void {
+  private async write(jobs: Job[], puts: CachePut[]): Promise<void> {
     const e = this.e;
     const t0 = performance.now();
     const mine = jobs.filter((j) => !j.again);
     const now = Date.now();
-    const secs = (j: Job) => (performance.now() - j.t0) / 1000;
+    const time = formatDateTime(now);
     try {
-      e.tx(() => {
-        const put = cachedStatement(e.db, 'INSERT OR REPLACE INTO embedding_cache (model, sha256, vector, create_time) VALUES (?, ?, ?, ?)');
-        for (const [model, sha, v] of puts) put.run(model, sha, toBlob(v), now);
-        const cur = cachedStatement(e.db, 'SELECT run, chunk_num, token_num FROM document WHERE id = ?');
-        const state = new Map(mine.map((j) => [j, cur.get(j.doc.id) as { run: string; chunk_num: number; token_num: number } | undefined]));
-        const live = mine.filter((j) => state.get(j)?.run === RUN.RUNNING);
-        const swap = live.filter((j) => j.vectors && !j.error);
-        removeDocumentChunks(e.db, swap.map((j) => j.doc.id)); // a re-parse's old chunks (none on a first parse)
-        faultPoint('parse:old-removed');
-        // A dataset whose language changed since its documents were analysed: the store analyses them again.
-        const langNow = cachedStatement(e.db, 'SELECT language FROM dataset WHERE id = ?').pluck();
-        const rows = new Map(swap.map((j) => [j, chunkRows(j, now, formatDateTime(now), languageSetting(langNow.get(j.doc.dataset_id) as string | null))]));
-        upsertChunks(e.db, [...rows.values()].flat());
-        faultPoint('parse:chunks-written');
-        const counts = new Counts(e);
-        const done = cachedStatement(e.db, `UPDATE document SET run = ?, progress = 1, progress_msg = ?, chunk_num = ?, token_num = ?,
-          process_duration = ?, process_begin_at = ? WHERE id = ?`);
-        for (const j of swap) {
-          // Distinct ids: a chunk repeated in a document is stored once.
-          const ids = new Map<string, number>();
-          for (const c of rows.get(j)!) ids.set(c.id, c.token_num);
-          let tokens = 0;
-          for (const n of ids.values()) tokens += n;
-          const s = secs(j);
-          j.log.push(`${clock()} Indexing done (${s.toFixed(2)}s).`, `${clock()} Task done (${s.toFixed(2)}s)`);
-          done.run(RUN.DONE, j.log.join('\n'), ids.size, tokens, s, j.began, j.doc.id);
-          counts.moved(j.doc.dataset_id, state.get(j)!, ids.size, tokens);
-        }
-        const failed = cachedStatement(e.db, `UPDATE document SET run = ?, progress = -1, progress_msg = ?, process_duration = ?,
-          process_begin_at = ? WHERE id = ?`);
-        for (const j of live.filter((x) => !swap.includes(x))) {
-          j.log.push(`${clock()} [ERROR] ${j.error ?? 'Cancelled'}`);
-          failed.run(RUN.FAIL, j.log.join('\n'), secs(j), j.began, j.doc.id);
-          counts.restore(j.doc.id, j.doc.dataset_id, state.get(j)!);
-        }
-        // Cancelled (by this process or another): the stop call set CANCEL and the counts; record when it stopped.
-        const timed = cachedStatement(e.db, 'UPDATE document SET process_duration = ? WHERE id = ?');
-        for (const j of mine.filter((x) => state.get(x)?.run === RUN.CANCEL)) {
-          timed.run(secs(j), j.doc.id);
-          counts.restore(j.doc.id, j.doc.dataset_id, state.get(j)!);
-        }
-        counts.apply();
-        const del = cachedStatement(e.db, 'DELETE FROM parse_owner WHERE document_id = ? AND pid = ?');
-        for (const j of mine) del.run(j.doc.id, process.pid);
-        faultPoint('parse:done-set');
+      const rows = mine.map((j): ParseOutcomeRow => {
+        const s = (performance.now() - j.t0) / 1000;
+        return {
+          id: j.doc.id, dataset_id: j.doc.dataset_id, log: j.log, seconds: s, began: j.began,
+          chunks: j.vectors && !j.error ? chunkRows(j, now, time) : undefined, language: j.kb.language,
+          doneLines: [`${clock()} Indexing done (${s.toFixed(2)}s).`, `${clock()} Task done (${s.toFixed(2)}s)`],
+          failLine: `${clock()} [ERROR] ${j.error ?? 'Cancelled'}`,
+        };
       });
-      faultPoint('parse:swapped');
+      await e.store.parse.finish(puts, rows, process.pid, now);
     } catch (err) {
-      this.writeFailed(mine, err);
+      await this.writeFailed(mine, err);
     } finally {
       this.progress.drop(mine.map((j) => j.doc.id));
       this.writeMs += performance.now() - t0;
@@ -512,37 +500,24 @@ export class ParseQueue {
   /**
    * The store refused the swap (SQLITE_FULL, SQLITE_IOERR_WRITE, …): FAIL each document with the
    * file's name and SQLite's code, old chunks kept. If even that is refused the rows stay RUNNING,
-   * owned by this pid, and a later open parses them again.
+   * claimed by this pid, and a later open parses them again.
    */
-  private writeFailed(jobs: Job[], err: unknown): void {
+  private async writeFailed(jobs: Job[], err: unknown): Promise<void> {
     const e = this.e;
     if (e.isClosed) return;
     const code = (err as { code?: unknown } | null)?.code;
     const text = err instanceof Error ? err.message : String(err);
-    const msg = typeof code === 'string' && code.startsWith('SQLITE_') ? `Database ${e.db.name}: ${text} (${code})` : text;
+    const msg = typeof code === 'string' && code.startsWith('SQLITE_') ? `Database ${e.store.name}: ${text} (${code})` : text;
     try {
-      e.tx(() => {
-        const cur = cachedStatement(e.db, 'SELECT run, chunk_num, token_num FROM document WHERE id = ?');
-        const failed = cachedStatement(e.db, 'UPDATE document SET run = ?, progress = -1, progress_msg = ?, process_duration = ? WHERE id = ?');
-        const del = cachedStatement(e.db, 'DELETE FROM parse_owner WHERE document_id = ? AND pid = ?');
-        const counts = new Counts(e);
-        for (const j of jobs) {
-          const s = cur.get(j.doc.id) as { run: string; chunk_num: number; token_num: number } | undefined;
-          if (s?.run === RUN.RUNNING) {
-            failed.run(RUN.FAIL, [...j.log, `${clock()} [ERROR] ${msg}`].join('\n'), (performance.now() - j.t0) / 1000, j.doc.id);
-            counts.restore(j.doc.id, j.doc.dataset_id, s);
-          }
-          del.run(j.doc.id, process.pid);
-        }
-        counts.apply();
-      });
+      await e.store.parse.failAll(jobs.map((j) => ({ id: j.doc.id, dataset_id: j.doc.dataset_id, log: j.log, seconds: (performance.now() - j.t0) / 1000 })),
+        `${clock()} [ERROR] ${msg}`, process.pid);
     } catch {
       // see above
     }
   }
 }
 
-type CachePut = [model: string, sha: string, vector: Float32Array];
+type CachePut = CachedVector;
 
 /** A job under way in a lane. */
 interface Lane {
@@ -561,46 +536,16 @@ function batchable(doc: DocumentRow): boolean {
   return doc.suffix !== 'pdf' && doc.type !== 'visual' && doc.parser_id !== 'picture';
 }
 
-function chunkRows(j: Job, now: number, time: string, setting: LangSetting): NewChunk[] {
+function chunkRows(j: Job, now: number, time: string): NewChunk[] {
   const { doc, parsed, vectors } = j;
-  const fresh = setting === languageSetting(j.kb.language);
   return parsed!.chunks.map((c, i) => ({
     id: chunkId(c.content, doc.id), document_id: doc.id, dataset_id: doc.dataset_id, content: c.content, index_text: c.indexText,
     title: doc.name, important_keywords: c.important_keywords ?? [], questions: c.questions ?? [], tag_kwd: c.tag_kwd ?? [],
     positions: c.positions ?? [], available: doc.status === '1', doc_type: c.doc_type ?? '', chunk_order: i,
     page_num: c.page_num, top: c.top, token_num: parsed!.tokens[i]!, create_time: time, create_timestamp: now / 1000, vector: vectors![i]!,
-    ...(fresh
-      ? { lang: parsed!.langs[i]!, terms: parsed!.terms[i] } // analysed in the worker, with doc.name as title
-      : { lang: chunkLanguage(setting, c.indexText ?? c.content, c.important_keywords, c.questions) }),
+    // Analysed in the worker in the dataset's language (ParseOutcomeRow.language), with doc.name as title.
+    lang: parsed!.langs[i]!, terms: parsed!.terms[i],
   }));
-}
-
-/**
- * Document counts set inside a transaction, and their datasets' counters moved by the same
- * differences: no count over a dataset's documents.
- */
-class Counts {
-  private readonly delta = new Map<string, [number, number]>();
-  constructor(private readonly e: Engine) {}
-
-  /** The document's counts went from `old` to (chunks, tokens), already written. */
-  moved(datasetId: string, old: { chunk_num: number; token_num: number }, chunks: number, tokens: number): void {
-    const d = this.delta.get(datasetId) ?? [0, 0];
-    this.delta.set(datasetId, [d[0] + chunks - old.chunk_num, d[1] + tokens - old.token_num]);
-  }
-
-  /** Sets a document's counts from its chunk rows (the swap did not happen: the old chunks stay). */
-  restore(id: string, datasetId: string, old: { chunk_num: number; token_num: number }): void {
-    const r = cachedStatement(this.e.db, 'SELECT COUNT(*) AS n, COALESCE(SUM(token_num), 0) AS t FROM chunk WHERE document_id = ?').get(id) as { n: number; t: number };
-    cachedStatement(this.e.db, 'UPDATE document SET chunk_num = ?, token_num = ? WHERE id = ?').run(r.n, r.t, id);
-    this.moved(datasetId, old, r.n, r.t);
-  }
-
-  apply(): void {
-    const up = cachedStatement(this.e.db, 'UPDATE dataset SET chunk_num = chunk_num + ?, token_num = token_num + ? WHERE id = ?');
-    for (const [id, [c, t]] of this.delta) if (c || t) up.run(c, t, id);
-    this.delta.clear();
-  }
 }
 
 /**
@@ -640,14 +585,10 @@ class ProgressWriter {
     this.rows.clear();
     // Best effort (a full disk): the final write reports the failure. RUNNING only: a stop or a
     // swap that came first keeps its own state.
-    try {
-      const up = cachedStatement(this.e.db, `UPDATE document SET progress = ?, progress_msg = ?, process_begin_at = COALESCE(?, process_begin_at)
-        WHERE id = ? AND run = '${RUN.RUNNING}'`);
-      this.e.tx(() => rows.forEach(([id, r]) => up.run(r.progress, r.log.join('\n'), r.begin ?? null, id)));
-      faultPoint('parse:progress-written');
-    } catch {
-      // the next update or the final state says what happened
-    }
+    this.e.store.parse.progress(rows.map(([id, r]) => ({ id, progress: r.progress, msg: r.log.join('\n'), begin: r.begin ?? null }))).then(
+      () => faultPoint('parse:progress-written'),
+      () => undefined, // the next update or the final state says what happened
+    );
   }
 }
 
@@ -668,37 +609,3 @@ function ownerAlive(pid: number, host: string, heartbeat: number): boolean {
   return Date.now() - heartbeat < OWNER_STALE_MS;
 }
 
-/**
- * A parse that failed or was cancelled leaves the previous chunks in place (the swap never
- * happened): the documents' counts, zeroed when it started, say so again, and their datasets'
- * counters move with them. Inside a transaction.
- */
-export function restoreCounts(e: Engine, ids: string[]): void {
-  const cur = cachedStatement(e.db, 'SELECT dataset_id, chunk_num, token_num FROM document WHERE id = ?');
-  const counts = new Counts(e);
-  for (const id of ids) {
-    const d = cur.get(id) as { dataset_id: string; chunk_num: number; token_num: number } | undefined;
-    if (d) counts.restore(id, d.dataset_id, d);
-  }
-  counts.apply();
-}
-
-/**
- * Marks documents for parsing (counts zeroed, their datasets' counters lowered by as much) in one
- * transaction. Their old chunks stay searchable until the new ones replace them in one swap; a
- * failed or cancelled parse restores the counts.
- */
-export function resetForParse(e: Engine, ids: string[]): void {
-  const cur = cachedStatement(e.db, 'SELECT dataset_id, chunk_num, token_num FROM document WHERE id = ?');
-  const reset = cachedStatement(e.db, `UPDATE document SET run = ?, progress = 0, progress_msg = '', chunk_num = 0, token_num = 0,
-    process_duration = 0, process_begin_at = NULL WHERE id = ?`);
-  e.tx(() => {
-    const counts = new Counts(e);
-    for (const id of ids) {
-      const d = cur.get(id) as { dataset_id: string; chunk_num: number; token_num: number };
-      reset.run(RUN.RUNNING, id);
-      counts.moved(d.dataset_id, d, 0, 0);
-    }
-    counts.apply();
-  });
-}

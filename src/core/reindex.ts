@@ -9,7 +9,6 @@
  * the store (two processes doing the same rows write the same terms).
  */
 import type { Engine } from './engine.js';
-import { datasetAnalyses, markDatasetReindexed, reindexDatasetSlice } from '../store/index.js';
 import { chunkLanguage, languageSetting, type Lang, type LangSetting } from '../text/index.js';
 
 /** Rows per transaction: ~10–30 ms of analysis and writes, so a search waits at most that long. */
@@ -63,7 +62,7 @@ export class FullTextReindex {
       if (e.isClosed) return;
       let todo: Array<{ id: string; language: string | null; fts_language: string | null }>;
       try {
-        todo = datasetAnalyses(e.db).filter((d) => languageSetting(d.language) !== d.fts_language);
+        todo = (await e.store.datasets.analyses()).filter((d) => languageSetting(d.language) !== d.fts_language);
       } catch {
         return this.retry();
       }
@@ -85,11 +84,11 @@ export class FullTextReindex {
     for (;;) {
       if (e.isClosed) return false;
       try {
-        const { last, rewritten } = e.tx(() => reindexDatasetSlice(e.db, id, after, SLICE_ROWS, langOf));
+        const { last, rewritten } = await e.store.chunks.reindexSlice(id, after, SLICE_ROWS, langOf);
         this.rewritten += rewritten;
         if (last === null) {
           // A setting changed meanwhile leaves fts_language as it was: the next pass starts over.
-          e.tx(() => markDatasetReindexed(e.db, id, language, setting));
+          await e.store.datasets.markReindexed(id, language, setting);
           return true;
         }
         after = last;

@@ -7,15 +7,14 @@
  * nothing and records why on the task (`progress_msg`), as does a model that cannot extract (the
  * built-in extractive model) or a memory whose items no longer fit.
  */
-import type { Database } from 'better-sqlite3';
 import type { ChatModel } from '../llm/index.js';
-import { insertMessages, MemoryFullError } from './allocator.js';
-import { cachedStatement } from '../store/index.js';
+import type { MemoryStore, TaskRow } from '../store/index.js';
 import { faultPoint } from '../util/index.js';
 import { extract, canExtract, maskToTypes } from './extract.js';
 
 export interface TaskDeps {
-  db: Database;
+  /** The store the tasks, memories and messages are in; `isOpen` false once it is closed. */
+  store: { readonly memories: MemoryStore; readonly isOpen: boolean };
   /** The chat model of a memory's llm_id, or undefined when it is not available. */
   model(llmId: string): ChatModel | undefined;
   /** Unit vectors with a memory's embedding model. */
@@ -35,13 +34,6 @@ export const TASK_ATTEMPTS = 3;
  */
 export const TASK_LEASE_MS = 30_000;
 const RETRY_MS = [200, 1_000, 5_000];
-
-interface TaskRow {
-  id: number;
-  memory_id: string;
-  message_id: number;
-  attempts: number;
-}
 
 export class ExtractionQueue {
   private running: Promise<void> | null = null;
@@ -63,6 +55,10 @@ export class ExtractionQueue {
     });
   }
 
+  private get tasks(): MemoryStore {
+    return this.d.store.memories;
+  }
+
   /** Resolves when no task is pending or running (tests, benchmarks); waits out retries. */
   async idle(): Promise<void> {
     for (;;) {
@@ -70,8 +66,8 @@ export class ExtractionQueue {
         await this.running;
         continue;
       }
-      if (this.d.isClosed() || this.pending() === 0) return;
-      const due = cachedStatement(this.d.db, "SELECT MIN(update_time) FROM memory_task WHERE status = 'pending'").pluck().get() as number;
+      if (this.d.isClosed() || (await this.tasks.pendingTasks()) === 0) return;
+      const due = (await this.tasks.nextDue()) as number;
       if (due > Date.now()) await new Promise((r) => setTimeout(r, Math.min(50, due - Date.now())));
       else this.kick();
     }
@@ -83,33 +79,25 @@ export class ExtractionQueue {
     if (this.timer) clearTimeout(this.timer);
     const held = [...this.claimed];
     await this.running?.catch(() => undefined);
-    // The engine is closing but its database is still open here (closers run before it closes):
+    // The engine is closing but its store is still open here (closers run before it closes):
     // what it still holds is due again at once.
-    if (held.length && this.d.db.open) {
-      const release = this.d.db.prepare("UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?");
-      for (const [id, lease] of held) release.run(Date.now(), id, lease);
-    }
-  }
-
-  private pending(): number {
-    return (cachedStatement(this.d.db, "SELECT COUNT(*) FROM memory_task WHERE status = 'pending'").pluck().get() as number) ?? 0;
+    if (held.length && this.d.store.isOpen) await this.tasks.releaseTasks(held, Date.now());
   }
 
   private async drain(): Promise<void> {
-    const next = cachedStatement(this.d.db, "SELECT id, memory_id, message_id, attempts FROM memory_task WHERE status = 'pending' AND update_time <= ? ORDER BY id LIMIT 1");
     for (;;) {
       if (this.d.isClosed() || this.abort.signal.aborted) return;
       const now = Date.now();
-      const t = next.get(now) as TaskRow | undefined;
+      const t = await this.tasks.dueTask(now);
       if (!t) {
-        this.scheduleRetry();
+        await this.scheduleRetry();
         return;
       }
       // Claim it: another process on the same file may be draining the same queue. The claim is
       // a lease (the task's due time moves past it), renewed while this process works on it; a
       // process that dies leaves the task due again when the lease runs out.
       const lease = now + this.leaseMs;
-      if (cachedStatement(this.d.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time <= ?").run(lease, t.id, now).changes === 0) continue;
+      if (!(await this.tasks.claimTask(t.id, now, lease))) continue;
       this.claimed.set(t.id, lease);
       faultPoint('memory.extract:claimed');
       const renew = setInterval(() => this.renew(t.id), Math.max(10, Math.floor(this.leaseMs / 3)));
@@ -126,26 +114,20 @@ export class ExtractionQueue {
   /** Moves this process's lease on; a lease another process took (this one stalled past it) is given up. */
   private renew(id: number): void {
     const lease = this.claimed.get(id);
-    if (lease === undefined || this.d.isClosed() || !this.d.db.open) return;
+    if (lease === undefined || this.d.isClosed() || !this.d.store.isOpen) return;
     const next = Date.now() + this.leaseMs;
-    try {
-      const ok = cachedStatement(this.d.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?").run(next, id, lease).changes === 1;
-      if (ok) this.claimed.set(id, next);
-      else this.claimed.delete(id);
-    } catch {
-      // busy: the lease has two more renewals before it runs out
-    }
-  }
-
-  /** Whether this process still holds `t` (inside the writing transaction: nobody can take it meanwhile). */
-  private holds(t: TaskRow): boolean {
-    const lease = this.claimed.get(t.id);
-    return lease !== undefined && cachedStatement(this.d.db, "SELECT update_time FROM memory_task WHERE id = ? AND status = 'pending'").pluck().get(t.id) === lease;
+    this.tasks.renewTask(id, lease, next).then(
+      (ok) => {
+        if (ok) this.claimed.set(id, next);
+        else this.claimed.delete(id);
+      },
+      () => undefined, // busy: the lease has two more renewals before it runs out
+    );
   }
 
   /** A task waiting for its retry time: wake up then. */
-  private scheduleRetry(): void {
-    const at = cachedStatement(this.d.db, "SELECT MIN(update_time) FROM memory_task WHERE status = 'pending'").pluck().get() as number | null;
+  private async scheduleRetry(): Promise<void> {
+    const at = await this.tasks.nextDue();
     if (at === null || this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -154,23 +136,21 @@ export class ExtractionQueue {
     this.timer.unref();
   }
 
-  private finish(t: TaskRow, status: 'done' | 'failed', msg: string): void {
+  /** Logs a failure the task row records too. */
+  private failed(t: TaskRow, msg: string): void {
+    (this.d.log ?? console.warn)(`ragloom memory ${t.memory_id}: extraction of message ${t.message_id} failed: ${msg}`);
+  }
+
+  private async finish(t: TaskRow, status: 'done' | 'failed', msg: string): Promise<void> {
     const lease = this.claimed.get(t.id) ?? -1;
     // Only while holding the lease: a task another process took over is its to finish.
-    const n = cachedStatement(this.d.db, "UPDATE memory_task SET status = ?, progress_msg = ?, attempts = ?, update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?")
-      .run(status, msg, t.attempts + 1, Date.now(), t.id, lease).changes;
-    if (n && status === 'failed') (this.d.log ?? console.warn)(`ragloom memory ${t.memory_id}: extraction of message ${t.message_id} failed: ${msg}`);
+    if ((await this.tasks.finishTask(t, lease, status, msg, Date.now())) && status === 'failed') this.failed(t, msg);
   }
 
   private async run(t: TaskRow): Promise<void> {
-    const db = this.d.db;
-    const mem = cachedStatement(db, 'SELECT id, memory_type, embd_id, llm_id, temperature, system_prompt, user_prompt FROM memory WHERE id = ?').get(t.memory_id) as
-      | { id: string; memory_type: number; embd_id: string; llm_id: string; temperature: number; system_prompt: string; user_prompt: string }
-      | undefined;
-    const raw = cachedStatement(db, "SELECT id, user_id, agent_id, session_id, content, valid_at, fifo_at FROM memory_message WHERE id = ? AND message_type = 'raw'").get(t.message_id) as
-      | { id: number; user_id: string; agent_id: string; session_id: string; content: string; valid_at: number; fifo_at: number }
-      | undefined;
-    if (!mem || !raw) return this.finish(t, 'failed', 'the message is gone (evicted or deleted) before its extraction ran');
+    const input = await this.tasks.taskInput(t);
+    if (!input) return this.finish(t, 'failed', 'the message is gone (evicted or deleted) before its extraction ran');
+    const { memory: mem, raw } = input;
     const types = maskToTypes(mem.memory_type).filter((x) => x !== 'raw');
     if (!types.length) return this.finish(t, 'done', 'nothing to extract (raw only)');
     const model = this.d.model(mem.llm_id);
@@ -194,8 +174,7 @@ export class ExtractionQueue {
       if (this.abort.signal.aborted) return; // closing: stays pending for the next open
       const msg = (e as Error).message;
       if (t.attempts + 1 >= TASK_ATTEMPTS) return this.finish(t, 'failed', `${msg} (after ${TASK_ATTEMPTS} attempts)`);
-      cachedStatement(db, "UPDATE memory_task SET attempts = attempts + 1, progress_msg = ?, update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?")
-        .run(msg, Date.now() + RETRY_MS[t.attempts]!, t.id, this.claimed.get(t.id) ?? -1);
+      await this.tasks.retryTask(t, this.claimed.get(t.id) ?? -1, msg, Date.now() + RETRY_MS[t.attempts]!);
       return;
     }
     faultPoint('memory.extract:answered');
@@ -209,24 +188,19 @@ export class ExtractionQueue {
     }
     if (this.d.isClosed()) return;
     faultPoint('memory.extract:embedded');
-    db.transaction(() => {
-      // Stalled past the lease and another process took the task: its items are that one's to store.
-      if (!this.holds(t)) return;
-      // The raw message may have been evicted while the model was answering.
-      if (!cachedStatement(db, 'SELECT 1 FROM memory_message WHERE id = ?').get(raw.id)) return this.finish(t, 'failed', 'the message was evicted before its items were stored');
-      try {
-        const now = Date.now();
-        insertMessages(db, mem.id, res.items.map((it, i) => ({
-          message_type: it.type, source_id: raw.id, user_id: raw.user_id, agent_id: raw.agent_id, session_id: raw.session_id,
-          content: it.content, vector: vectors[i] ?? null, valid_at: it.valid_at, invalid_at: it.invalid_at, fifo_at: raw.fifo_at,
-        })), { now, protect: raw.id });
-        faultPoint('memory.extract:stored');
-        this.finish(t, 'done', `${res.items.length} items extracted`);
-      } catch (e) {
-        if (!(e instanceof MemoryFullError)) throw e;
-        this.finish(t, 'failed', `the extracted items do not fit: ${e.message}`);
-      }
-    }).immediate();
-    faultPoint('memory.extract:committed');
+    // One transaction: nothing when another process took the task over (stalled past the lease);
+    // the raw message may have been evicted while the model was answering.
+    const stored = await this.tasks.storeItems(t, this.claimed.get(t.id) ?? -1, raw.id, res.items.map((it, i) => ({
+      message_type: it.type, source_id: raw.id, user_id: raw.user_id, agent_id: raw.agent_id, session_id: raw.session_id,
+      content: it.content, vector: vectors[i] ?? null, valid_at: it.valid_at, invalid_at: it.invalid_at, fifo_at: raw.fifo_at,
+    })), {
+      done: `${res.items.length} items extracted`,
+      gone: GONE,
+      full: (e) => `the extracted items do not fit: ${e.message}`,
+    }, Date.now());
+    if (stored === 'raw-gone') this.failed(t, GONE);
+    else if (typeof stored === 'object') this.failed(t, `the extracted items do not fit: ${stored.full.message}`);
   }
 }
+
+const GONE = 'the message was evicted before its items were stored';

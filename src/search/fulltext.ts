@@ -14,7 +14,7 @@
  * and depends on the query and the collection only, never on which other chunks were found.
  * idf is FTS5's own: ln((N − n + 0.5)/(n + 0.5)), at least 1e-6, over the whole table.
  */
-import { cachedStatement as stmt, storedAnalysis, type Db } from '../store/index.js';
+import { storedAnalysis, type FtsTable, type FullTextEngine, type SearchReader } from '../store/index.js';
 import { analyze, ftsTerms, type Analysis } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { TopK } from './vector-index.js';
@@ -22,72 +22,19 @@ import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
 import type { TermIndex } from './term-index.js';
 
 export { K1, B, COLUMN_WEIGHTS };
+export type { FtsTable };
 
-/** The FTS5 tables searched by this module. */
-export type FtsTable = 'chunk_fts' | 'memory_fts';
-
-/** How one FTS5 table is read: every statement is built once, so each has one cached SQL string. */
-interface FtsSource {
-  readonly table: FtsTable;
-  /** Statements whose results change whenever the table's rows may have (the statistics' cache key). */
-  readonly seqSql: string;
-  readonly maxSql: string;
-  /** FTS5's averages record (id 1 of the `_data` shadow table). */
-  readonly avgSql: string;
-  readonly dfSql: string;
-  readonly dfCapSql: string;
-  readonly allSql: string;
-  readonly topSql: string;
-  /** Prefix of the per-rowid scores statement (the `IN (…)` list follows). */
-  readonly scoresSql: string;
-  /** Rows in batches of ROW_BATCH: [rowid, content, index_text, keywords JSON, questions JSON, title, lang]. */
-  readonly rowsSql: string;
+/** The store's full-text engine (FTS5 on SQLite), which every function here reads. */
+function fts(reader: SearchReader): FullTextEngine {
+  const f = reader.fullText;
+  if (!f) throw new Error('This store has no full-text engine: full-text search needs the term index (src/search/term-index.ts)');
+  return f;
 }
 
-const ROW_BATCH = 64;
-const batchMarks = Array.from({ length: ROW_BATCH }, () => '?').join(',');
-
-function ftsSource(table: FtsTable, rows: { log: string; maxSql: string; rowsSql: string }): FtsSource {
-  const bm25 = `bm25(${table}, ${COLUMN_WEIGHTS.join(', ')})`;
-  return {
-    table,
-    seqSql: `SELECT seq FROM sqlite_sequence WHERE name = '${rows.log}'`,
-    maxSql: rows.maxSql,
-    avgSql: `SELECT block FROM ${table}_data WHERE id = 1`,
-    dfSql: `SELECT count(*) FROM ${table} WHERE ${table} MATCH ?`,
-    dfCapSql: `SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${table} MATCH ? LIMIT ?)`,
-    allSql: `SELECT rowid, ${bm25} AS s FROM ${table} WHERE ${table} MATCH ?`,
-    topSql: `SELECT rowid, ${bm25} AS s FROM ${table} WHERE ${table} MATCH ? ORDER BY s LIMIT ? OFFSET ?`,
-    scoresSql: `SELECT rowid, ${bm25} AS s FROM ${table} WHERE ${table} MATCH ? AND rowid IN (`,
-    rowsSql: rows.rowsSql,
-  };
-}
-
-/**
- * The tables' sources. The statistics are cached until the row table's change log (vec_log /
- * memory_vec_log: deletes and updates) or its highest id (inserts; ids only grow) moves.
- * A chunk's full-text row is ftsTerms(document name (none for an untitled chunk), index text or content, keywords,
- * questions); a memory message's is ftsTerms('', content, [], []).
- */
-const SOURCES: Readonly<Record<FtsTable, FtsSource>> = {
-  chunk_fts: ftsSource('chunk_fts', {
-    log: 'vec_log',
-    maxSql: 'SELECT COALESCE(MAX(rowid), 0) FROM chunk',
-    rowsSql: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END, c.lang FROM chunk c
-    LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${batchMarks})`,
-  }),
-  memory_fts: ftsSource('memory_fts', {
-    log: 'memory_vec_log',
-    maxSql: 'SELECT COALESCE(MAX(id), 0) FROM memory_message',
-    rowsSql: `SELECT id, content, NULL, '[]', '[]', '', NULL FROM memory_message WHERE id IN (${batchMarks})`,
-  }),
-};
-
-function sourceOf(table: FtsTable | undefined): FtsSource {
+function checkTable(table: FtsTable | undefined): FtsTable {
   const t = table ?? 'chunk_fts';
-  const src = Object.hasOwn(SOURCES, t) ? SOURCES[t] : undefined;
-  if (!src) throw new RangeError(`Unknown full-text table '${String(table)}'`);
-  return src;
+  if (t !== 'chunk_fts' && t !== 'memory_fts') throw new RangeError(`Unknown full-text table '${String(table)}'`);
+  return t;
 }
 
 export interface TextQuery {
@@ -126,27 +73,25 @@ export const ALL_MATCHES_BELOW = 3_000;
 
 
 /**
- * FTS5's own statistics: the row count and the total tokens over all columns, from the
- * averages record of `<table>_data` (id 1: varints nRow, then each column's token total).
+ * FTS5's own statistics: the row count and the total tokens over all columns (its averages
+ * record), cached per reader and table until the rows may have changed (FullTextEngine.statsKey).
  */
-interface Stats { src: FtsSource; key: string; n: number; tokens: number; df: Map<string, number> }
-const statsCache = new WeakMap<Db, Map<FtsTable, Stats>>();
-function ftsStats(db: Db, src: FtsSource): Stats {
-  const seq = (stmt(db, src.seqSql).pluck().get() as number | undefined) ?? 0;
-  const max = (stmt(db, src.maxSql).pluck().get() as number);
-  const key = `${seq}:${max}`;
-  let byTable = statsCache.get(db);
-  if (!byTable) statsCache.set(db, (byTable = new Map()));
-  const hit = byTable.get(src.table);
+interface Stats { table: FtsTable; key: string; n: number; tokens: number; df: Map<string, number> }
+const statsCache = new WeakMap<SearchReader, Map<FtsTable, Stats>>();
+function ftsStats(reader: SearchReader, table: FtsTable): Stats {
+  const f = fts(reader);
+  const key = f.statsKey(table);
+  let byTable = statsCache.get(reader);
+  if (!byTable) statsCache.set(reader, (byTable = new Map()));
+  const hit = byTable.get(table);
   if (hit && hit.key === key) return hit;
-  const blob = stmt(db, src.avgSql).pluck().get() as Buffer | undefined;
-  const v = blob ? varints(blob) : [];
-  const out = { src, key, n: v[0] ?? 0, tokens: v.slice(1).reduce((a, b) => a + b, 0), df: new Map<string, number>() };
-  byTable.set(src.table, out);
+  const v = f.totals(table);
+  const out = { table, key, n: v[0] ?? 0, tokens: v.slice(1).reduce((a, b) => a + b, 0), df: new Map<string, number>() };
+  byTable.set(table, out);
   return out;
 }
 
-/** Cached document frequencies per connection and table, dropped with the statistics when the rows change. */
+/** Cached document frequencies per reader and table, dropped with the statistics when the rows change. */
 const DF_CACHE_MAX = 100_000;
 
 /**
@@ -154,15 +99,13 @@ const DF_CACHE_MAX = 100_000;
  * FTS5 stores no document frequencies: counting walks the term's doclist (~30 ns a row), so
  * results are cached until the rows change, and `cap` bounds the walk for optional terms.
  */
-function termDf(db: Db, st: Stats, term: string, cap?: number): number {
+function termDf(reader: SearchReader, st: Stats, term: string, cap?: number): number {
   const hit = st.df.get(term);
   // A negative entry −c records "more than c rows" from a capped count.
   if (hit !== undefined && hit >= 0) return cap !== undefined && hit > cap ? Infinity : hit;
   if (hit !== undefined && cap !== undefined && cap <= -hit) return Infinity;
   const q = `"${term.replace(/"/g, '""')}"`;
-  let d: number;
-  if (cap === undefined) d = stmt(db, st.src.dfSql).pluck().get(q) as number;
-  else d = stmt(db, st.src.dfCapSql).pluck().get(q, cap + 1) as number;
+  const d = cap === undefined ? fts(reader).count(st.table, q) : fts(reader).count(st.table, q, cap + 1);
   if (st.df.size >= DF_CACHE_MAX) st.df.clear();
   if (cap !== undefined && d > cap) {
     st.df.set(term, -cap);
@@ -172,38 +115,18 @@ function termDf(db: Db, st: Stats, term: string, cap?: number): number {
   return d;
 }
 
-/** SQLite's varint format (big-endian 7-bit groups; a 9th byte holds 8 bits). */
-function varints(b: Buffer): number[] {
-  const out: number[] = [];
-  let p = 0;
-  while (p < b.length) {
-    let v = 0;
-    for (let i = 0; i < 9 && p < b.length; i++) {
-      const c = b[p++]!;
-      if (i === 8) {
-        v = v * 256 + c;
-        break;
-      }
-      v = v * 128 + (c & 0x7f);
-      if (!(c & 0x80)) break;
-    }
-    out.push(v);
-  }
-  return out;
-}
-
 /**
  * The analysed question with its terms' statistics over `opts.table` (default `chunk_fts`); every
  * function below that takes the query reads that table.
  */
-export function textQuery(db: Db, question: string, opts: { table?: FtsTable; index?: TermIndex; lang?: Analysis } = {}): TextQuery {
-  const src = sourceOf(opts.table);
+export function textQuery(reader: SearchReader, question: string, opts: { table?: FtsTable; index?: TermIndex; lang?: Analysis } = {}): TextQuery {
+  const table = checkTable(opts.table);
   const terms = [...new Set(analyze(question, opts.lang))];
   const idf = new Map<string, number>();
-  if (!terms.length) return { table: src.table, terms, match: '', upper: 0, dfSum: 0, idf, avgdl: 1 };
-  const st = ftsStats(db, src);
+  if (!terms.length) return { table, terms, match: '', upper: 0, dfSum: 0, idf, avgdl: 1 };
+  const st = ftsStats(reader, table);
   const { n, tokens } = st;
-  const index = src.table === 'chunk_fts' ? opts.index : undefined;
+  const index = table === 'chunk_fts' ? opts.index : undefined;
   let upper = 0;
   let dfSum = 0;
   const present: string[] = [];
@@ -213,7 +136,7 @@ export function textQuery(db: Db, question: string, opts: { table?: FtsTable; in
     // The index's document frequency is FTS5's (it holds the same rows), without walking a doclist.
     const tok = index ? index.queryToken(t) : -2;
     if (tok === -2) indexed = false;
-    const d = tok === -2 ? termDf(db, st, t) : index!.docFreq(tok);
+    const d = tok === -2 ? termDf(reader, st, t) : index!.docFreq(tok);
     if (d === 0) continue;
     present.push(t);
     phrases.push(tok);
@@ -223,7 +146,7 @@ export function textQuery(db: Db, question: string, opts: { table?: FtsTable; in
     upper += f * (K1 + 1);
   }
   const match = present.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
-  const q: TextQuery = { table: src.table, terms, match, upper, dfSum, idf, avgdl: n > 0 ? tokens / n : 1, rows: n };
+  const q: TextQuery = { table, terms, match, upper, dfSum, idf, avgdl: n > 0 ? tokens / n : 1, rows: n };
   if (index) q.index = index;
   if (indexed) q.phrases = Int32Array.from(phrases);
   return q;
@@ -235,9 +158,9 @@ export function textQuery(db: Db, question: string, opts: { table?: FtsTable; in
  * length) from the stored text re-analysed: cheaper than per-rowid FTS5 look-ups on large
  * tables. Rows without a matching term are absent.
  */
-export function textScoresJs(db: Db, q: TextQuery, rowids: number[]): Map<number, number> {
+export function textScoresJs(reader: SearchReader, q: TextQuery, rowids: number[]): Map<number, number> {
   if (!q.match || q.upper <= 0 || rowids.length === 0) return new Map();
-  return scoreRows(q, rowTerms(db, rowids, q.table));
+  return scoreRows(q, rowTerms(reader, rowids, q.table));
 }
 
 /** term_similarity of rows given as their analysed columns (see rowTerms); rows without a matching term are absent. */
@@ -270,17 +193,11 @@ export function scoreRows(q: TextQuery, rows: Iterable<[number, string[][]]>): M
  * `table`'s row table (chunks by default), from their stored text through the same ftsTerms that
  * wrote their FTS rows.
  */
-export function rowTerms(db: Db, rowids: number[], table: FtsTable = 'chunk_fts'): Map<number, string[][]> {
+export function rowTerms(reader: SearchReader, rowids: number[], table: FtsTable = 'chunk_fts'): Map<number, string[][]> {
   const out = new Map<number, string[][]>();
-  const BATCH = ROW_BATCH;
-  const sel = stmt(db, sourceOf(table).rowsSql).raw();
   const split = (s: string): string[] => (s ? s.split(' ') : []);
-  for (let i = 0; i < rowids.length; i += BATCH) {
-    const part = rowids.slice(i, i + BATCH);
-    while (part.length < BATCH) part.push(-1);
-    for (const [rid, content, indexText, kw, qs, title, lang] of sel.all(...part) as Array<[number, string, string | null, string, string, string, string | null]>) {
-      out.set(rid, ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang)).map(split));
-    }
+  for (const [rid, content, indexText, kw, qs, title, lang] of fts(reader).texts(checkTable(table), rowids)) {
+    out.set(rid, ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang)).map(split));
   }
   return out;
 }
@@ -299,7 +216,7 @@ export function rowTerms(db: Db, rowids: number[], table: FtsTable = 'chunk_fts'
  */
 export const EXPANSION_DF_CAP = 10_000;
 
-export function expandQuery(db: Db, q: TextQuery, feedback: Array<[cols: string[][], score: number]>, opts: { terms: number; origWeight: number; dfCap?: number }): TextQuery {
+export function expandQuery(reader: SearchReader, q: TextQuery, feedback: Array<[cols: string[][], score: number]>, opts: { terms: number; origWeight: number; dfCap?: number }): TextQuery {
   if (!q.match || feedback.length === 0) return q;
   const mass = feedback.reduce((a, [, s]) => a + Math.max(0, s), 0);
   if (mass <= 0) return q;
@@ -311,7 +228,7 @@ export function expandQuery(db: Db, q: TextQuery, feedback: Array<[cols: string[
     const wgt = score / mass / len;
     for (const col of cols) for (const t of col) model.set(t, (model.get(t) ?? 0) + wgt);
   }
-  return expandWith(db, q, bestTerms(model, opts.terms), opts);
+  return expandWith(reader, q, bestTerms(model, opts.terms), opts);
 }
 
 /** The `terms` most probable terms of a relevance model, in the model's order of first sight; ties by term. */
@@ -332,20 +249,20 @@ export function bestTerms(model: Iterable<[string, number]>, terms: number): Arr
  * expandQuery's second half: the question's terms with the relevance model's `best` terms, weighted
  * and given their idf (`best` from bestTerms, or from TermIndex.relevanceModel).
  */
-export function expandWith(db: Db, q: TextQuery, best: Array<[string, number]>, opts: { terms: number; origWeight: number; dfCap?: number }): TextQuery {
+export function expandWith(reader: SearchReader, q: TextQuery, best: Array<[string, number]>, opts: { terms: number; origWeight: number; dfCap?: number }): TextQuery {
   const z = best.reduce((a, [, p]) => a + p, 0);
   const orig = [...q.idf.keys()];
   const weights = new Map<string, number>();
   for (const t of orig) weights.set(t, opts.origWeight / orig.length);
   for (const [t, p] of best) weights.set(t, (weights.get(t) ?? 0) + (1 - opts.origWeight) * (p / z));
-  const st = ftsStats(db, sourceOf(q.table));
+  const st = ftsStats(reader, q.table);
   const { n } = st;
   const idf = new Map(q.idf);
   const cap = opts.dfCap ?? EXPANSION_DF_CAP;
   for (const t of weights.keys()) {
     if (idf.has(t)) continue;
     const known = q.index?.dfOf(t);
-    const d = known === undefined ? termDf(db, st, t, cap) : known > cap ? Infinity : known;
+    const d = known === undefined ? termDf(reader, st, t, cap) : known > cap ? Infinity : known;
     if (d === 0 || d === Infinity) weights.delete(t);
     else idf.set(t, Math.max(1e-6, Math.log((n - d + 0.5) / (d + 0.5))));
   }
@@ -361,9 +278,9 @@ export function expandWith(db: Db, q: TextQuery, best: Array<[string, number]>, 
  * cheaper than a top-n query plus per-rowid look-ups when the terms are not too common
  * (see ALL_MATCHES_BELOW).
  */
-export function textAll(db: Db, q: TextQuery): { rowids: Float64Array; scores: Float64Array } {
+export function textAll(reader: SearchReader, q: TextQuery): { rowids: Float64Array; scores: Float64Array } {
   if (!q.match || q.upper <= 0) return { rowids: new Float64Array(0), scores: new Float64Array(0) };
-  const rows = stmt(db, sourceOf(q.table).allSql).raw().all(q.match) as Array<[number, number]>;
+  const rows = fts(reader).all(q.table, q.match);
   const rowids = new Float64Array(rows.length);
   const scores = new Float64Array(rows.length);
   const inv = -1 / q.upper;
@@ -379,14 +296,14 @@ export function textAll(db: Db, q: TextQuery): { rowids: Float64Array; scores: F
  * The `k` best-scoring accepted rows as [rowid, term_similarity], best first. Rows are fetched
  * in growing batches until `k` are accepted or the matches run out (the filter lives in memory).
  */
-export function textTop(db: Db, q: TextQuery, k: number, accept: (rowid: number) => boolean): Array<[number, number]> {
+export function textTop(reader: SearchReader, q: TextQuery, k: number, accept: (rowid: number) => boolean): Array<[number, number]> {
   if (!q.match || q.upper <= 0 || k <= 0) return [];
   const out: Array<[number, number]> = [];
-  const sel = stmt(db, sourceOf(q.table).topSql).raw();
+  const f = fts(reader);
   let offset = 0;
   let batch = Math.max(k, 16);
   for (;;) {
-    const rows = sel.all(q.match, batch, offset) as Array<[number, number]>;
+    const rows = f.top(q.table, q.match, batch, offset);
     for (const [rid, s] of rows) {
       if (!accept(rid)) continue;
       out.push([rid, Math.min(1, -s / q.upper)]);
@@ -399,20 +316,10 @@ export function textTop(db: Db, q: TextQuery, k: number, accept: (rowid: number)
 }
 
 /** Exact term_similarity of the given rows (absent from the result: no term matches). */
-export function textScores(db: Db, q: TextQuery, rowids: number[]): Map<number, number> {
+export function textScores(reader: SearchReader, q: TextQuery, rowids: number[]): Map<number, number> {
   const out = new Map<number, number>();
   if (!q.match || q.upper <= 0 || rowids.length === 0) return out;
-  const want = new Set(rowids);
-  const prefix = sourceOf(q.table).scoresSql;
-  for (let i = 0; i < rowids.length; i += 200) {
-    const part = rowids.slice(i, i + 200);
-    // Lists of one become `rowid = ?`, which FTS5 (3.53, contentless) does not always honour
-    // together with MATCH: pad to two and check the rowids here.
-    if (part.length === 1) part.push(part[0]!);
-    const sql = `${prefix}${part.map(() => '?').join(',')})`;
-    const rows = stmt(db, sql).raw().all(q.match, ...part) as Array<[number, number]>;
-    for (const [rid, s] of rows) if (want.has(rid)) out.set(rid, Math.min(1, -s / q.upper));
-  }
+  for (const [rid, s] of fts(reader).scores(q.table, q.match, rowids)) out.set(rid, Math.min(1, -s / q.upper));
   return out;
 }
 
@@ -434,14 +341,14 @@ export interface TextSide {
  * Then one pass over every match is cheaper than textTop, whose every growing batch runs the
  * whole FTS5 query again (bm25() costs ~0.2 µs per match, returning a row ~0.2 µs).
  */
-export function textSide(db: Db, q: TextQuery, k: number, accept: (rowid: number) => boolean, opts: { selective?: boolean } = {}): TextSide {
+export function textSide(reader: SearchReader, q: TextQuery, k: number, accept: (rowid: number) => boolean, opts: { selective?: boolean } = {}): TextSide {
   const few = opts.selective || q.dfSum <= ALL_MATCHES_BELOW;
-  const ix = q.index && q.phrases && !opts.selective ? indexed(db, q, q.index, q.phrases) : undefined;
+  const ix = q.index && q.phrases && !opts.selective ? indexed(reader, q, q.index, q.phrases) : undefined;
   if (!few) {
     if (ix) return { top: ix.top(k, accept), scoresOf: (rids) => ix.index.scoreRows(q, rids) };
-    return { top: textTop(db, q, k, accept), scoresOf: (rids) => textScoresJs(db, q, rids) };
+    return { top: textTop(reader, q, k, accept), scoresOf: (rids) => textScoresJs(reader, q, rids) };
   }
-  const { rowids, scores } = ix ? ix.all() : textAll(db, q);
+  const { rowids, scores } = ix ? ix.all() : textAll(reader, q);
   const best = new TopK(Math.max(1, k));
   if (k > 0) {
     for (let i = 0; i < rowids.length; i++) {
@@ -467,8 +374,8 @@ export function textSide(db: Db, q: TextQuery, k: number, accept: (rowid: number
  * (every match in rowid order, bm25 × −1/upper), `top` is textTop (the k best accepted rows by
  * bm25, ties to the lower rowid, divided by upper).
  */
-function indexed(db: Db, q: TextQuery, index: TermIndex, phrases: Int32Array) {
-  const n = q.rows ?? ftsStats(db, sourceOf(q.table)).n;
+function indexed(reader: SearchReader, q: TextQuery, index: TermIndex, phrases: Int32Array) {
+  const n = q.rows ?? ftsStats(reader, q.table).n;
   const idf = Float64Array.from(phrases, (t) => index.ftsIdf(n, index.docFreq(t)));
   return {
     index,

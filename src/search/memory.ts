@@ -1,7 +1,7 @@
 /**
  * Hybrid search over memory messages (RAGFlow §11, GET /messages/search), on the same analyzer,
  * full-text design (src/search/fulltext.ts over `memory_fts`) and vector-index design
- * (src/search/vector-index.ts, source MEMORY_VECTORS) as chunk retrieval:
+ * (src/search/vector-index.ts, the store's 'memory' feed) as chunk retrieval:
  *
  *   similarity = w·vector_similarity + (1 − w)·term_similarity
  *
@@ -18,14 +18,14 @@
  * The index knows only messages with a vector of `dim` dimensions (a memory has one embedding
  * model; RAGFlow refuses to change it on a non-empty memory), so on both sides a message without
  * one is not found; with no dimension at all (no question vector, dim ≤ 0) the text side alone
- * runs, its rows checked in SQL. Agent, session and user ids are filters kept in the index
- * (MEMORY_VECTORS.tags): they must not change after insert.
+ * runs, its rows checked in the store. Agent, session and user ids are filters kept in the index
+ * (VECTOR_SOURCES.memory.tags): they must not change after insert.
  *
  * Unlike chunk retrieval there is no pseudo-relevance feedback (Rocchio / RM3) here: RAGFlow
  * does none for messages, and a memory's few, short messages give it little to feed on.
  */
-import { cachedStatement, type Db } from '../store/index.js';
-import { memoryVectorIndex, MEMORY_VECTORS, type DimIndex, type VectorFilter } from './vector-index.js';
+import type { SearchReader } from '../store/index.js';
+import { memoryVectorIndex, type DimIndex, type VectorFilter } from './vector-index.js';
 import { textQuery, textSide } from './fulltext.js';
 
 export interface MemorySearchRequest {
@@ -71,7 +71,7 @@ interface Cand {
   sim: number;
 }
 
-export function searchMemoryMessages(db: Db, req: MemorySearchRequest): MemoryHit[] {
+export async function searchMemoryMessages(reader: SearchReader, req: MemorySearchRequest): Promise<MemoryHit[]> {
   const topN = Math.floor(req.topN);
   const memoryIds = [...new Set(req.memoryIds)];
   if (!(topN > 0) || memoryIds.length === 0) return [];
@@ -87,9 +87,9 @@ export function searchMemoryMessages(db: Db, req: MemorySearchRequest): MemoryHi
   const k = candidatesPerSide(topN);
 
   // The index decides what may be found (partition, searchable, tags), for both sides. Without a
-  // dimension there is no index to ask: the rows are checked in SQL.
-  const ix: DimIndex | undefined = dim > 0 ? memoryVectorIndex(db, dim) : undefined;
-  const accept = ix ? ix.matcher(filter) : sqlMatcher(db, memoryIds, tags);
+  // dimension there is no index to ask: the rows are checked in the store.
+  const ix: DimIndex | undefined = dim > 0 ? await memoryVectorIndex(reader, dim) : undefined;
+  const accept = ix ? ix.matcher(filter) : storeMatcher(reader, memoryIds, tags);
 
   const cands = new Map<number, Cand>();
   const add = (id: number): Cand => {
@@ -100,7 +100,7 @@ export function searchMemoryMessages(db: Db, req: MemorySearchRequest): MemoryHi
   if (ix && qv) for (const h of ix.search(qv, k, filter)) add(h.rowid);
   // Selective: a tag filter, or memories holding under half of the messages (memory_fts is shared by all memories).
   const selective = Object.keys(tags).length > 0 || !ix || ix.shareOf(memoryIds) < 0.5;
-  const text = textSide(db, textQuery(db, req.question, { table: 'memory_fts', lang: 'v2' }), k, accept, { selective });
+  const text = textSide(reader, textQuery(reader, req.question, { table: 'memory_fts', lang: 'v2' }), k, accept, { selective });
   for (const [id, ts] of text.top) add(id).tsim = ts;
   const vectorOnly = [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.id);
   for (const [id, ts] of text.scoresOf(vectorOnly)) cands.get(id)!.tsim = ts;
@@ -115,13 +115,12 @@ export function searchMemoryMessages(db: Db, req: MemorySearchRequest): MemoryHi
   return out.slice(0, topN).map((c) => ({ id: c.id, similarity: c.sim, vector_similarity: c.vsim, term_similarity: c.tsim }));
 }
 
-/** accept() without an index: the message row read by id (searchable as MEMORY_VECTORS defines it). */
-function sqlMatcher(db: Db, memoryIds: string[], tags: Record<string, string>): (id: number) => boolean {
-  const sel = cachedStatement(db, `SELECT memory_id, agent_id, session_id, user_id FROM memory_message
-    WHERE id = ? AND (${MEMORY_VECTORS.searchable})`);
+/** accept() without an index: the message row read by id (a searchable one: enabled, not forgotten). */
+function storeMatcher(reader: SearchReader, memoryIds: string[], tags: Record<string, string>): (id: number) => boolean {
+  const f = reader.fullText!;
   const mems = new Set(memoryIds);
   return (id) => {
-    const r = sel.get(id) as Record<string, string> | undefined;
+    const r = f.messageFilter(id) as Record<string, string> | undefined;
     if (!r || !mems.has(r.memory_id!)) return false;
     for (const [col, v] of Object.entries(tags)) if (r[col] !== v) return false;
     return true;

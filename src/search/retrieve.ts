@@ -11,7 +11,7 @@
  * towards its mean by how much the text side agrees with it (RetrievalOptions.vectorAgreement).
  * See docs/retrieval.md for every step.
  */
-import { cachedStatement, chunkRowidsOfDocuments, storedAnalysis, type ChunkRow, type Db } from '../store/index.js';
+import { storedAnalysis, type PageChunk, type SearchReader } from '../store/index.js';
 import { analyzeForIndex, languageSetting, questionLanguage, type Lang } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
 import { vectorIndex, type DimIndex } from './vector-index.js';
@@ -214,13 +214,13 @@ interface Cand {
 export type WireSearchRequest = Omit<SearchRequest, 'embedQuestion' | 'reranker'>;
 
 /**
- * Runs a retrieval (see the module comment). With a search pool attached to `db`
+ * Runs a retrieval (see the module comment). With a search pool attached to `reader`
  * (search-pool.ts), a request without a rerank model is ranked on one of its threads and its
  * page's rows are read here; the question is embedded here first (an embedding error surfaces
  * only where the search would have asked for the vector, as it does in-process).
  */
-export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveResult> {
-  const pool = r.reranker ? undefined : searchPoolOf(db);
+export async function hybridSearch(reader: SearchReader, r: SearchRequest): Promise<RetrieveResult> {
+  const pool = r.reranker ? undefined : searchPoolOf(reader);
   if (pool) {
     let vector: Float32Array | null = null;
     let embedError: unknown;
@@ -232,18 +232,18 @@ export async function hybridSearch(db: Db, r: SearchRequest): Promise<RetrieveRe
     const { embedQuestion: _e, reranker: _r, ...wire } = r;
     try {
       // The thread ranks; the page's rows are read here (they would cross threads otherwise).
-      return materialize(db, await pool.run(wire, vector, embedError), r.highlight ? r.question : undefined);
+      return await materialize(reader, await pool.run(wire, vector, embedError), r.highlight ? r.question : undefined);
     } catch (e) {
       if (!(e instanceof SearchPoolClosed)) throw e;
       // The threads are gone (closing, or crashed): search here.
-      return search(db, { ...r, embedQuestion: async () => vector ?? Promise.reject(embedError) });
+      return search(reader, { ...r, embedQuestion: async () => vector ?? Promise.reject(embedError) });
     }
   }
-  return search(db, r);
+  return search(reader, r);
 }
 
-async function search(db: Db, r: SearchRequest): Promise<RetrieveResult> {
-  return materialize(db, await rank(db, r), r.highlight ? r.question : undefined);
+async function search(reader: SearchReader, r: SearchRequest): Promise<RetrieveResult> {
+  return materialize(reader, await rank(reader, r), r.highlight ? r.question : undefined);
 }
 
 /** One chunk of a ranked page: its scores, and its analysed content when the term index has it. */
@@ -274,21 +274,25 @@ export interface RankedPage {
   unknown?: string[];
 }
 
-/** Everything but reading the page's rows: candidates, scores, feedback, windows, threshold, aggregates. */
-export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
+/**
+ * Everything but reading the page's rows: candidates, scores, feedback, windows, threshold,
+ * aggregates. The store is read before the ranking (scope, the indexes' syncs) and after it (the
+ * survivors' documents while the term index is not built); the ranking itself is synchronous over
+ * the in-memory indexes, so no other search's sync changes them while it runs.
+ */
+export async function rank(reader: SearchReader, r: SearchRequest): Promise<RankedPage> {
   const { question, page, pageSize, weight: w, topK, reranker, options: o } = r;
   const kbIds = r.datasets.map((k) => k.id);
-  const inKbs = `dataset_id IN (${kbIds.map(() => '?').join(',')})`;
 
   // ---- scope: document ids and metadata narrow the searched chunks
   let scopeDocs: Set<string> | undefined = r.documentIds?.length ? new Set(r.documentIds) : undefined;
   if (r.metadata) {
-    const rows = db.prepare(`SELECT id, meta_fields FROM document WHERE ${inKbs}`).all(...kbIds) as { id: string; meta_fields: string }[];
+    const rows = await reader.documentMeta(kbIds);
     const hit = filterDocuments(scopeDocs ? rows.filter((d) => scopeDocs!.has(d.id)) : rows, r.metadata);
     if (hit.size === 0) return { total: 0, page: [], doc_aggs: [] };
     scopeDocs = hit;
   }
-  const scope = scopeDocs ? new Set(chunkRowidsOfDocuments(db, [...scopeDocs])) : undefined;
+  const scope = scopeDocs ? new Set(await reader.chunkRowidsOfDocuments([...scopeDocs])) : undefined;
 
   // ---- RAGFlow's result window: ranks are computed over windows of W; page p lies in window ⌊(p−1)·size/W⌋
   let W = Math.max(30, Math.ceil(64 / pageSize) * pageSize);
@@ -301,13 +305,11 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
 
   // ---- candidates
   const qv = await r.embedQuestion(question);
-  const ix = vectorIndex(db, qv.length);
+  const ix = await vectorIndex(reader, qv.length);
   // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's
   // buffers. Counting stops at `want` (a full count walks the dataset's index: 3.5 ms per 100k);
   // when the vector index alone holds that many of the datasets' chunks, no count is needed.
-  const held = ix && ix.countIn(kbIds) >= want
-    ? want
-    : (stmt(db, `SELECT COUNT(*) FROM (SELECT 1 FROM chunk WHERE ${inKbs} LIMIT ?)`).pluck().get(...kbIds, Math.min(want, 2 ** 53)) as number);
+  const held = ix && ix.countIn(kbIds) >= want ? want : await reader.countChunks(kbIds, Math.min(want, 2 ** 53));
   const textN = Math.min(want, Math.max(1, held));
   const vectorN = Math.min(topK, textN);
   // A searchable row of the datasets (and the scope): the text side asks this of every row it touches.
@@ -316,12 +318,11 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   // The in-memory copy of chunk_fts (term-index.ts) answers for FTS5 once it is built; until
   // then FTS5 answers (the same ranking) and each search builds a part of it (end of rank).
   const started = performance.now();
-  const tix = builtTermIndex(db);
   // The question is read in the datasets' language (its own when theirs differ or are unset).
-  const settings = (stmt(db, `SELECT language FROM dataset WHERE id IN (${marks(kbIds.length)})`).pluck().all(...kbIds) as Array<string | null>)
-    .map(languageSetting);
+  const settings = (await reader.datasetLanguages(kbIds)).map(languageSetting);
   const lang = questionLanguage(settings, question);
-  const tq = textQuery(db, question, { index: tix, lang });
+  const tix = await builtTermIndex(reader);
+  const tq = textQuery(reader, question, { index: tix, lang });
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {
     let c = cands.get(rid);
@@ -343,7 +344,7 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   }
   // Text side and exact cross-scores: one FTS5 pass over all matches when they are few, else the
   // top n from FTS5 and the vector-only candidates' BM25 computed in JS (fulltext.ts textSide).
-  const text = textSide(db, tq, textN, accept);
+  const text = textSide(reader, tq, textN, accept);
   for (const [rid, ts] of text.top) add(rid).tsim = ts;
   const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
   const crossScores = (rids: number[]): void => {
@@ -436,13 +437,13 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
     if (tix) {
       // The same model and scores from the term index's forward rows (term ids, no re-analysis).
       const best = tq.match ? tix.relevanceModel(fbRows.map((c) => [c.rowid, c.sim]), fx.terms) : null;
-      const xq = best ? expandWith(db, tq, best, fx) : tq;
+      const xq = best ? expandWith(reader, tq, best, fx) : tq;
       ts = tix.scoreRows(xq, depthRows.map((c) => c.rowid));
     } else {
-      const rows = rowTerms(db, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
+      const rows = rowTerms(reader, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
       analysed = rows;
       const feedback = fbRows.filter((c) => rows.has(c.rowid)).map((c): [string[][], number] => [rows.get(c.rowid)!, c.sim]);
-      const xq = expandQuery(db, tq, feedback, fx);
+      const xq = expandQuery(reader, tq, feedback, fx);
       ts = scoreRows(xq, depthRows.filter((c) => rows.has(c.rowid)).map((c): [number, string[][]] => [c.rowid, rows.get(c.rowid)!]));
     }
     for (const c of depthRows) {
@@ -453,7 +454,7 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
     windowed.sort(byRank);
   }
   if (reranker && windowed.length) {
-    const rows = chunkRows(db, windowed.map((c) => c.rowid));
+    const rows = await reader.pageChunks(windowed.map((c) => c.rowid));
     const texts = windowed.map((c) => rerankText(rows.get(c.rowid)));
     const scores = await reranker.score(question, texts);
     windowed.forEach((c, i) => {
@@ -484,7 +485,7 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
       if (id !== undefined) count(id);
     }
   } else {
-    const docOf = survivorDocs(db, survivors.map((c) => c.rowid));
+    const docOf = await reader.chunkDocuments(survivors.map((c) => c.rowid));
     for (const c of survivors) {
       const d = docOf.get(c.rowid);
       if (d) count(d.id, d.name);
@@ -494,7 +495,7 @@ export async function rank(db: Db, r: SearchRequest): Promise<RankedPage> {
   // store searched many times: each search without it spends about as long again on building it
   // as it spent itself (at most termIndexOptions.buildStepMs), so one question to a large store
   // is not made to wait for the whole copy, and a store searched often has it after a few hundred.
-  if (!tix) termIndexStep(db, Math.min(termIndexOptions.buildStepMs, performance.now() - started));
+  if (!tix) await termIndexStep(reader, Math.min(termIndexOptions.buildStepMs, performance.now() - started));
   return {
     total: survivors.length,
     page: pageRows.map((c) => {
@@ -549,9 +550,9 @@ export function agreement(cands: ReadonlyArray<{ rowid: number; vsim: number; ts
 }
 
 /** The page's chunks, read and shaped as RAGFlow sends them (`question`: highlight them), and the aggregates' names. */
-function materialize(db: Db, ranked: RankedPage, question: string | undefined): RetrieveResult {
-  const doc_aggs = docNames(db, ranked.doc_aggs);
-  const rows = chunkRows(db, ranked.page.map((c) => c.rowid));
+async function materialize(reader: SearchReader, ranked: RankedPage, question: string | undefined): Promise<RetrieveResult> {
+  const doc_aggs = await docNames(reader, ranked.doc_aggs);
+  const rows = await reader.pageChunks(ranked.page.map((c) => c.rowid));
   const chunks: Record<string, unknown>[] = [];
   for (const c of ranked.page) {
     const row = rows.get(c.rowid);
@@ -561,28 +562,14 @@ function materialize(db: Db, ranked: RankedPage, question: string | undefined): 
 }
 
 /** What a page's chunk is written from (chunkOut, rerankText). */
-type Row = Pick<ChunkRow, 'rowid' | 'id' | 'document_id' | 'dataset_id' | 'content' | 'important_keywords' | 'questions' | 'tag_kwd' |
-  'positions' | 'available' | 'image_id' | 'doc_type' | 'create_time' | 'create_timestamp'> & { doc_name: string; index_text: string | null; lang: string | null };
-
-const stmt = (db: Db, sql: string) => cachedStatement(db, sql);
-const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
+type Row = PageChunk;
 
 /**
- * The aggregates with their documents' names, read in batches of fixed size (statements are
- * reused); a document gone meanwhile is left out, as survivorDocs' join leaves it out. The term
- * index knows each chunk's document, so only the (few) documents are read, not the chunk rows
- * (large and scattered: ~3.5 µs a look-up at 100k chunks).
+ * The aggregates with their documents' names (only the documents the term index named, read in
+ * one batch); a document gone meanwhile is left out, as the survivors' join leaves it out.
  */
-function docNames(db: Db, aggs: PageAgg[]): DocAgg[] {
-  const B = 64;
-  const names = new Map<string, string>();
-  const ids = aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id);
-  for (let i = 0; i < ids.length; i += B) {
-    const part = ids.slice(i, i + B);
-    while (part.length < B) part.push('');
-    const rows = stmt(db, `SELECT id, name FROM document WHERE id IN (${marks(B)})`).raw().all(...part) as Array<[string, string]>;
-    for (const [id, name] of rows) names.set(id, name);
-  }
+async function docNames(reader: SearchReader, aggs: PageAgg[]): Promise<DocAgg[]> {
+  const names = await reader.documentNames(aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id));
   const out: DocAgg[] = [];
   for (const a of aggs) {
     const name = a.doc_name ?? names.get(a.doc_id);
@@ -590,43 +577,6 @@ function docNames(db: Db, aggs: PageAgg[]): DocAgg[] {
   }
   return out;
 }
-
-/** rowid → its document (id, name), in batches of fixed size so statements are reused. */
-function survivorDocs(db: Db, rowids: number[]): Map<number, { id: string; name: string }> {
-  const out = new Map<number, { id: string; name: string }>();
-  const B = 64;
-  for (let i = 0; i < rowids.length; i += B) {
-    const part = rowids.slice(i, i + B);
-    while (part.length < B) part.push(-1);
-    const rows = stmt(db, `SELECT c.rowid, d.id, d.name FROM chunk c JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${marks(B)})`)
-      .raw().all(...part) as Array<[number, string, string]>;
-    for (const [rid, id, name] of rows) out.set(rid, { id, name });
-  }
-  return out;
-}
-
-/**
- * The rows of a page, by rowid. Read as arrays (raw) and shaped here: better-sqlite3's row
- * objects cost about as much as the look-ups themselves (30 rows of 100k: 0.22 → 0.15 ms).
- */
-function chunkRows(db: Db, rowids: number[]): Map<number, Row> {
-  const out = new Map<number, Row>();
-  for (let i = 0; i < rowids.length; i += 500) {
-    const part = rowids.slice(i, i + 500);
-    const rows = stmt(db, `SELECT c.rowid, c.id, c.document_id, c.dataset_id, c.content, c.important_keywords, c.questions, c.tag_kwd,
-      c.positions, c.available, c.image_id, c.doc_type, c.create_time, c.create_timestamp, c.index_text, d.name, c.lang
-      FROM chunk c JOIN document d ON d.id = c.document_id WHERE c.rowid IN (${marks(part.length)})`).raw().all(...part) as RowTuple[];
-    for (const r of rows) {
-      out.set(r[0], {
-        rowid: r[0], id: r[1], document_id: r[2], dataset_id: r[3], content: r[4], important_keywords: r[5], questions: r[6], tag_kwd: r[7],
-        positions: r[8], available: r[9], image_id: r[10], doc_type: r[11], create_time: r[12], create_timestamp: r[13], index_text: r[14], doc_name: r[15],
-        lang: r[16],
-      });
-    }
-  }
-  return out;
-}
-type RowTuple = [number, string, string, string, string, string, string, string, string, number, string, string, string, number, string | null, string, string | null];
 
 function rerankText(r: Row | undefined): string {
   if (!r) return '';

@@ -1,9 +1,9 @@
 /**
  * Retrieval on more cores: worker threads that each run `hybridSearch` on their own read-only
  * connection to the same database file, with their own in-memory indexes (term-index.ts,
- * vector-index.ts). Each index follows the tables as it does across processes (the change log
- * and the highest rowid), so a write committed by any connection is seen by the next search of
- * every thread. A server attaches a pool to its connection (`attachSearchPool`); hybridSearch
+ * vector-index.ts). Each index follows the store's change feed as it does across processes, so a
+ * write committed by any connection is seen by the next search of every thread. A server
+ * attaches a pool to its store's reader (`attachSearchPool`); hybridSearch
  * then sends the ranking to the least busy thread, and the calling thread embeds the question
  * and reads the page's rows (a ranked page crosses threads, not 70 KB of chunks).
  *
@@ -12,7 +12,7 @@
  * rerank model run on the calling thread.
  */
 import { Worker } from 'node:worker_threads';
-import type { Db } from '../store/index.js';
+import type { SearchReader } from '../store/index.js';
 import type { RankedPage, WireSearchRequest } from './retrieve.js';
 import { termIndexOptions } from './term-index.js';
 import { vectorSearchOptions } from './vector-index.js';
@@ -147,17 +147,17 @@ export class SearchPool {
   }
 }
 
-const pools = new WeakMap<Db, SearchPool>();
+const pools = new WeakMap<SearchReader, SearchPool>();
 
-/** Sends `db`'s searches (hybridSearch) to `pool`'s threads, which open the same file. */
-export function attachSearchPool(db: Db, pool: SearchPool): void {
-  pools.set(db, pool);
+/** Sends the searches (hybridSearch) of `reader` to `pool`'s threads, which open the same store. */
+export function attachSearchPool(reader: SearchReader, pool: SearchPool): void {
+  pools.set(reader, pool);
 }
 
-export function detachSearchPool(db: Db): void {
-  pools.delete(db);
+export function detachSearchPool(reader: SearchReader): void {
+  pools.delete(reader);
 }
 
-export function searchPoolOf(db: Db): SearchPool | undefined {
-  return pools.get(db);
+export function searchPoolOf(reader: SearchReader): SearchPool | undefined {
+  return pools.get(reader);
 }

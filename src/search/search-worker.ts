@@ -1,10 +1,10 @@
 /**
- * A search thread of search-pool.ts: its own read-only connection and in-memory indexes, built
- * when it starts (every vector dimension in `vec_index`, and the term index), then one ranking
- * (retrieve.ts `rank`) per message, in order.
+ * A search thread of search-pool.ts: its own read-only store and in-memory indexes, built when it
+ * starts (every vector dimension of the chunks, and the term index), then one ranking
+ * (retrieve.ts `rank`) per message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../store/index.js';
+import { SqliteStore } from '../store/index.js';
 import { rank } from './retrieve.js';
 import { termIndex, termIndexOptions } from './term-index.js';
 import { vectorIndex, vectorSearchOptions } from './vector-index.js';
@@ -16,16 +16,15 @@ const port = parentPort!;
 const data = workerData as SearchWorkerData;
 Object.assign(termIndexOptions, data.termIndex);
 Object.assign(vectorSearchOptions, data.vectorSearch);
-const db = openDatabase(data.path, { readonly: true });
 // Read through a memory map: a retrieval reads scattered chunk rows, and SQLite's own page cache
 // (2 MB) holds few of them; mapped, a page is read without a copy (~35% off those look-ups).
-db.pragma('mmap_size = 1073741824');
+const reader = new SqliteStore(data.path, { readonly: true, mmapBytes: 1073741824 }).search;
 const send = (m: FromSearchWorker) => port.postMessage(m);
 
 // Build the copies now, not on the first request a client waits for.
 try {
-  termIndex(db);
-  for (const { dim } of db.prepare('SELECT dim FROM vec_index').all() as Array<{ dim: number }>) vectorIndex(db, dim);
+  await termIndex(reader);
+  for (const dim of await reader.chunkDims()) await vectorIndex(reader, dim);
 } catch {
   // A failure here shows again, with its request, on the first search.
 }
@@ -34,7 +33,7 @@ port.on('message', (m: ToSearchWorker) => {
   void (async () => {
     try {
       const vector = m.vector;
-      const result = await rank(db, {
+      const result = await rank(reader, {
         ...m.req,
         embedQuestion: async () => {
           if (!vector) throw new EmbedFailed();

@@ -18,22 +18,20 @@
  *   so scores are exact. Ties go to the lower rowid, as FTS5's `ORDER BY bm25 LIMIT` returns
  *   them. FTS5's other path (every match, when the terms are rare) is `all`.
  *
- * Keeping in step, as vector-index.ts does: rowids only grow (new rows are past the highest one
- * applied) and the `vec_log` triggers record every deleted or rewritten chunk in the writer's
- * transaction; each search applies both first, so writes of any connection or process are seen
- * and rolled-back ones never are. Deleted rows stay in the postings, skipped, until a compaction
+ * Keeping in step, as vector-index.ts does: the store's chunk feed reports the rows inserted past
+ * the highest one applied and every deleted or rewritten chunk; each search applies both first
+ * (reading those rows in one batch), so writes of any connection or process are seen and
+ * rolled-back ones never are. Deleted rows stay in the postings, skipped, until a compaction
  * rebuilds them from the forward rows (when a quarter of the slots are dead or appended).
  * A document's rename rewrites its chunks' FTS5 titles and logs them (store/chunks.ts
  * retitleDocumentChunks); like `rowTerms`, this copy reads the current name when it re-reads a chunk.
  *
  * Memory: ~1.1–1.3 KB per ~200-word chunk (the forward rows' term ids, the postings). Building
  * takes ~2 s per 100k such chunks: retrieve.ts builds it a slice per search (`advance`), FTS5
- * answering until it is built; `termIndex(db)` builds it at once (the search threads, tests).
+ * answering until it is built; `termIndex(reader)` builds it at once (the search threads, tests).
+ * Its build steps and syncs run one after another.
  */
-import Database from 'better-sqlite3';
-import type { Statement } from 'better-sqlite3';
-import { storedAnalysis, type Db } from '../store/index.js';
-import { changesSince, followLog } from './change-log.js';
+import { storedAnalysis, type FeedPosition, type SearchReader, type TermRow, type TextTokenizer } from '../store/index.js';
 import { ftsTerms, type FtsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
@@ -52,24 +50,7 @@ export const termIndexOptions = { enabled: process.env.RAGLOOM_TERM_INDEX !== '0
 /** Rows read per statement while the copy is built (one slice is the least a build step does). */
 const SLICE_ROWS = 512;
 
-const SQL = {
-  /** change-log.ts: the log's floor, its last seq and the highest rowid */
-  logState: `SELECT (SELECT value FROM search_meta WHERE key = 'vec_log_floor'), (SELECT COALESCE(MAX(seq), 0) FROM vec_log),
-    (SELECT COALESCE(MAX(rowid), 0) FROM chunk)`,
-  maxSeq: 'SELECT COALESCE(MAX(seq), 0) FROM vec_log',
-  maxRow: 'SELECT COALESCE(MAX(rowid), 0) FROM chunk',
-  countFresh: 'SELECT COUNT(*) FROM chunk WHERE rowid > ?',
-  logged: 'SELECT rid FROM vec_log WHERE seq > ? AND seq <= ?',
-  freshIds: 'SELECT rowid FROM chunk WHERE rowid > ? AND rowid <= ?',
-  slice: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END, c.document_id, c.lang FROM chunk c
-    LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid > ? AND c.rowid <= ? ORDER BY c.rowid LIMIT ?`,
-  one: `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END, c.document_id, c.lang FROM chunk c
-    LEFT JOIN document d ON d.id = c.document_id WHERE c.rowid = ?`,
-  tokenizer: "SELECT sql FROM sqlite_master WHERE name = 'chunk_fts'",
-  ln: 'SELECT ln(?)',
-};
-
-type RowTuple = [number, string, string | null, string, string, string, string, string | null];
+type RowTuple = TermRow;
 
 /** A chunk's full-text row, as the store writes it (src/store/chunks.ts) and rowTerms re-reads it. */
 const rowCols = ([, content, indexText, kw, qs, title, , lang]: RowTuple): FtsTerms =>
@@ -84,37 +65,37 @@ const EMPTY_LIST: [Int32Array, Int32Array] = [new Int32Array(0), new Int32Array(
 const NCOLS = 4;
 const W = COLUMN_WEIGHTS;
 
-const byDb = new WeakMap<Db, TermIndex>();
+const byReader = new WeakMap<SearchReader, TermIndex>();
 
 /**
- * The synced term index of `db`'s chunks, built now if it is not yet; undefined when switched off
- * (`termIndexOptions.enabled`).
+ * The synced term index of the store's chunks, built now if it is not yet; undefined when switched
+ * off (`termIndexOptions.enabled`).
  */
-export function termIndex(db: Db): TermIndex | undefined {
-  return termIndexStep(db, Infinity);
+export function termIndex(reader: SearchReader): Promise<TermIndex | undefined> {
+  return termIndexStep(reader, Infinity);
 }
 
 /**
- * The synced term index of `db`'s chunks if it is built, else undefined (and nothing is built):
- * the caller asks FTS5, which ranks the same.
+ * The synced term index of the store's chunks if it is built, else undefined (and nothing is
+ * built): the caller asks FTS5, which ranks the same.
  */
-export function builtTermIndex(db: Db): TermIndex | undefined {
-  const ix = termIndexOptions.enabled ? byDb.get(db) : undefined;
+export async function builtTermIndex(reader: SearchReader): Promise<TermIndex | undefined> {
+  const ix = termIndexOptions.enabled ? byReader.get(reader) : undefined;
   if (!ix?.ready) return undefined;
-  ix.sync();
+  await ix.sync();
   return ix;
 }
 
 /**
- * Builds `db`'s term index for about `ms` (at least one slice of rows, `TermIndex.advance`);
+ * Builds the store's term index for about `ms` (at least one slice of rows, `TermIndex.advance`);
  * the synced index once it is built, else undefined.
  */
-export function termIndexStep(db: Db, ms: number): TermIndex | undefined {
+export async function termIndexStep(reader: SearchReader, ms: number): Promise<TermIndex | undefined> {
   if (!termIndexOptions.enabled) return undefined;
-  let ix = byDb.get(db);
-  if (!ix) byDb.set(db, (ix = new TermIndex(db)));
-  if (!ix.advance(ms)) return undefined;
-  ix.sync();
+  let ix = byReader.get(reader);
+  if (!ix) byReader.set(reader, (ix = new TermIndex(reader)));
+  if (!(await ix.advance(ms))) return undefined;
+  await ix.sync();
   return ix;
 }
 
@@ -184,24 +165,26 @@ export class TermIndex {
   private readonly docNames: string[] = [];
 
   // ---- keeping in step
-  private seq = -1;
-  private maxRow = 0;
+  /** the feed position applied (null: never loaded) */
+  private at: FeedPosition | null = null;
   private loaded = false;
-  /** A build in steps (advance): the log seq and highest rowid it started at, the last rowid read. */
-  private building: { seq: number; maxRow: number; next: number } | null = null;
-  private readonly stmts = new Map<string, Statement>();
-  private tok?: { db: Database.Database; ins: Statement; sel: Statement; clear: Statement };
+  /** A build in steps (advance): the feed position it started at, the last rowid read. */
+  private building: { at: FeedPosition; next: number } | null = null;
+  /** the last build step or sync under way (each waits for the one before) */
+  private chain: Promise<unknown> = Promise.resolve();
+  /** the store's tokenizer and logarithm (FTS5's own), fetched at the first build step */
+  private tok?: TextTokenizer;
   /** scratch: weighted frequency per token while a row is read */
   private acc = new Int32Array(0);
   private readonly touched = new IntList(256);
 
-  constructor(private readonly db: Db) {
-    followLog(db, 'vec_log', this);
+  constructor(private readonly reader: SearchReader) {
+    reader.feed('chunks').follow(this);
   }
 
-  /** The highest `vec_log` seq applied (the log is not trimmed past it, nor past a build's start). */
-  get logSeq(): number {
-    return this.loaded ? this.seq : this.building ? this.building.seq : 0;
+  /** The feed position applied (the feed is not trimmed past it, nor past a build's start; null: neither, nothing is trimmed). */
+  get position(): FeedPosition | null {
+    return this.loaded ? this.at : this.building ? this.building.at : null;
   }
 
   /** Built and usable (then `sync` keeps it in step). */
@@ -214,23 +197,35 @@ export class TermIndex {
     return this.live;
   }
 
-  private stmt(sql: string): Statement {
-    let st = this.stmts.get(sql);
-    if (!st) this.stmts.set(sql, (st = this.db.prepare(sql)));
-    return st;
+  /** Runs `fn` after the build step or sync under way. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn);
+    this.chain = run.catch(() => undefined);
+    return run;
   }
 
   // ------------------------------------------------------------------ keeping in step
 
-  sync(): void {
-    const change = changesSince((q) => this.stmt(q), SQL, { loaded: this.loaded, seq: this.seq, maxRow: this.maxRow, live: this.live });
-    if (change.kind === 'reload') return this.reload();
+  /** Applies what changed in the store since the last sync (after any step or sync under way). */
+  sync(): Promise<void> {
+    return this.serial(() => this.catchUp());
+  }
+
+  private async catchUp(): Promise<void> {
+    const change = await this.reader.feed('chunks').changesSince({ position: this.loaded ? this.at : null, live: this.live });
+    if (change.kind === 'reload') {
+      this.loaded = false;
+      this.building = null;
+      await this.build(Infinity);
+      return;
+    }
     if (change.kind === 'none') return;
     const { dirty } = change;
-    const one = this.stmt(SQL.one).raw();
+    const rows = await this.reader.termRows(dirty);
+    this.tok ??= await this.reader.textTokenizer();
     const added: number[] = [];
     for (const rid of dirty) {
-      const r = one.get(rid) as RowTuple | undefined;
+      const r = rows.get(rid);
       const cols = r ? rowCols(r) : undefined;
       const old = this.slotOf.get(rid);
       // A switch (available) or a re-embedding leaves the full-text row as it was.
@@ -240,28 +235,34 @@ export class TermIndex {
     }
     this.canonicalise();
     for (const s of added) this.post(s);
-    this.maxRow = change.maxRow;
-    this.seq = change.seq;
+    this.at = change.position;
     if (this.dead > Math.max(1000, this.n / 4) || this.tailCount > Math.max(50_000, this.baseSlot.length / 4)) this.compact();
   }
 
-  /** Rebuilds the whole copy from the tables now. */
-  reload(): void {
-    this.loaded = false;
-    this.building = null;
-    this.advance(Infinity);
+  /** Rebuilds the whole copy from the store now. */
+  reload(): Promise<void> {
+    return this.serial(async () => {
+      this.loaded = false;
+      this.building = null;
+      await this.build(Infinity);
+    });
   }
 
   /**
    * Builds more of the copy, slice by slice, until `budgetMs` has passed (at least one slice of
    * SLICE_ROWS chunks); true once it is built. The rows before a build's start are read in
-   * slices, each its own snapshot: whatever changes meanwhile is in the log past the start's seq
+   * slices, each its own snapshot: whatever changes meanwhile is in the feed past the start's seq
    * (held back from trimming) or is a row past its highest rowid, which `sync` then applies, as
    * it does for any write after a full read.
    */
-  advance(budgetMs: number): boolean {
+  advance(budgetMs: number): Promise<boolean> {
+    return this.serial(() => this.build(budgetMs));
+  }
+
+  private async build(budgetMs: number): Promise<boolean> {
     if (this.loaded) return true;
     const t0 = performance.now();
+    this.tok ??= await this.reader.textTokenizer();
     if (!this.building) {
       this.n = 0;
       this.live = 0;
@@ -269,17 +270,12 @@ export class TermIndex {
       this.poolLen = 0;
       this.slotOf.clear();
       this.df.fill(0);
-      this.building = this.db.transaction(() => ({
-        seq: this.db.prepare(SQL.maxSeq).pluck().get() as number,
-        maxRow: this.db.prepare(SQL.maxRow).pluck().get() as number,
-        next: 0,
-      }))();
+      this.building = { at: await this.reader.feed('chunks').head(), next: 0 };
     }
     const b = this.building;
-    const slice = this.stmt(SQL.slice).raw();
     for (;;) {
       let read = 0;
-      for (const r of slice.iterate(b.next, b.maxRow, SLICE_ROWS) as IterableIterator<RowTuple>) {
+      for (const r of await this.reader.termSlice(b.at, b.next, SLICE_ROWS)) {
         this.addRow(r[0], rowCols(r), r[6]);
         b.next = r[0];
         read++;
@@ -289,8 +285,7 @@ export class TermIndex {
     }
     this.canonicalise();
     this.compact();
-    this.seq = b.seq;
-    this.maxRow = b.maxRow;
+    this.at = b.at;
     this.building = null;
     this.loaded = true;
     return true;
@@ -551,29 +546,9 @@ export class TermIndex {
 
   // ------------------------------------------------------------------ FTS5 tokens of odd terms
 
-  /** The FTS5 tokens of each text, by the table's own tokenizer (a private in-memory table). */
+  /** The FTS5 tokens of each text, by the table's own tokenizer (the store's, TextTokenizer). */
   private tokenise(texts: string[]): string[][] {
-    if (!this.tok) {
-      const sql = (this.db.prepare(SQL.tokenizer).pluck().get() as string | undefined) ?? '';
-      const m = /tokenize\s*=\s*('(?:[^']|'')*'|"(?:[^"]|"")*")/i.exec(sql);
-      const mem = new Database(':memory:');
-      mem.exec(`CREATE VIRTUAL TABLE t USING fts5(x, tokenize = ${m ? m[1] : "'unicode61'"});
-        CREATE VIRTUAL TABLE v USING fts5vocab(t, instance);`);
-      this.tok = {
-        db: mem,
-        ins: mem.prepare('INSERT INTO t (rowid, x) VALUES (?, ?)'),
-        sel: mem.prepare('SELECT doc, offset, term FROM v'),
-        clear: mem.prepare('DELETE FROM t'),
-      };
-    }
-    const { db, ins, sel, clear } = this.tok;
-    const out = texts.map((): Array<[number, string]> => []);
-    db.transaction(() => {
-      texts.forEach((x, i) => ins.run(i, x));
-      for (const [doc, off, term] of sel.raw().iterate() as IterableIterator<[number, number, string]>) out[doc]!.push([off, term]);
-      clear.run();
-    })();
-    return out.map((toks) => toks.sort((a, b) => a[0] - b[0]).map((x) => x[1]));
+    return this.tok!.tokenise(texts);
   }
 
   /** Tokenises the terms FTS5 might read differently (anything but plain ASCII words). */
@@ -649,7 +624,7 @@ export class TermIndex {
     }
     let idf = this.idfs.get(hits);
     if (idf === undefined) {
-      const v = this.stmt(SQL.ln).pluck().get((rows - hits + 0.5) / (hits + 0.5)) as number | null;
+      const v = this.tok!.ln((rows - hits + 0.5) / (hits + 0.5));
       idf = v === null || v <= 0 ? 1e-6 : v;
       this.idfs.set(hits, idf);
     }

@@ -1,9 +1,9 @@
 /**
  * The vector side of retrieval: an in-memory copy of the `dim`-sized vectors of one source,
- * kept in step with SQLite, which stays the source of truth. One design for every source
- * (a VectorSource says where its rows, vectors and change log live): chunks (`CHUNK_VECTORS`,
- * vectors in the `vec_<dim>` tables) and memory messages (`MEMORY_VECTORS`, vectors in a column
- * of `memory_message`). The copies are cached per (connection, source, dim).
+ * kept in step with the store, which stays the source of truth. One design for every source (a
+ * store feed, interface/search.ts): chunks (`'chunks'`, vectors of the chunk table) and memory
+ * messages (`'memory'`, with filter columns for agent, session and user). The copies are cached
+ * per (store reader, source, dim).
  *
  * - Below `exactBelow` live vectors a query is an exact scan (a dot product per vector over one
  *   contiguous Float32Array: ~0.3 µs per 384-d vector, faster than vec0's SSE-only scan).
@@ -13,20 +13,18 @@
  *   the float vectors. The result is approximate: bench/speed reports its recall@10 against the
  *   exact scan. `{ exact: true }` forces the exact scan.
  *
- * Keeping in step: row ids only grow (a reused rowid was deleted first), so new rows are the
- * rows past the highest id applied; triggers on the row table (chunks: migrations 4–5, memory
- * messages: migration 8) append the id of every deleted, switched or re-embedded row to the
- * source's log (`vec_log`, `memory_vec_log`) in the writer's transaction, so a rolled-back write
- * leaves no trace. Before each search the index applies both; a log trimmed past its position
- * (the source's floor key in `search_meta`), or a large backlog, rebuilds it from the tables.
+ * Keeping in step: the index loads every row of its dimension in one snapshot
+ * (`SearchReader.loadVectors`), then before each search applies what the store's change feed
+ * reports since (`ChangeFeed.changesSince`: rows inserted past the highest id applied, and the ids
+ * logged since the position applied — deleted, switched or re-embedded rows), reading those rows in
+ * one batch (`vectorRows`). A feed trimmed past its position, or a large backlog, rebuilds it.
+ * Syncs of one index run one after another, each applying what it read before the next reads.
  */
-import type { Statement } from 'better-sqlite3';
-import type { Db } from '../store/index.js';
+import type { FeedName, FeedPosition, SearchReader } from '../store/index.js';
+import { VECTOR_SOURCES } from '../store/index.js';
 import { CodeStore } from './hamming.js';
 import { RowSlots } from './row-slots.js';
-import { changesSince, followLog, trimLog, unfollowLog } from './change-log.js';
 import { dotAt, VectorStore } from './dots.js';
-import { floatsOf, readVec0Shadow } from './vec0-shadow.js';
 
 export interface VectorSearchOptions {
   /** Exact scan below this many live vectors. @default 4096 */
@@ -35,7 +33,7 @@ export interface VectorSearchOptions {
   minCandidates: number;
   /** Codes kept per wanted result. @default 10 */
   oversample: number;
-  /** Load vec0 vectors from the table's shadow tables when their layout is known (vec0-shadow.ts). @default true */
+  /** Load vectors through the store's faster private layout when it has one (SQLite: vec0's shadow tables). @default true */
   vec0Shadow: boolean;
 }
 
@@ -53,157 +51,47 @@ export interface VectorFilter {
   datasets: string[];
   /** when set, only these row ids */
   rowids?: Iterable<number>;
-  /** when set, only rows whose filter columns (VectorSource.tags) equal these values */
+  /** when set, only rows whose filter columns (VECTOR_SOURCES[feed].tags) equal these values */
   tags?: Readonly<Record<string, string>>;
 }
 
-/**
- * Where a source's rows, vectors and change log live. Every name is an SQL identifier or
- * expression of the schema (never user input).
- */
-export interface VectorSource {
-  /** Short name, for messages. */
-  readonly name: string;
-  /** The row table and its integer id column (ids only grow; a reused id was deleted first). */
-  readonly rows: string;
-  readonly id: string;
-  /** The partition column: a search names the partitions it searches. */
-  readonly partition: string;
-  /** SQL expression over a row: true when the row may be found. */
-  readonly searchable: string;
-  /** The column holding the row's vector dimension (rows of other dimensions are not in the index). */
-  readonly dim: string;
-  /**
-   * Where the vector blobs (float32 little-endian, unit length) live: a column of the row table,
-   * or the vec0 table of the dimension named in `vec_index` (rowid = row id, with the partition
-   * column and `embedding`).
-   */
-  readonly vectors: { readonly column: string } | { readonly vecIndex: true };
-  /**
-   * Row columns kept in memory for equality filters (VectorFilter.tags); only with vectors in a
-   * column. They must never change after insert (the log triggers do not watch them).
-   */
-  readonly tags: readonly string[];
-  /** The change log (seq AUTOINCREMENT, rid): ids of deleted rows and of rows updated in a watched column. */
-  readonly log: string;
-  /** `search_meta` key of the log's trimmed floor. */
-  readonly floorKey: string;
-}
+const byReader = new WeakMap<SearchReader, Map<FeedName, Map<number, DimIndex>>>();
 
-/** Chunks: vectors in `vec_<dim>` (migrations 2, 4, 5). */
-export const CHUNK_VECTORS: VectorSource = {
-  name: 'chunk',
-  rows: 'chunk',
-  id: 'rowid',
-  partition: 'dataset_id',
-  searchable: 'available = 1',
-  dim: 'vec_dim',
-  vectors: { vecIndex: true },
-  tags: [],
-  log: 'vec_log',
-  floorKey: 'vec_log_floor',
-};
-
-/** Memory messages: vectors in `memory_message.vector` (migration 8); searchable = enabled and not forgotten. */
-export const MEMORY_VECTORS: VectorSource = {
-  name: 'memory message',
-  rows: 'memory_message',
-  id: 'id',
-  partition: 'memory_id',
-  searchable: 'status = 1 AND forget_at IS NULL',
-  dim: 'dim',
-  vectors: { column: 'vector' },
-  tags: ['agent_id', 'session_id', 'user_id'],
-  log: 'memory_vec_log',
-  floorKey: 'memory_vec_log_floor',
-};
-
-const byDb = new WeakMap<Db, Map<VectorSource, Map<number, DimIndex>>>();
-
-function cached(db: Db, source: VectorSource): Map<number, DimIndex> {
-  let bySource = byDb.get(db);
-  if (!bySource) byDb.set(db, (bySource = new Map()));
-  let m = bySource.get(source);
-  if (!m) bySource.set(source, (m = new Map()));
+function cached(reader: SearchReader, feed: FeedName): Map<number, DimIndex> {
+  let byFeed = byReader.get(reader);
+  if (!byFeed) byReader.set(reader, (byFeed = new Map()));
+  let m = byFeed.get(feed);
+  if (!m) byFeed.set(feed, (m = new Map()));
   return m;
 }
 
-/** The synced index of the chunks' `dim`-sized vectors of `db`, or undefined when no such table exists. */
-export function vectorIndex(db: Db, dim: number): DimIndex | undefined {
-  const m = cached(db, CHUNK_VECTORS);
+/** The synced index of the chunks' `dim`-sized vectors, or undefined when the store has none of that dimension. */
+export async function vectorIndex(reader: SearchReader, dim: number): Promise<DimIndex | undefined> {
+  const m = cached(reader, 'chunks');
   let ix = m.get(dim);
   if (!ix) {
-    const t = db.prepare('SELECT table_name FROM vec_index WHERE dim = ?').get(dim) as { table_name: string } | undefined;
-    if (!t) return undefined;
-    m.set(dim, (ix = new DimIndex(db, dim, CHUNK_VECTORS, t.table_name)));
+    if (!(await reader.hasChunkDim(dim))) return undefined;
+    ix = m.get(dim);
+    if (!ix) m.set(dim, (ix = new DimIndex(reader, dim, 'chunks')));
   }
-  ix.sync();
+  await ix.sync();
   return ix;
 }
 
-/** The synced index of the memory messages' `dim`-sized vectors of `db` (empty when there are none). */
-export function memoryVectorIndex(db: Db, dim: number): DimIndex {
+/** The synced index of the memory messages' `dim`-sized vectors (empty when there are none). */
+export async function memoryVectorIndex(reader: SearchReader, dim: number): Promise<DimIndex> {
   if (!Number.isInteger(dim) || dim <= 0) throw new RangeError(`Vector dimension must be a positive integer, got ${dim}`);
-  const m = cached(db, MEMORY_VECTORS);
+  const m = cached(reader, 'memory');
   let ix = m.get(dim);
-  if (!ix) m.set(dim, (ix = new DimIndex(db, dim, MEMORY_VECTORS)));
-  ix.sync();
+  if (!ix) m.set(dim, (ix = new DimIndex(reader, dim, 'memory')));
+  await ix.sync();
   return ix;
 }
 
-/** Drops the in-memory copies of `db`, every source (next search rebuilds them). */
-export function forgetVectorIndexes(db: Db): void {
-  for (const m of byDb.get(db)?.values() ?? []) for (const ix of m.values()) unfollowLog(db, ix.source.log, ix);
-  byDb.delete(db);
-}
-
-/** The statements of one DimIndex, built once from its source. */
-interface IndexSql {
-  /** floor, maxSeq and maxRow in one statement (one snapshot, one call) */
-  logState: string;
-  maxSeq: string;
-  maxRow: string;
-  countFresh: string;
-  logged: string;
-  freshIds: string;
-  /** one row: (searchable, partition, dim[, vector, tags…]) */
-  row: string;
-  /** one vector by rowid (vec0 sources) */
-  vec: string | null;
-  trim: string;
-  setFloor: string;
-  /** rows of this dimension, to size the arrays (vec0 sources; a column source grows as it loads, sparing a scan) */
-  count: string | null;
-  /** vec0 sources: (id, searchable) of the rows of this dimension */
-  state: string | null;
-  /** (id, partition, vector) for vec0 sources; (id, partition, vector, searchable, tags…) for column sources */
-  load: string;
-}
-
-function indexSql(src: VectorSource, dim: number, vecTable: string | undefined): IndexSql {
-  const { rows, id } = src;
-  const col = 'column' in src.vectors ? src.vectors.column : null;
-  if (!col && !vecTable) throw new Error(`The ${src.name} vectors of dimension ${dim} have no table`);
-  if (!col && src.tags.length) throw new Error('Filter columns need vectors in a column of the row table');
-  const tags = src.tags.map((t) => `, ${t}`).join('');
-  return {
-    logState: `SELECT (SELECT value FROM search_meta WHERE key = '${src.floorKey}'), (SELECT COALESCE(MAX(seq), 0) FROM ${src.log}),
-      (SELECT COALESCE(MAX(${id}), 0) FROM ${rows})`,
-    maxSeq: `SELECT COALESCE(MAX(seq), 0) FROM ${src.log}`,
-    maxRow: `SELECT COALESCE(MAX(${id}), 0) FROM ${rows}`,
-    countFresh: `SELECT COUNT(*) FROM ${rows} WHERE ${id} > ?`,
-    logged: `SELECT rid FROM ${src.log} WHERE seq > ? AND seq <= ?`,
-    freshIds: `SELECT ${id} FROM ${rows} WHERE ${id} > ? AND ${id} <= ?`,
-    row: `SELECT (${src.searchable}), ${src.partition}, ${src.dim}${col ? `, ${col}${tags}` : ''} FROM ${rows} WHERE ${id} = ?`,
-    vec: col ? null : `SELECT embedding FROM ${vecTable} WHERE rowid = ?`,
-    trim: `DELETE FROM ${src.log} WHERE seq <= ?`,
-    setFloor: `INSERT OR REPLACE INTO search_meta (key, value) VALUES ('${src.floorKey}', ?)`,
-    count: col ? null : `SELECT COUNT(*) AS n FROM ${rows} WHERE ${src.dim} = ?`,
-    state: col ? null : `SELECT ${id}, (${src.searchable}) FROM ${rows} WHERE ${src.dim} = ?`,
-    load: col
-      ? `SELECT ${id}, ${src.partition}, ${col}, (${src.searchable})${tags} FROM ${rows} WHERE ${src.dim} = ? AND ${id} <= ?`
-      : `SELECT rowid, ${src.partition}, embedding FROM ${vecTable}`,
-  };
+/** Drops the in-memory copies of `reader`, every source (next search rebuilds them). */
+export function forgetVectorIndexes(reader: SearchReader): void {
+  for (const [feed, m] of byReader.get(reader) ?? []) for (const ix of m.values()) reader.feed(feed).unfollow(ix);
+  byReader.delete(reader);
 }
 
 const NO_TAGS: readonly string[] = [];
@@ -237,24 +125,18 @@ export class DimIndex {
   private mean: Float32Array | null = null;
   /** live count when the codes (and their centre) were built */
   private codesAt = 0;
-  private seq = -1;
-  /** highest row id applied */
-  private maxRow = 0;
+  /** the feed position applied (null: never loaded) */
+  private at: FeedPosition | null = null;
   private loaded = false;
-  private readonly stmts = new Map<string, Statement>();
-  private readonly sql: IndexSql;
+  /** the last sync under way (each waits for the one before) */
+  private syncing: Promise<void> = Promise.resolve();
+  /** the source's name and filter columns */
+  readonly source: { readonly name: string; readonly tags: readonly string[] };
 
-  private stmt(sql: string): Statement {
-    let st = this.stmts.get(sql);
-    if (!st) this.stmts.set(sql, (st = this.db.prepare(sql)));
-    return st;
-  }
-
-  /** `vecTable`: the vec0 table of `dim` (sources with `vectors.vecIndex`). */
-  constructor(private readonly db: Db, readonly dim: number, readonly source: VectorSource = CHUNK_VECTORS, private readonly vecTable?: string) {
-    this.sql = indexSql(source, dim, vecTable);
-    followLog(db, source.log, this);
-    this.tagVals = source.tags.map(() => new Int32Array(0));
+  constructor(private readonly reader: SearchReader, readonly dim: number, readonly feed: FeedName = 'chunks') {
+    this.source = VECTOR_SOURCES[feed];
+    reader.feed(feed).follow(this);
+    this.tagVals = this.source.tags.map(() => new Int32Array(0));
   }
 
   get size(): number {
@@ -336,77 +218,62 @@ export class DimIndex {
 
   // ------------------------------------------------------------------ keeping in step
 
-  sync(): void {
-    const sql = this.sql;
-    const change = changesSince((q) => this.stmt(q), sql, { loaded: this.loaded, seq: this.seq, maxRow: this.maxRow, live: this.live });
-    if (change.kind === 'reload') return this.reload();
+  /** Applies what changed in the store since the last sync (after any sync under way). */
+  sync(): Promise<void> {
+    const run = this.syncing.then(() => this.catchUp());
+    this.syncing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async catchUp(): Promise<void> {
+    const feed = this.reader.feed(this.feed);
+    const change = await feed.changesSince({ position: this.loaded ? this.at : null, live: this.live });
+    if (change.kind === 'reload') return this.load();
     if (change.kind === 'none') return;
     const { dirty, floor } = change;
-    const row = this.stmt(sql.row).raw();
-    const vec = sql.vec ? this.stmt(sql.vec).pluck() : null;
-    const nTags = this.source.tags.length;
-    for (const rid of dirty) {
-      // [searchable, partition, dim] and, for a column source, [vector, tags…]
-      const c = row.get(rid) as [number, string, number, Buffer | null, ...string[]] | undefined;
-      const blob = c && c[2] === this.dim ? (vec ? (vec.get(BigInt(rid)) as Buffer | undefined) : c[3]) : undefined;
-      if (!c || !blob) this.remove(rid);
-      else this.put(rid, c[1], c[0] === 1, floatsOf(blob), nTags ? (c.slice(4) as string[]) : NO_TAGS);
+    for (const [rid, row] of await this.reader.vectorRows(this.feed, this.dim, dirty)) {
+      if (!row) this.remove(rid);
+      else this.put(rid, row.partition, row.searchable, row.vector, row.tags);
     }
-    this.maxRow = change.maxRow;
-    this.seq = change.seq;
+    this.at = change.position;
     // The centre drifts as the collection grows: rebuild the codes when it has doubled.
     if (this.codes && this.live > 2 * this.codesAt) {
       this.codes = null;
       this.maybeBuildCodes(true);
     }
-    trimLog(this.db, this.source.log, this.sql, floor);
+    await feed.trim(floor);
   }
 
-  /** The last log entry applied (change-log.ts: the log is not trimmed past it). */
-  get logSeq(): number {
-    return this.seq;
+  /** The feed position applied (the feed is not trimmed past it). */
+  get position(): FeedPosition | null {
+    return this.at;
   }
 
-  /** Rebuilds the whole copy from the tables, in one read transaction (a consistent snapshot). */
-  reload(): void {
+  /** Rebuilds the whole copy from the store (after any sync under way). */
+  reload(): Promise<void> {
+    const run = this.syncing.then(() => this.load());
+    this.syncing = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Rebuilds the whole copy from the store, in one snapshot (loadVectors). */
+  private async load(): Promise<void> {
     this.loaded = false;
-    const sql = this.sql;
-    this.db.transaction(() => {
-      this.seq = this.db.prepare(sql.maxSeq).pluck().get() as number;
-      this.maxRow = this.db.prepare(sql.maxRow).pluck().get() as number;
-      const count = sql.count ? (this.db.prepare(sql.count).get(this.dim) as { n: number }).n : 0;
-      this.cap = 0;
-      this.n = 0;
-      this.live = 0;
-      this.slotOf.clear();
-      this.free = [];
-      this.partLive.fill(0);
-      this.codes = null;
-      this.mean = null;
-      // A new store each time: a WebAssembly memory never shrinks, and the rows may now be far fewer.
-      this.store = new VectorStore(this.dim);
-      this.grow(Math.max(count, 1024));
-      if (sql.state) {
-        // vec0 vectors: the rows decide. A vector without its row (an orphan) is skipped, a
-        // switched-off row is kept unsearchable. state[id]: 0 no row, 1 searchable, 2 switched
-        // off (ids are dense: one byte each).
-        const state = new Uint8Array(this.maxRow + 1);
-        for (const [r, a] of this.db.prepare(sql.state).raw().iterate(this.dim) as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
-        const visit = (r: number, ds: string, v: Float32Array) => {
-          if (r <= this.maxRow && state[r]) this.put(r, ds, state[r] === 1, v, NO_TAGS);
-        };
-        // The shadow tables when their layout is known (vec0-shadow.ts), else a scan of the table: the same rows in the same order.
-        if (!(vectorSearchOptions.vec0Shadow && readVec0Shadow(this.db, this.vecTable!, this.dim, visit))) {
-          const it = this.db.prepare(sql.load).raw().iterate() as IterableIterator<[number | bigint, string, Buffer]>;
-          for (const [rid, ds, blob] of it) visit(Number(rid), ds, floatsOf(blob));
-        }
-      } else {
-        // Vectors in the row table: one pass (a row without a vector has none to index).
-        const nTags = this.source.tags.length;
-        const it = this.db.prepare(sql.load).raw().iterate(this.dim, this.maxRow) as IterableIterator<[number, string, Buffer | null, number, ...string[]]>;
-        for (const r of it) if (r[2]) this.put(r[0], r[1], r[3] === 1, floatsOf(r[2]), nTags ? (r.slice(4) as string[]) : NO_TAGS);
-      }
-    })();
+    this.cap = 0;
+    this.n = 0;
+    this.live = 0;
+    this.slotOf.clear();
+    this.free = [];
+    this.partLive.fill(0);
+    this.codes = null;
+    this.mean = null;
+    // A new store each time: a WebAssembly memory never shrinks, and the rows may now be far fewer.
+    this.store = new VectorStore(this.dim);
+    const head = await this.reader.loadVectors(this.feed, this.dim, {
+      size: (count) => this.grow(Math.max(count, 1024)),
+      put: (rid, partition, searchable, vector, tags) => this.put(rid, partition, searchable, vector, tags),
+    }, { shadow: vectorSearchOptions.vec0Shadow });
+    this.at = head;
     this.loaded = true;
     this.maybeBuildCodes(true);
   }
@@ -450,7 +317,7 @@ export class DimIndex {
     return id;
   }
 
-  /** Holds row `rid`'s vector `v` (copied: it may be a view of a buffer better-sqlite3 reuses). */
+  /** Holds row `rid`'s vector `v` (copied: it may be a view of a buffer the store reuses). */
   private put(rid: number, ds: string, available: boolean, v: Float32Array, tags: readonly string[]): void {
     if (v.length !== this.dim) return;
     let s = this.slotOf.get(rid);

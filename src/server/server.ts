@@ -121,7 +121,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   try {
     if (o.searchThreads > 0 && o.path !== ':memory:') {
       pool = new SearchPool({ path: o.path, threads: o.searchThreads });
-      attachSearchPool(api.engine.db, pool);
+      attachSearchPool(api.engine.store.search, pool);
     }
     const boot = (await api.call('auth.bootstrap', { new_admin_key: o.newAdminKey })) as { api_key: string; first_start: boolean };
     const app = await buildApp(api, { bodyLimit: o.bodyLimit, uploads: { fileSize: o.uploadLimit, files: o.uploadFiles, total: o.uploadTotalLimit }, logger: o.logger }, inflight, () => closing);
@@ -149,7 +149,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           } finally {
             clearInterval(sweep);
             clearTimeout(timer);
-            detachSearchPool(api.engine.db);
+            detachSearchPool(api.engine.store.search);
             await pool?.close();
             // Parse work still queued stays RUNNING in the store and resumes on the next open.
             await api.close();
@@ -157,7 +157,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         })()),
     };
   } catch (e) {
-    detachSearchPool(api.engine.db);
+    detachSearchPool(api.engine.store.search);
     await pool?.close();
     await api.close();
     throw e;

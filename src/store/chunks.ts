@@ -4,64 +4,9 @@ import { ftsTerms, isLang, englishIsV2, type FtsTerms, type Lang, type Analysis 
 import { cachedStatement as stmt } from './db.js';
 import type { Statement } from 'better-sqlite3';
 import { faultPoint } from '../util/index.js';
+import type { ChunkRow, NewChunk } from './interface/chunks.js';
 
-export interface ChunkRow {
-  rowid: number;
-  id: string;
-  document_id: string;
-  dataset_id: string;
-  content: string;
-  important_keywords: string;
-  questions: string;
-  tag_kwd: string;
-  positions: string;
-  available: number;
-  image_id: string;
-  doc_type: string;
-  chunk_order: number;
-  page_num: number;
-  top: number;
-  token_num: number;
-  vec_dim: number;
-  create_time: string;
-  create_timestamp: number;
-  /** 1: the full-text row has the document's name as title terms (parsed chunks); 0: none (added through the API). */
-  titled: number;
-}
-
-export interface NewChunk {
-  id: string;
-  document_id: string;
-  dataset_id: string;
-  content: string;
-  /** Text indexed for full-text search (defaults to content). */
-  index_text?: string;
-  /** The document's name, indexed as the title field; '' for none (a chunk added through the API: `titled` 0). */
-  title: string;
-  important_keywords: string[];
-  questions: string[];
-  tag_kwd: string[];
-  positions: number[][];
-  available: boolean;
-  doc_type?: string;
-  chunk_order: number;
-  page_num?: number;
-  top?: number;
-  token_num: number;
-  create_time: string;
-  create_timestamp: number;
-  vector: Float32Array;
-  /**
-   * The language the chunk's full-text row is analysed as (`chunkLanguage` of its dataset's
-   * setting), stored with it so that it can be re-analysed alike. @default 'en'
-   */
-  lang?: Lang;
-  /**
-   * The chunk's full-text row when the caller analysed it already (the ingest worker does): it
-   * must equal `ftsTerms(title, index_text ?? content, important_keywords, questions, lang)`.
-   */
-  terms?: FtsTerms;
-}
+export type { ChunkRow, NewChunk };
 
 /**
  * Writes one chunk to the row table, the FTS index and the vector index. Same id = same

@@ -46,3 +46,25 @@ export function jsonList(s: string): string[] {
     return [];
   }
 }
+
+/** Structural equality of two JSON values (key order ignored, as Python's dict ==). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a);
+    if (ka.length !== Object.keys(b).length) return false;
+    return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+/** `s` parsed as JSON, or `dflt` when it is null, absent or not JSON. */
+export function parseJson<T>(s: string | null | undefined, dflt: T): T {
+  if (s === null || s === undefined) return dflt;
+  try {
+    return JSON.parse(s) as T;
+  } catch {
+    return dflt;
+  }
+}

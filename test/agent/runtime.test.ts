@@ -46,7 +46,7 @@ beforeAll(async () => {
     if (docs.docs.every((d) => d.run === 'DONE')) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  deps = runtimeDeps(api.engine, api.engine.local, api.memoryTasks);
+  deps = await runtimeDeps(api.engine, api.engine.local, api.memoryTasks);
 }, 60_000);
 
 afterAll(async () => {

@@ -444,7 +444,7 @@ describe('agent sessions', () => {
       await sleep(3);
     }
     // A turn with an answer and its reference.
-    expect(saveAgentTurn(api.engine, ids[0]!, {
+    expect(await saveAgentTurn(api.engine, ids[0]!, {
       append: [
         { role: 'user', content: 'What about Tides?', id: 'm1', files: [] },
         { role: 'assistant', content: 'Tides follow the moon.', id: 'm1', created_at: 1.5, prompt: 'secret', reference: { chunks: [{ chunk_id: 'c1', content_with_weight: 'moon', doc_id: 'd1', docnm_kwd: 'tides.md', kb_id: 'k1', positions: [] }], doc_aggs: [] } },
@@ -524,18 +524,18 @@ describe('core storage helpers (used by the agent completion)', () => {
   test('insertAgentSession / saveAgentTurn / agentSessionMessages', async ({ api, call }) => {
     const a = await call('agents.create', { title: 'A', dsl: dsl() });
     const e = api.engine;
-    insertAgentSession(e, { id: 'f'.repeat(32), agent_id: a.id, user_id: 'u', dsl: { x: 1 }, messages: [], version_title: null });
-    const s = getAgentSession(e, 'f'.repeat(32))!;
+    await insertAgentSession(e, { id: 'f'.repeat(32), agent_id: a.id, user_id: 'u', dsl: { x: 1 }, messages: [], version_title: null });
+    const s = (await getAgentSession(e, 'f'.repeat(32)))!;
     expect(s).toMatchObject({ agent_id: a.id, user_id: 'u', exp_user_id: 'u', source: 'agent', name: '', round: 0, duration: 0, version_title: null });
-    expect(saveAgentTurn(e, s.id, { append: [{ role: 'user', content: 'q1', id: 'm' }, { role: 'assistant', content: 'a1', id: 'm', reference: { chunks: {} } }], dsl: { x: 2 }, durationSec: 0.5 })).toBe(true);
-    expect(saveAgentTurn(e, s.id, { append: [{ role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' }], dsl: { x: 3 }, errors: 'boom', durationSec: 0.25 })).toBe(true);
-    expect(agentSessionMessages(e, s.id)).toEqual([
+    expect(await saveAgentTurn(e, s.id, { append: [{ role: 'user', content: 'q1', id: 'm' }, { role: 'assistant', content: 'a1', id: 'm', reference: { chunks: {} } }], dsl: { x: 2 }, durationSec: 0.5 })).toBe(true);
+    expect(await saveAgentTurn(e, s.id, { append: [{ role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' }], dsl: { x: 3 }, errors: 'boom', durationSec: 0.25 })).toBe(true);
+    expect(await agentSessionMessages(e, s.id)).toEqual([
       { role: 'user', content: 'q1', id: 'm' }, { role: 'assistant', content: 'a1', id: 'm', reference: { chunks: {} } },
       { role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' },
     ]);
-    expect(getAgentSession(e, s.id)).toMatchObject({ round: 2, duration: 0.75, errors: 'boom', dsl: '{"x":3}' });
+    expect(await getAgentSession(e, s.id)).toMatchObject({ round: 2, duration: 0.75, errors: 'boom', dsl: '{"x":3}' });
     await call('agentSessions.delete', { agent_id: a.id, ids: [s.id] });
-    expect(saveAgentTurn(e, s.id, { append: [{ role: 'user', content: 'late' }], dsl: {} })).toBe(false);
-    expect(agentSessionMessages(e, s.id)).toEqual([]);
+    expect(await saveAgentTurn(e, s.id, { append: [{ role: 'user', content: 'late' }], dsl: {} })).toBe(false);
+    expect(await agentSessionMessages(e, s.id)).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { test, enc } from '../helpers.js';
 import { Client } from '../../src/index.js';
 import { Api } from '../../src/api/index.js';
-import { ParseQueue, resetForParse, restoreCounts, RUN } from '../../src/core/index.js';
+import { ParseQueue, RUN } from '../../src/core/index.js';
 import { INGEST_DEFAULTS } from '../../src/ingest/worker/index.js';
 import { startEmbeddingServer } from '../support/embedding-server.js';
 
@@ -122,8 +122,8 @@ describe('ParseQueue batches', () => {
       const files = [0, 1, 2].map((i) => ({ display_name: `a${i}.txt`, blob: enc(note(i)) }));
       const docs = (await api.call('documents.upload', { dataset_id: ds.id, files: [...files, { display_name: 'deep.html', blob: enc(deep) }, { display_name: 'z.txt', blob: enc(note(9)) }] })) as Array<{ id: string; name: string }>;
       const e = api.engine;
-      resetForParse(e, docs.map((d) => d.id));
-      queue.enqueue(docs.map((d) => d.id));
+      await e.store.parse.reset(docs.map((d) => d.id), e.local.tenantId);
+      await queue.enqueue(docs.map((d) => d.id));
       const state = e.db.prepare('SELECT name, run, progress_msg FROM document WHERE id = ?');
       const all = () => docs.map((d) => state.get(d.id) as { name: string; run: string; progress_msg: string });
       for (const until = Date.now() + 90_000; all().some((d) => d.run === RUN.RUNNING) && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
@@ -146,16 +146,13 @@ describe('ParseQueue batches', () => {
         { display_name: 'small.txt', blob: enc(note(1)) }, { display_name: 'big.txt', blob: enc(prose) },
       ] })) as Array<{ id: string }>;
       const e = api.engine;
-      resetForParse(e, [small!.id, big!.id]);
-      queue.enqueue([small!.id, big!.id]);
+      await e.store.parse.reset([small!.id, big!.id], e.local.tenantId);
+      await queue.enqueue([small!.id, big!.id]);
       const worker = (queue as unknown as { workers: Array<{ pending: Map<number, unknown> }> }).workers[0]!;
       for (const until = Date.now() + 60_000; worker.pending.size < 2 && Date.now() < until;) await new Promise((r) => setTimeout(r, 2));
       expect(worker.pending.size).toBe(2); // the large parse running, the small embedding in line behind it
       // What the stop op does: CANCEL and the counts, in one transaction; then the queue stops the job.
-      e.tx(() => {
-        e.db.prepare('UPDATE document SET run = ?, progress = 0 WHERE id = ?').run(RUN.CANCEL, big!.id);
-        restoreCounts(e, [big!.id]);
-      });
+      await e.store.parse.cancel([big!.id]);
       expect(queue.cancel(big!.id)).toBe(true);
       const state = e.db.prepare('SELECT run, chunk_num FROM document WHERE id = ?');
       for (const until = Date.now() + 60_000; (state.get(small!.id) as { run: string }).run === RUN.RUNNING && Date.now() < until;) {

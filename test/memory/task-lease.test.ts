@@ -7,7 +7,7 @@ import { describe, expect, beforeAll, afterAll } from 'vitest';
 import { join } from 'node:path';
 import { test } from '../helpers.js';
 import { Client } from '../../src/index.js';
-import { openDatabase, type Db } from '../../src/store/index.js';
+import { openDatabase, SqliteConn, SqliteMemories, type Db } from '../../src/store/index.js';
 import { ModelRegistry } from '../../src/embed/index.js';
 import { OpenAIChatModel } from '../../src/llm/index.js';
 import { ExtractionQueue } from '../../src/memory/index.js';
@@ -37,7 +37,7 @@ async function pendingTask(path: string): Promise<void> {
 function queue(db: Db, leaseMs: number): ExtractionQueue {
   const registry = new ModelRegistry([]);
   return new ExtractionQueue({
-    db, leaseMs, isClosed: () => !db.open, log: () => undefined,
+    store: { memories: new SqliteMemories(new SqliteConn(db)), get isOpen() { return db.open; } }, leaseMs, isClosed: () => !db.open, log: () => undefined,
     model: () => new OpenAIChatModel({ id: 'extractor@OpenAI-API-Compatible', model: 'extractor', baseUrl: server.url, retries: 0 }),
     embed: (id, texts) => registry.embedder(id).embed(texts),
   });

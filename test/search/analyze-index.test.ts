@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { analyze } from '../../src/text/analyze.js';
 import { openDatabase } from '../../src/store/db.js';
+import { sqliteSearch } from '../../src/store/sqlite/search.js';
 import { upsertChunk, removeChunkRows } from '../../src/store/chunks.js';
 import { vectorIndex, vectorSearchOptions, forgetVectorIndexes } from '../../src/search/vector-index.js';
 import { CodeStore } from '../../src/search/hamming.js';
@@ -54,16 +55,22 @@ describe('metadata filter', () => {
     expect(run('empty', null, 's')).toEqual(['c']);
     expect(run('not empty', null, 's')).toEqual(['a', 'b']);
   });
-  test('no conditions means no filter; bad shapes are rejected', () => {
-    expect(parseMetadataCondition({ conditions: [] })).toBeNull();
+  test("read as RAGFlow reads it: falsy is no filter; a filter without conditions matches nothing; bad shapes fail with RAGFlow's Python errors", () => {
     expect(parseMetadataCondition(null)).toBeNull();
-    expect(() => parseMetadataCondition([])).toThrow(/should be an object/);
-    expect(() => parseMetadataCondition({ logic: 'xor', conditions: [] })).toThrow(/logic/);
+    expect(parseMetadataCondition({})).toBeNull();
+    expect(parseMetadataCondition([])).toBeNull();
+    expect(parseMetadataCondition({ conditions: [] })).toEqual({ logic: 'and', conditions: [] });
+    expect(parseMetadataCondition({ logic: 'xor', conditions: [] })).toEqual({ logic: 'or', conditions: [] });
+    expect(() => parseMetadataCondition([1])).toThrow(`AttributeError("'list' object has no attribute 'get'")`);
+    expect(() => parseMetadataCondition({ conditions: 5 })).toThrow(`TypeError("'int' object is not iterable")`);
+    expect(() => parseMetadataCondition({ conditions: [{ name: 'a', value: 1 }] })).toThrow("KeyError('comparison_operator')");
+    expect(() => parseMetadataCondition({ conditions: ['x'] })).toThrow(`TypeError("string indices must be integers, not 'str'")`);
+    expect(parseMetadataCondition({ conditions: [{ name: 'a', comparison_operator: '~', value: 1 }] })!.conditions[0]!.op).toBeUndefined();
   });
 });
 
 describe('vector index', () => {
-  test('the binary prefilter finds the exact top-10 on clustered data, and follows deletes', () => {
+  test('the binary prefilter finds the exact top-10 on clustered data, and follows deletes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ragloom-vi-'));
     const db = openDatabase(join(dir, 'v.db'));
     db.exec(`INSERT INTO tenant (id, name, embd_id, create_time) VALUES ('t', 't', 'm', 0);
@@ -87,7 +94,7 @@ describe('vector index', () => {
     vectorSearchOptions.exactBelow = 1000;
     vectorSearchOptions.minCandidates = 300;
     try {
-      const ix = vectorIndex(db, dim)!;
+      const ix = (await vectorIndex(sqliteSearch(db), dim))!;
       expect(ix.size).toBe(3000);
       let found = 0;
       for (let qn = 0; qn < 20; qn++) {
@@ -100,7 +107,7 @@ describe('vector index', () => {
       const q = vec(5);
       const best = ix.search(q, 1, { datasets: ['ds'] }, { exact: true })[0]!;
       db.transaction(() => removeChunkRows(db, [best.rowid]))();
-      const ix2 = vectorIndex(db, dim)!;
+      const ix2 = (await vectorIndex(sqliteSearch(db), dim))!;
       expect(ix2.size).toBe(2999);
       expect(ix2.search(q, 5, { datasets: ['ds'] }).map((h) => h.rowid)).not.toContain(best.rowid);
       expect(ix2.search(q, 5, { datasets: ['other'] })).toEqual([]);
@@ -114,7 +121,7 @@ describe('vector index', () => {
             tag_kwd: [], positions: [], available: true, chunk_order: i, token_num: 2, create_time: '', create_timestamp: 0, vector: q });
         }
       })();
-      const ix3 = vectorIndex(db, dim)!;
+      const ix3 = (await vectorIndex(sqliteSearch(db), dim))!;
       const only1 = ix3.search(q, 10, { datasets: ['ds'] });
       const only2 = ix3.search(q, 10, { datasets: ['ds2'] });
       const both = ix3.search(q, 10, { datasets: ['ds', 'ds2'] });
@@ -126,19 +133,19 @@ describe('vector index', () => {
       try {
         db.transaction(() => { removeChunkRows(db, [ix2.search(q, 1, { datasets: ['ds'] })[0]!.rowid]); throw new Error('rollback'); })();
       } catch { /* expected */ }
-      expect(vectorIndex(db, dim)!.size).toBe(3049);
+      expect((await vectorIndex(sqliteSearch(db), dim))!.size).toBe(3049);
       // Rebuilt from the tables (as after reopening), a vector without its chunk row is skipped.
       db.prepare(`INSERT INTO vec_${dim} (rowid, dataset_id, embedding) VALUES (?, 'ds', ?)`).run(999_999n, Buffer.from(q.buffer, q.byteOffset, q.byteLength));
-      forgetVectorIndexes(db);
-      expect(vectorIndex(db, dim)!.size).toBe(3049);
+      forgetVectorIndexes(sqliteSearch(db));
+      expect((await vectorIndex(sqliteSearch(db), dim))!.size).toBe(3049);
       // Reloaded once most rows are gone, the vectors' memory is sized for the rows left (a
       // WebAssembly memory never shrinks: the reload starts a new one).
-      const ix4 = vectorIndex(db, dim)!;
+      const ix4 = (await vectorIndex(sqliteSearch(db), dim))!;
       const rowsOf = (x: unknown) => (x as { vecs: Float32Array }).vecs.length / dim;
       expect(rowsOf(ix4)).toBeGreaterThanOrEqual(3049);
       const gone = db.prepare("SELECT rowid FROM chunk WHERE dataset_id = 'ds' LIMIT 2900").pluck().all() as number[];
       db.transaction(() => removeChunkRows(db, gone))();
-      ix4.reload();
+      await ix4.reload();
       expect(ix4.size).toBe(149);
       expect(rowsOf(ix4)).toBe(1024);
       expect(ix4.search(q, 1, { datasets: ['ds2'] })[0]!.score).toBeCloseTo(1, 5);
@@ -214,9 +221,10 @@ describe('term_similarity computed in JS', () => {
       await docs[1]!.addChunk({ content: 'heat transfer to a flat plate, with wings' });
       const db = (c as unknown as { api: { engine: { db: import('../../src/store/db.js').Db } } }).api.engine.db;
       for (const question of ['wing flutter', 'aeroelastic flutter heat', 'panel']) {
-        const q = textQuery(db, question);
-        const fts = textScores(db, q, [1, 2, 3]);
-        const js = textScoresJs(db, q, [1, 2, 3]);
+        const rd = (await import('../../src/store/sqlite/search.js')).sqliteSearch(db);
+        const q = textQuery(rd, question);
+        const fts = textScores(rd, q, [1, 2, 3]);
+        const js = textScoresJs(rd, q, [1, 2, 3]);
         expect([...js.keys()].sort()).toEqual([...fts.keys()].sort());
         for (const [k, v] of fts) expect(js.get(k)).toBeCloseTo(v, 12);
       }

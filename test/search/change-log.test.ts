@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { followLog, trimLog, unfollowLog } from '../../src/search/change-log.js';
+import { followLog, trimLog, unfollowLog } from '../../src/store/sqlite/change-log.js';
 import { openDatabase, type Db } from '../../src/store/index.js';
 
 const SQL = {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from '../helpers.js';
 import { Client } from '../../src/index.js';
 import { termIndex, termIndexOptions } from '../../src/search/index.js';
-import type { Db } from '../../src/store/index.js';
+import { sqliteSearch, type Db } from '../../src/store/index.js';
 
 const dbOf = (c: Client) => (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
 
@@ -38,7 +38,7 @@ test('a reused chunk rowid written by another connection is found on the next se
 
 /** `c`'s retrieval with the term index, checked against FTS5's (the index switched off). */
 async function checkedAgainstFts5(c: Client, params: Parameters<Client['retrieveWithTotals']>[0]) {
-  termIndex(dbOf(c)); // built (no-op once it is): a store's first searches ask FTS5 while it is built
+  await termIndex(sqliteSearch(dbOf(c))); // built (no-op once it is): a store's first searches ask FTS5 while it is built
   const on = await c.retrieveWithTotals(params);
   termIndexOptions.enabled = false;
   try {
@@ -129,7 +129,7 @@ describe('the term index follows writes of this and another connection', () => {
       const q = { dataset_ids: [ds.id], question: 'ledger column row', similarity_threshold: 0.05, vector_similarity_weight: 0.01 };
       const same = () => checkedAgainstFts5(a, q);
       expect((await same()).total).toBeGreaterThan(2);
-      expect(termIndex(dbOf(a))!.size).toBeGreaterThan(1600);
+      expect((await termIndex(sqliteSearch(dbOf(a))))!.size).toBeGreaterThan(1600);
       const [dsB] = await b.listDatasets({ id: ds.id });
       await dsB!.deleteDocuments({ ids: [docs[0]!.id] }); // 1,600 rows gone at once
       const left = await same();

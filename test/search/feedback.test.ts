@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { test, enc } from '../helpers.js';
 import { Client, type DataSet } from '../../src/index.js';
 import { textQuery, expandQuery, rowTerms, scoreRows, type RetrievalOptions } from '../../src/search/index.js';
-import type { Db } from '../../src/store/index.js';
+import { sqliteSearch, type Db } from '../../src/store/index.js';
 import { startEmbeddingServer, type FakeEmbeddingServer } from '../support/embedding-server.js';
 
 // RM3 pseudo-relevance feedback on the text side (src/search/fulltext.ts expandQuery, applied
@@ -23,7 +23,7 @@ const open = (dir: string, retrieval?: Partial<RetrievalOptions>) => new Client(
   models: [{ type: 'embedding', name: 'hash-64', factory: 'OpenAI-API-Compatible', base_url: emb.url }],
   retrieval,
 });
-const dbOf = (c: Client) => (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
+const dbOf = (c: Client) => sqliteSearch((c as unknown as { api: { engine: { db: Db } } }).api.engine.db);
 
 // Five chunks about plasma confinement that all say "tokamak"; one chunk that says "tokamak"
 // but never the question's words; filler on other subjects.

@@ -10,8 +10,8 @@ import Database from 'better-sqlite3';
 import { test, enc } from '../helpers.js';
 import { Client, type DataSet } from '../../src/index.js';
 import { builtTermIndex, termIndexOptions, vectorIndex, vectorSearchOptions, forgetVectorIndexes } from '../../src/search/index.js';
-import { floatsOf, readVec0Shadow } from '../../src/search/vec0-shadow.js';
-import type { Db } from '../../src/store/index.js';
+import { floatsOf, readVec0Shadow } from '../../src/store/sqlite/vec0-shadow.js';
+import { sqliteSearch, type Db } from '../../src/store/index.js';
 
 const dbOf = (c: Client) => (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
 
@@ -64,10 +64,10 @@ describe('the term index, built a slice per search', () => {
     termIndexOptions.buildStepMs = 0; // one slice per search
     const reader = new Client({ path });
     try {
-      const rdb = dbOf(reader);
+      const rdb = sqliteSearch(dbOf(reader));
       let before = await expected();
       expect(await ask(reader, QUESTIONS[0]!, 0)).toEqual(before[0]);
-      expect(builtTermIndex(rdb)).toBeUndefined(); // one slice of five: still FTS5's turn
+      expect(await builtTermIndex(rdb)).toBeUndefined(); // one slice of five: still FTS5's turn
 
       // Another connection writes while the build is under way: a document gone, chunks added, one changed.
       const [doc] = await a.listDocuments({ page_size: 1, orderby: 'create_time', desc: false });
@@ -79,11 +79,11 @@ describe('the term index, built a slice per search', () => {
       before = await expected();
 
       let searches = 1;
-      for (; !builtTermIndex(rdb) && searches < 40; searches++) expect(await ask(reader, QUESTIONS[searches % QUESTIONS.length]!, 0.3)).toEqual(before[(searches % QUESTIONS.length) * 2 + 1]);
-      expect(builtTermIndex(rdb)).toBeDefined();
+      for (; !(await builtTermIndex(rdb)) && searches < 40; searches++) expect(await ask(reader, QUESTIONS[searches % QUESTIONS.length]!, 0.3)).toEqual(before[(searches % QUESTIONS.length) * 2 + 1]);
+      expect(await builtTermIndex(rdb)).toBeDefined();
       expect(searches).toBeGreaterThanOrEqual(4);
       expect(searches).toBeLessThanOrEqual(6);
-      expect(builtTermIndex(rdb)!.size).toBe(dbOf(writer).prepare('SELECT COUNT(*) FROM chunk').pluck().get());
+      expect((await builtTermIndex(rdb))!.size).toBe(dbOf(writer).prepare('SELECT COUNT(*) FROM chunk').pluck().get());
       // Built: the same answers, now from the index.
       expect(await Promise.all(QUESTIONS.flatMap((q) => [ask(reader, q, 0), ask(reader, q, 0.3)]))).toEqual(before);
     } finally {
@@ -117,20 +117,20 @@ describe("vec0's shadow tables", () => {
 
       // The index built either way answers alike (hits, order, scores), with the prefilter on.
       const q = new Float32Array(dim).map((_, i) => Math.sin(i + 1));
-      const search = () => {
-        forgetVectorIndexes(db);
-        return vectorIndex(db, dim)!.search(q, 50, { datasets: [a.id] }, { exact: false });
+      const search = async () => {
+        forgetVectorIndexes(sqliteSearch(db));
+        return (await vectorIndex(sqliteSearch(db), dim))!.search(q, 50, { datasets: [a.id] }, { exact: false });
       };
       const saved = { ...vectorSearchOptions };
       Object.assign(vectorSearchOptions, { exactBelow: 100, minCandidates: 60, oversample: 2 });
       try {
-        const fast = search();
+        const fast = await search();
         vectorSearchOptions.vec0Shadow = false;
-        expect(search()).toEqual(fast);
+        expect(await search()).toEqual(fast);
         expect(fast.length).toBe(50);
       } finally {
         Object.assign(vectorSearchOptions, saved);
-        forgetVectorIndexes(db);
+        forgetVectorIndexes(sqliteSearch(db));
       }
 
       // Another layout (here: a table that says another sqlite-vec created it): nothing read, false.
@@ -143,8 +143,8 @@ describe("vec0's shadow tables", () => {
       expect(visited).toEqual([]);
       raw.close();
       // …and the index still loads, by the scan.
-      forgetVectorIndexes(db);
-      expect(vectorIndex(db, dim)!.search(q, 5, { datasets: [a.id] }, { exact: true }).length).toBe(5);
+      forgetVectorIndexes(sqliteSearch(db));
+      expect((await vectorIndex(sqliteSearch(db), dim))!.search(q, 5, { datasets: [a.id] }, { exact: true }).length).toBe(5);
 
       // Blobs as floats: a view when aligned, a copy when not, nothing when the bytes are not whole floats.
       const bytes = new Uint8Array(new Float32Array([1.5, -2, 3]).buffer);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { join } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { openDatabase, upsertChunk, type Db } from '../../src/store/index.js';
+import { openDatabase, upsertChunk, sqliteSearch, type Db } from '../../src/store/index.js';
 import { ftsTerms } from '../../src/text/index.js';
 import { StaticEmbedder } from '../../src/embed/index.js';
 import { resolveBuiltinModelPath } from '../../src/embed/builtin-models.js';
@@ -72,7 +72,7 @@ function removeMessage(db: Db, id: number): void {
 
 async function search(db: Db, memoryIds: string[], question: string, opts: Partial<MemorySearchRequest> = {}): Promise<MemoryHit[]> {
   const [qv] = await emb.embed([question]);
-  return searchMemoryMessages(db, { memoryIds, question, questionVector: qv!, dim: DIM, threshold: 0, vectorWeight: 0.7, topN: 100, ...opts });
+  return searchMemoryMessages(sqliteSearch(db), { memoryIds, question, questionVector: qv!, dim: DIM, threshold: 0, vectorWeight: 0.7, topN: 100, ...opts });
 }
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
@@ -96,8 +96,8 @@ async function bruteForce(db: Db, memoryIds: string[], question: string, w: numb
   const [qv] = await emb.embed([question]);
   const rows = db.prepare(`SELECT id, vector FROM memory_message WHERE status = 1 AND forget_at IS NULL AND dim = ${DIM}
     AND memory_id IN (${memoryIds.map(() => '?').join(',')})`).all(...memoryIds) as { id: number; vector: Buffer }[];
-  const tq = textQuery(db, question, { table: 'memory_fts' });
-  const ts = textScores(db, tq, rows.map((r) => r.id));
+  const tq = textQuery(sqliteSearch(db), question, { table: 'memory_fts' });
+  const ts = textScores(sqliteSearch(db), tq, rows.map((r) => r.id));
   return rows.map((r) => {
     const v = new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength));
     const vsim = Math.max(0, Math.min(1, dot(qv!, v)));
@@ -191,20 +191,20 @@ describe('searchMemoryMessages', () => {
       db.prepare('UPDATE memory_message SET forget_at = 1 WHERE id = ?').run(first);
       expect(await found()).not.toContain(first);
       // Text-only searches (no question vector) apply the same rules.
-      const textOnly = () => searchMemoryMessages(db, { memoryIds: ['m1'], question, questionVector: null, dim: 0, threshold: 0, vectorWeight: 0.7, topN: 10 });
-      expect(textOnly().map((h) => h.id)).not.toContain(first);
+      const textOnly = () => searchMemoryMessages(sqliteSearch(db), { memoryIds: ['m1'], question, questionVector: null, dim: 0, threshold: 0, vectorWeight: 0.7, topN: 10 });
+      expect((await textOnly()).map((h) => h.id)).not.toContain(first);
       db.prepare('UPDATE memory_message SET forget_at = NULL WHERE id = ?').run(first);
       expect((await found())[0]).toBe(first);
-      expect(textOnly().map((h) => h.id)).toContain(first);
+      expect((await textOnly()).map((h) => h.id)).toContain(first);
       db.prepare('UPDATE memory_message SET status = 0 WHERE id = ?').run(first);
       expect(await found()).not.toContain(first);
-      expect(textOnly().map((h) => h.id)).not.toContain(first);
+      expect((await textOnly()).map((h) => h.id)).not.toContain(first);
       db.prepare('UPDATE memory_message SET status = 1 WHERE id = ?').run(first);
       expect((await found())[0]).toBe(first);
       // After a rebuild from the tables the same.
       db.prepare('UPDATE memory_message SET status = 0 WHERE id = ?').run(ids[7]);
       const before = await search(db, ['m1'], question);
-      forgetVectorIndexes(db);
+      forgetVectorIndexes(sqliteSearch(db));
       expect(await search(db, ['m1'], question)).toEqual(before);
       expect(before.map((h) => h.id)).not.toContain(ids[7]);
       removeMessage(db, first);
@@ -212,8 +212,8 @@ describe('searchMemoryMessages', () => {
       // A message added after the index was built is found (inserts: ids past the highest applied).
       const [added] = await addMessages(db, 'm1', [{ content: 'my cat is called Miso, and Miso is my cat' }]);
       expect((await found())[0]).toBe(added);
-      expect(memoryVectorIndex(db, DIM).size).toBe(ids.length - 1); // minus the empty message and the deleted one, plus the added one
-      expect(memoryVectorIndex(db, DIM).cosine(new Float32Array(DIM), first)).toBeUndefined();
+      expect((await memoryVectorIndex(sqliteSearch(db), DIM)).size).toBe(ids.length - 1); // minus the empty message and the deleted one, plus the added one
+      expect((await memoryVectorIndex(sqliteSearch(db), DIM)).cosine(new Float32Array(DIM), first)).toBeUndefined();
     } finally {
       db.close();
     }
@@ -241,8 +241,8 @@ describe('searchMemoryMessages', () => {
 
       // Text-only searches (no question vector: rows checked in SQL) filter the same way.
       const textOnly = (f: Partial<MemorySearchRequest> = {}) =>
-        searchMemoryMessages(db, { memoryIds: ['m1', 'm2'], question, questionVector: null, dim: 0, threshold: 0, vectorWeight: 0, topN: 100, ...f });
-      const textAll = textOnly();
+        searchMemoryMessages(sqliteSearch(db), { memoryIds: ['m1', 'm2'], question, questionVector: null, dim: 0, threshold: 0, vectorWeight: 0, topN: 100, ...f });
+      const textAll = await textOnly();
       expect(textAll.length).toBeGreaterThan(3);
       let textFiltered = 0;
       for (const [key, field, value] of [['agentId', 'agent', 'a1'], ['sessionId', 'session', 's3'], ['userId', 'user', 'u2']] as const) {
@@ -250,7 +250,7 @@ describe('searchMemoryMessages', () => {
         const want = both.filter((h) => meta.get(h.id)![field] === value);
         expect(want.length).toBeGreaterThan(0);
         expect(hits).toEqual(want);
-        const t = textOnly({ [key]: value });
+        const t = await textOnly({ [key]: value });
         expect(t).toEqual(textAll.filter((h) => meta.get(h.id)![field] === value));
         textFiltered += t.length;
       }
@@ -277,7 +277,7 @@ describe('searchMemoryMessages', () => {
       const texts = syntheticChunks(5000, 40, 7);
       const ids = await addMessages(db, 'big', texts.map((content, i) => ({ content, agent: i % 2 ? 'odd' : 'even' })));
       await addMessages(db, 'small', NOTES);
-      const ix = memoryVectorIndex(db, DIM);
+      const ix = (await memoryVectorIndex(sqliteSearch(db), DIM));
       expect(ix.size).toBe(5000 + NOTES.length - 1);
       for (const i of [3, 1234, 4999]) {
         // A near-duplicate: the message with two words dropped.
@@ -289,30 +289,30 @@ describe('searchMemoryMessages', () => {
         for (const w of [1, 0.7]) {
           // Every partition of the index searched: the binary prefilter's select().
           select.mockClear();
-          const hits = searchMemoryMessages(db, { memoryIds: ['big', 'small'], question, questionVector: qv!, dim: DIM, threshold: 0.2, vectorWeight: w, topN: 5 });
+          const hits = await searchMemoryMessages(sqliteSearch(db), { memoryIds: ['big', 'small'], question, questionVector: qv!, dim: DIM, threshold: 0.2, vectorWeight: w, topN: 5 });
           expect(hits[0]!.id).toBe(ids[i]);
           expect(select).toHaveBeenCalled();
           // One of two partitions: the per-slot cut-off over the codes' distances.
           distances.mockClear();
-          const one = searchMemoryMessages(db, { memoryIds: ['big'], question, questionVector: qv!, dim: DIM, threshold: 0.2, vectorWeight: w, topN: 5 });
+          const one = await searchMemoryMessages(sqliteSearch(db), { memoryIds: ['big'], question, questionVector: qv!, dim: DIM, threshold: 0.2, vectorWeight: w, topN: 5 });
           expect(one[0]!.id).toBe(ids[i]);
           expect(distances).toHaveBeenCalled();
         }
         // A tag filter: the same per-slot cut-off.
         distances.mockClear();
-        const tagged = searchMemoryMessages(db, { memoryIds: ['big'], question, questionVector: qv!, dim: DIM, threshold: 0.2, vectorWeight: 1, topN: 5, agentId: i % 2 ? 'odd' : 'even' });
+        const tagged = await searchMemoryMessages(sqliteSearch(db), { memoryIds: ['big'], question, questionVector: qv!, dim: DIM, threshold: 0.2, vectorWeight: 1, topN: 5, agentId: i % 2 ? 'odd' : 'even' });
         expect(tagged[0]!.id).toBe(ids[i]);
         expect(distances).toHaveBeenCalled();
-        const other = searchMemoryMessages(db, { memoryIds: ['big'], question, questionVector: qv!, dim: DIM, threshold: 0, vectorWeight: 1, topN: 5, agentId: i % 2 ? 'even' : 'odd' });
+        const other = await searchMemoryMessages(sqliteSearch(db), { memoryIds: ['big'], question, questionVector: qv!, dim: DIM, threshold: 0, vectorWeight: 1, topN: 5, agentId: i % 2 ? 'even' : 'odd' });
         expect(other.map((h) => h.id)).not.toContain(ids[i]);
       }
       // The text side: a top-k query, or one pass over every match (filters): the same rows and scores.
-      const tq = textQuery(db, texts.slice(0, 6).join(' '), { table: 'memory_fts' });
+      const tq = textQuery(sqliteSearch(db), texts.slice(0, 6).join(' '), { table: 'memory_fts' });
       expect(tq.dfSum).toBeGreaterThan(ALL_MATCHES_BELOW);
       const accept = ix.matcher({ datasets: ['big'] });
       const byScore = (a: [number, number], b: [number, number]) => b[1] - a[1] || a[0] - b[0];
-      const topQuery = textSide(db, tq, 64, accept);
-      const onePass = textSide(db, tq, 64, accept, { selective: true });
+      const topQuery = textSide(sqliteSearch(db), tq, 64, accept);
+      const onePass = textSide(sqliteSearch(db), tq, 64, accept, { selective: true });
       onePass.top.sort(byScore);
       topQuery.top.sort(byScore);
       expect(onePass.top.map(([id]) => id)).toEqual(topQuery.top.map(([id]) => id));
@@ -340,7 +340,7 @@ describe('searchMemoryMessages', () => {
       const ids = await addMessages(db, 'm1', NOTES);
       const question = 'what is my cat called';
       const before = await search(db, ['m1'], question);
-      const dfBefore = textQuery(db, question, { table: 'memory_fts' }).dfSum;
+      const dfBefore = textQuery(sqliteSearch(db), question, { table: 'memory_fts' }).dfSum;
       // A dataset whose chunks say the same, with vectors of the same dimension (chunk rowids and message ids overlap).
       db.exec(`INSERT INTO dataset (id, tenant_id, name, embd_id, created_by, create_time, update_time) VALUES ('ds', 't', 'n', 'm', 'u', 0, 0);
         INSERT INTO blob (sha256, size, data) VALUES ('s', 0, x'');
@@ -352,8 +352,8 @@ describe('searchMemoryMessages', () => {
         chunkTexts.forEach((content, i) => upsertChunk(db, { id: `c${i}`, document_id: 'doc', dataset_id: 'ds', content, title: 'd.txt', important_keywords: [],
           questions: [], tag_kwd: [], positions: [], available: true, chunk_order: i, token_num: 10, create_time: '', create_timestamp: 0, vector: cv[i]! }));
       })();
-      const chunks = vectorIndex(db, DIM)!;
-      const mem = memoryVectorIndex(db, DIM);
+      const chunks = (await vectorIndex(sqliteSearch(db), DIM))!;
+      const mem = (await memoryVectorIndex(sqliteSearch(db), DIM));
       expect(chunks.size).toBe(chunkTexts.length);
       expect(mem.size).toBe(ids.length - 1);
       const [qv] = await emb.embed([question]);
@@ -362,15 +362,15 @@ describe('searchMemoryMessages', () => {
       expect(chunks.search(qv!, 50, { datasets: ['ds'] })).toHaveLength(chunkTexts.length);
       expect(mem.search(qv!, 50, { datasets: ['m1'] })).toHaveLength(ids.length - 1);
       // Full text: each side's statistics and rows are its own.
-      expect(textQuery(db, question, { table: 'memory_fts' }).dfSum).toBe(dfBefore);
-      expect(textQuery(db, question).dfSum).toBeGreaterThan(dfBefore);
+      expect(textQuery(sqliteSearch(db), question, { table: 'memory_fts' }).dfSum).toBe(dfBefore);
+      expect(textQuery(sqliteSearch(db), question).dfSum).toBeGreaterThan(dfBefore);
       expect(await search(db, ['m1'], question)).toEqual(before);
       // Disabling a chunk with a message's id leaves the message alone, and the other way round.
       db.prepare('UPDATE chunk SET available = 0 WHERE rowid = ?').run(before[0]!.id);
       expect(await search(db, ['m1'], question)).toEqual(before);
       db.prepare('UPDATE memory_message SET status = 0 WHERE id = ?').run(before[0]!.id);
-      expect(vectorIndex(db, DIM)!.size).toBe(chunkTexts.length);
-      expect(vectorIndex(db, DIM)!.search(qv!, 50, { datasets: ['ds'] })).toHaveLength(chunkTexts.length - 1);
+      expect((await vectorIndex(sqliteSearch(db), DIM))!.size).toBe(chunkTexts.length);
+      expect((await vectorIndex(sqliteSearch(db), DIM))!.search(qv!, 50, { datasets: ['ds'] })).toHaveLength(chunkTexts.length - 1);
       expect((await search(db, ['m1'], question)).map((h) => h.id)).not.toContain(before[0]!.id);
     } finally {
       db.close();

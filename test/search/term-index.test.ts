@@ -12,7 +12,7 @@ import { Client, type DataSet } from '../../src/index.js';
 import {
   termIndex, termIndexOptions, textQuery, textSide, rowTerms, scoreRows, expandQuery, expandWith, ALL_MATCHES_BELOW,
 } from '../../src/search/index.js';
-import type { Db } from '../../src/store/index.js';
+import { sqliteSearch, type Db } from '../../src/store/index.js';
 import { test } from '../helpers.js';
 
 const dbOf = (c: Client) => (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
@@ -93,8 +93,8 @@ function withoutIndex<T>(f: () => T): T {
 }
 
 describe('TermIndex', () => {
-  test('holds FTS5\'s rows: every token\'s document frequency and every row\'s length', () => {
-    const tix = termIndex(db)!;
+  test('holds FTS5\'s rows: every token\'s document frequency and every row\'s length', async () => {
+    const tix = (await termIndex(sqliteSearch(db)))!;
     const vocab = db.prepare('SELECT term, doc FROM chunk_fts_terms').raw().all() as Array<[string, number]>;
     expect(vocab.length).toBeGreaterThan(150);
     for (const [term, doc] of vocab) expect([term, tix.dfOf(term)]).toEqual([term, doc]);
@@ -115,21 +115,21 @@ describe('TermIndex', () => {
     }
   });
 
-  test('textSide: the same top rows, order and numbers as FTS5, on both of its paths, for any k and filter', () => {
-    const tix = termIndex(db)!;
+  test('textSide: the same top rows, order and numbers as FTS5, on both of its paths, for any k and filter', async () => {
+    const tix = (await termIndex(sqliteSearch(db)))!;
     let few = 0;
     let many = 0;
     for (const q of queries) {
-      const a = textQuery(db, q);
-      const b = textQuery(db, q, { index: tix });
+      const a = textQuery(sqliteSearch(db), q);
+      const b = textQuery(sqliteSearch(db), q, { index: tix });
       expect({ ...b, index: undefined, phrases: undefined }).toEqual({ ...a, rows: b.rows });
       if (!b.phrases) continue;
       if (b.dfSum <= ALL_MATCHES_BELOW) few++;
       else many++;
       for (const k of [1, 3, 10, 90]) {
         for (const accept of [() => true, (r: number) => r % 3 !== 0]) {
-          const x = textSide(db, a, k, accept);
-          const y = textSide(db, b, k, accept);
+          const x = textSide(sqliteSearch(db), a, k, accept);
+          const y = textSide(sqliteSearch(db), b, k, accept);
           expect(y.top).toEqual(x.top);
           const rids = [...x.top.map(([r]) => r), 1, 2, 3, 500, 1000, 1500, 2000, 2400];
           expect(y.scoresOf(rids)).toEqual(x.scoresOf(rids));
@@ -141,27 +141,27 @@ describe('TermIndex', () => {
     expect(many).toBeGreaterThan(5);
   });
 
-  test('RM3: the expansion and the re-scored rows are those of the re-analysed stored text', () => {
-    const tix = termIndex(db)!;
+  test('RM3: the expansion and the re-scored rows are those of the re-analysed stored text', async () => {
+    const tix = (await termIndex(sqliteSearch(db)))!;
     for (const q of queries.slice(0, 60)) {
-      const tq = textQuery(db, q, { index: tix });
-      const top = textSide(db, tq, 30, () => true).top.map(([r]) => r);
+      const tq = textQuery(sqliteSearch(db), q, { index: tix });
+      const top = textSide(sqliteSearch(db), tq, 30, () => true).top.map(([r]) => r);
       if (top.length < 10) continue;
       const fb = top.slice(0, 10);
-      const viaSql = rowTerms(db, fb);
+      const viaSql = rowTerms(sqliteSearch(db), fb);
       expect(tix.rowTerms(fb)).toEqual(viaSql);
       const feedback = fb.map((r, i): [string[][], number] => [viaSql.get(r)!, 1 / (i + 1)]);
-      const xq = expandQuery(db, tq, feedback, { terms: 10, origWeight: 0.7 });
-      const old = withoutIndex(() => expandQuery(db, textQuery(db, q), feedback, { terms: 10, origWeight: 0.7 }));
+      const xq = expandQuery(sqliteSearch(db), tq, feedback, { terms: 10, origWeight: 0.7 });
+      const old = withoutIndex(() => expandQuery(sqliteSearch(db), textQuery(sqliteSearch(db), q), feedback, { terms: 10, origWeight: 0.7 }));
       expect(xq.weights).toEqual(old.weights);
       expect(xq.upper).toBe(old.upper);
       // The relevance model read from the forward rows: the same expansion, number for number.
-      const fromIndex = expandWith(db, tq, tix.relevanceModel(fb.map((r, i) => [r, 1 / (i + 1)]), 10)!, { terms: 10, origWeight: 0.7 });
+      const fromIndex = expandWith(sqliteSearch(db), tq, tix.relevanceModel(fb.map((r, i) => [r, 1 / (i + 1)]), 10)!, { terms: 10, origWeight: 0.7 });
       expect([...fromIndex.weights!]).toEqual([...xq.weights!]);
       expect(fromIndex.idf).toEqual(xq.idf);
       expect(fromIndex.upper).toBe(xq.upper);
-      expect(tix.scoreRows(xq, top)).toEqual(scoreRows(xq, rowTerms(db, top)));
-      for (const r of top.slice(0, 5)) expect(tix.contentTerms(r)).toEqual(viaSql.get(r)?.[1] ?? rowTerms(db, [r]).get(r)![1]);
+      expect(tix.scoreRows(xq, top)).toEqual(scoreRows(xq, rowTerms(sqliteSearch(db), top)));
+      for (const r of top.slice(0, 5)) expect(tix.contentTerms(r)).toEqual(viaSql.get(r)?.[1] ?? rowTerms(sqliteSearch(db), [r]).get(r)![1]);
     }
   });
 
@@ -174,7 +174,7 @@ describe('TermIndex', () => {
       { vector_similarity_weight: 0.7, page_size: 100, similarity_threshold: 0 },
     ];
     let compared = 0;
-    termIndex(db); // built: a search of a store whose index is not built yet asks FTS5 (test/search/first-search.test.ts)
+    await termIndex(sqliteSearch(db)); // built: a search of a store whose index is not built yet asks FTS5 (test/search/first-search.test.ts)
     for (const q of queries) {
       for (const v of variants) {
         const params = { dataset_ids: [ds.id], question: q, ...v };
@@ -198,7 +198,7 @@ describe('TermIndex', () => {
       c.retrieveWithTotals({ dataset_ids: [ds.id], question: 'zorblatt quixotic', vector_similarity_weight: 0, page_size: 50 });
     const matched = (r: Awaited<ReturnType<typeof ask>>) => r.chunks.filter((c) => (c.term_similarity ?? 0) > 0);
     // Warm the in-memory index first: it must follow the rename, not only be built after it.
-    termIndex(db);
+    await termIndex(sqliteSearch(db));
     expect(matched(await ask(client))).toEqual([]);
     await doc.update({ name: 'zorblatt quixotic handbook.txt' });
     const on = await ask(client);
@@ -214,7 +214,7 @@ describe('TermIndex', () => {
     const other = new Client({ path: join(dir, 'kb.db') });
     try {
       expect(await ask(other)).toEqual(on); // its first search: FTS5
-      termIndex(dbOf(other));
+      await termIndex(sqliteSearch(dbOf(other)));
       expect(await ask(other)).toEqual(on); // its own index
     } finally {
       await other.close();

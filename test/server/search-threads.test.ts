@@ -9,14 +9,14 @@ import { test } from '../helpers.js';
 import { Client } from '../../src/index.js';
 import { startServer } from '../../src/server/index.js';
 import { SearchPool, attachSearchPool, detachSearchPool } from '../../src/search/index.js';
-import type { Db } from '../../src/store/index.js';
+import { sqliteSearch, type Db } from '../../src/store/index.js';
 
 const LINES = Array.from({ length: 300 }, (_, i) =>
   `note ${i}: the ${['harbour', 'pier', 'tide', 'lighthouse', 'ferry'][i % 5]} and the ${['north', 'south', 'east'][i % 3]} wall, entry ${i % 17}`);
 
 /** Runs `f` with a pool of `threads` attached to the Client's connection; detaches and closes it after. */
 async function withPool(c: Client, path: string, threads: number, f: (pool: SearchPool) => Promise<void>): Promise<void> {
-  const db = (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
+  const db = sqliteSearch((c as unknown as { api: { engine: { db: Db } } }).api.engine.db);
   const pool = new SearchPool({ path, threads });
   attachSearchPool(db, pool);
   try {

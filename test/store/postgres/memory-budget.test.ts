@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { server, openDb, freshUrl, seedBase } from './fixture.js';
 import { insertMessages, resizeMemory, type PgDb, type PgNewMessage } from '../../../src/store/postgres/index.js';
 import { openDatabase } from '../../../src/store/index.js';
-import { insertMessages as sqliteInsert, resize as sqliteResize, messageCost, MemoryFullError, type NewMessage } from '../../../src/memory/index.js';
+import { insertMessages as sqliteInsert, resize as sqliteResize, messageCost } from '../../../src/store/sqlite/memories.js';
+import { MemoryFullError, type NewMessage } from '../../../src/memory/index.js';
 
 async function memory(db: PgDb, budget: number): Promise<void> {
   await seedBase(db);

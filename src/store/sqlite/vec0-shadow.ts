@@ -11,7 +11,7 @@
  * and every column and blob has the expected shape; otherwise nothing is read, and the caller
  * scans the virtual table. test/search/first-search.test.ts checks both readings agree.
  */
-import type { Db } from '../store/index.js';
+import type { Db } from '../db.js';
 
 /** One vector: its rowid, its partition (the dataset id) and its floats (a view, valid during the visit). */
 export type Vec0Visit = (rowid: number, partition: string, vector: Float32Array) => void;

@@ -1,5 +1,6 @@
 /**
- * What an in-memory copy of a table (vector-index.ts, term-index.ts) must apply to catch up
+ * The SQLite change feed: what an in-memory copy of a table (src/search vector-index.ts,
+ * term-index.ts) must apply to catch up
  * with the file: rows inserted past the highest id it holds, and the rows a change log
  * (`vec_log`, `memory_vec_log`: filled by triggers in the writer's transaction) names since the
  * last sequence number it applied. Writes of any connection or process are seen this way, and
@@ -8,7 +9,24 @@
  * of every dimension and the term index share the chunks' `vec_log`.
  */
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../store/index.js';
+import type { Db } from '../db.js';
+
+/** A SQLite feed position: the log's last seq applied and the highest row id applied. */
+export interface LogAt {
+  seq: number;
+  maxRow: number;
+}
+
+/** What a copy must do to catch up (SQLite's positions). */
+export type LogCatchUp =
+  | { kind: 'reload' }
+  | { kind: 'none' }
+  | { kind: 'apply'; dirty: Set<number>; seq: number; maxRow: number; floor: number };
+
+/** A copy that follows a log: the last seq it applied. */
+export interface LogFollower {
+  readonly logSeq: number;
+}
 
 export interface ChangeLogSql {
   /** [the log's trimmed floor, its last seq, the table's highest id], in one statement (one snapshot) */
@@ -21,38 +39,31 @@ export interface ChangeLogSql {
   freshIds: string;
 }
 
-export type CatchUp =
-  | { kind: 'reload' }
-  | { kind: 'none' }
-  | { kind: 'apply'; dirty: Set<number>; seq: number; maxRow: number; floor: number };
-
 /**
  * The rows to re-read since `at` (seq: the last log entry applied; maxRow: the highest id
  * applied), or 'reload' when the copy was never loaded, the log was trimmed past it, or so much
  * changed that a rebuild is cheaper.
  */
-export function changesSince(stmt: (sql: string) => Statement, sql: ChangeLogSql, at: { loaded: boolean; seq: number; maxRow: number; live: number }): CatchUp {
+export function changesSince(stmt: (sql: string) => Statement, sql: ChangeLogSql, at: { position: LogAt | null; live: number }): LogCatchUp {
   const [f, max, maxRow] = stmt(sql.logState).raw().get() as [string | null, number, number];
   const floor = Number(f ?? 0);
-  if (!at.loaded || at.seq < floor) return { kind: 'reload' };
-  if (max <= at.seq && maxRow <= at.maxRow) return { kind: 'none' };
+  const p = at.position;
+  if (!p || p.seq < floor) return { kind: 'reload' };
+  if (max <= p.seq && maxRow <= p.maxRow) return { kind: 'none' };
   // Inserts are the rows past the highest id applied; updates and deletes come from the log.
   // A rowid is reused when the highest row is deleted and a row inserted after it (rowid =
   // max + 1): the high-water mark follows the table down, so that insert counts as fresh even
   // when the copy saw the delete in an earlier catch-up (another process wrote both).
-  const fresh = maxRow > at.maxRow ? (stmt(sql.countFresh).pluck().get(at.maxRow) as number) : 0;
-  const logged = max > at.seq ? (stmt(sql.logged).raw().all(at.seq, max) as [number][]) : [];
+  const fresh = maxRow > p.maxRow ? (stmt(sql.countFresh).pluck().get(p.maxRow) as number) : 0;
+  const logged = max > p.seq ? (stmt(sql.logged).raw().all(p.seq, max) as [number][]) : [];
   if (fresh + logged.length > Math.max(20_000, at.live / 4)) return { kind: 'reload' };
   const dirty = new Set(logged.map((r) => r[0]));
-  if (fresh) for (const [r] of stmt(sql.freshIds).raw().all(at.maxRow, maxRow) as [number][]) dirty.add(r);
+  if (fresh) for (const [r] of stmt(sql.freshIds).raw().all(p.maxRow, maxRow) as [number][]) dirty.add(r);
   return { kind: 'apply', dirty, seq: max, maxRow, floor };
 }
 
 /** Entries past the floor before a log is trimmed. */
 const LOG_TRIM_AT = 200_000;
-
-/** A copy that follows a log: the last sequence number it applied. */
-export interface LogFollower { readonly logSeq: number }
 
 /** The copies following each log (by table name) on a connection. */
 const followers = new WeakMap<Db, Map<string, Set<LogFollower>>>();
