@@ -30,7 +30,7 @@ import { parseArgs } from 'node:util';
 import { Client, type RetrievalOptions, type RetrieveParams } from '../src/index.js';
 import { DEFAULT_EMBEDDING_MODEL } from '../src/embed/index.js';
 import { OptionClients } from './lib/option-clients.js';
-import { documentBytes, holds, loadQaSet, rateText, type Part, type QaFact, type QaQuestion, type Style } from './lib/qa-set.js';
+import { holds, loadQaSet, presentDocuments, rateText, type Part, type QaFact, type QaQuestion, type Style } from './lib/qa-set.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -81,12 +81,7 @@ const pct = (xs: number[], p: number) => {
 
 const set = loadQaSet(args.set!);
 const facts = new Map(set.facts.map((f) => [f.id, f]));
-const present = new Map<string, Uint8Array>();
-for (const d of set.documents) {
-  const r = documentBytes(d);
-  if (r.bytes) present.set(d.name, r.bytes);
-  else process.stderr.write(`skipping ${d.name}: ${r.missing}\n`);
-}
+const present = presentDocuments(set);
 const questions = set.questions.filter((q) => present.has(facts.get(q.fact)!.doc));
 
 const dir = mkdtempSync(join(tmpdir(), 'ragloom-qa-'));

@@ -109,6 +109,17 @@ export function documentBytes(d: QaDocument): { bytes?: Uint8Array; missing?: st
   return { bytes };
 }
 
+/** The bytes of each of the set's documents that is here (the others are reported on stderr and skipped). */
+export function presentDocuments(set: QaSet): Map<string, Uint8Array> {
+  const present = new Map<string, Uint8Array>();
+  for (const d of set.documents) {
+    const r = documentBytes(d);
+    if (r.bytes) present.set(d.name, r.bytes);
+    else process.stderr.write(`skipping ${d.name}: ${r.missing}\n`);
+  }
+  return present;
+}
+
 /** Wilson score interval (95%) of k successes in n trials. */
 export function wilson(k: number, n: number, z = 1.96): [number, number] {
   if (n === 0) return [0, 1];

@@ -102,7 +102,8 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
 
   const embedder = given ? undefined : e.models.embedder(kbs[0]!.embd_id);
   try {
-    return await hybridSearch(e.store.search, {
+    // The question's unknown terms are for a chat's model, not part of RAGFlow's answer.
+    const { unknown: _unknown, ...res } = await hybridSearch(e.store.search, {
       datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0 })),
       question,
       embedQuestion: given ? async () => given : async (q) => (await embedder!.embed([q]))[0]!,
@@ -118,6 +119,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
       reranker,
       options: e.retrievalOptions,
     });
+    return res;
   } catch (err) {
     if (err instanceof RerankError) throw Object.assign(apiError('RERANK_FAILED', err.modelId, err.detail), { cause: err.cause ?? err });
     throw err;

@@ -170,8 +170,12 @@ export function knowledgeBlock(chunks: Record<string, unknown>[], maxTokens: num
     for (const [k, v] of Object.entries((c.document_metadata as Record<string, unknown> | null) ?? {})) t += node(k, v);
     t += `\n└── Content:\n${String(c.content ?? '')}`;
     texts.push(t);
-    const sim = c.similarity;
-    items.push({ id: i, title, content: String(c.content ?? ''), ...(typeof sim === 'number' && Number.isFinite(sim) ? { similarity: sim } : {}) });
+    const item: KnowledgeItem = { id: i, title, content: String(c.content ?? '') };
+    for (const k of ['similarity', 'term_similarity', 'vector_similarity'] as const) {
+      const v = c[k];
+      if (typeof v === 'number' && Number.isFinite(v)) item[k] = v;
+    }
+    items.push(item);
   });
   return { items, texts };
 }
@@ -293,6 +297,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
   timings.refine = now() - tr;
 
   let reference: Reference = { total: 0, chunks: [], doc_aggs: [] };
+  let unknownTerms: string[] | undefined;
   let items: KnowledgeItem[] = [];
   let texts: string[] = [];
   const embdId = datasets[0]!.embd_id;
@@ -315,6 +320,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
       options: e.retrievalOptions,
     });
     reference = { total: res.total, chunks: res.chunks, doc_aggs: Array.isArray(res.doc_aggs) ? res.doc_aggs : [] };
+    unknownTerms = res.unknown;
     if (r.documentMetadata) await addDocumentMetadata(e, reference.chunks, r.documentMetadata.fields);
     timings.retrieval = now() - ts;
   }
@@ -340,7 +346,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
   const fitted = fitMessages([{ role: 'system', content: systemText }, ...history.map(toMessage)], Math.floor(r.model.maxTokens * 0.95));
   const msgs = fitted.messages;
   if (quote) msgs[0] = { ...msgs[0]!, content: msgs[0]!.content + CITATION_PROMPT };
-  const options: ChatOptions = { ...samplingOptions(setting), knowledge: items, empty_response: pc.empty_response, signal: r.signal };
+  const options: ChatOptions = { ...samplingOptions(setting), knowledge: items, empty_response: pc.empty_response, signal: r.signal, ...(unknownTerms ? { unknown_terms: unknownTerms } : {}) };
   if (typeof options.max_tokens === 'number') options.max_tokens = Math.max(1, Math.min(options.max_tokens, r.model.maxTokens - fitted.tokens));
   timings.prompt = now() - tp;
 

@@ -24,7 +24,10 @@
  * `minCosine`) and its score reaches `minScore`; up to two more follow when they
  * score at least `relativeScore` of it and come from the same document. A sentence that refers
  * back brings the one before it. Otherwise the model declines with the chat's `empty_response`
- * (without any citation). With no knowledge at all it says that it answers only from a knowledge
+ * (without any citation). It declines too, however close a sentence comes, when the question names
+ * (a capital, a digit) a term no chunk holds (`ChatOptions.unknown_terms`, from retrieval), or when
+ * the best sentence has neither the question's words nor its meaning: it holds under `minCover` of
+ * the question's idf-weighted terms and its cosine is under `weakCosine` (bench/qa-decline.ts). With no knowledge at all it says that it answers only from a knowledge
  * base. Same input, same bytes.
  */
 import type { ChatDelta, ChatMessage, ChatModel, ChatOptions, ChatResult, KnowledgeItem, PassageSentence, Usage } from './types.js';
@@ -64,6 +67,14 @@ export interface ExtractiveChatModelOptions {
   minScore?: number;
   /** Further sentences must score at least this share of the best one. @default 0.75 */
   relativeScore?: number;
+  /**
+   * The best sentence is quoted only when it holds at least this share of the question's
+   * information (idf-weighted terms) or its cosine with the question reaches `weakCosine`
+   * (bench/qa-decline.ts). @default 0.4
+   */
+  minCover?: number;
+  /** See `minCover`. @default 0.45 */
+  weakCosine?: number;
   /** Cosine similarity that makes a sentence supported without any question term. @default 0.6 */
   minCosine?: number;
   /** Longest sentence quoted whole; longer ones are cut. @default 480 */
@@ -95,6 +106,12 @@ interface Candidate {
   term: number;
   /** Cosine similarity to the question (0 when not embedded). */
   cosine: number;
+  /** Share of the question's information (idf-weighted terms) the sentence, its title or its document's name holds. */
+  cover: number;
+  /** The same share over the sentence's whole passage. */
+  passageCover: number;
+  /** Whether it holds the kind of answer asked for (a number, date, duration, time, name, place); true when none is asked. */
+  typed: boolean;
   /** What the score is made of: question terms, expansion terms, the passage prior, the answer-kind cue, the neighbours' terms. */
   f?: { q: number; e: number; prior: number; cue: number; near: number };
   score: number;
@@ -205,6 +222,8 @@ export class ExtractiveChatModel implements ChatModel {
       minScore: opts.minScore ?? 0.2,
       relativeScore: opts.relativeScore ?? 0.75,
       minCosine: opts.minCosine ?? 0.6,
+      minCover: opts.minCover ?? 0.4,
+      weakCosine: opts.weakCosine ?? 0.45,
       maxSentenceChars: opts.maxSentenceChars ?? 480,
       maxEmbed: opts.maxEmbed ?? 256,
     };
@@ -285,6 +304,7 @@ export class ExtractiveChatModel implements ChatModel {
     // Cite unless a system prompt is there and asks for no citations (RAGFlow adds the
     // citation rules, which name `[ID:i]`, only when quoting is on).
     const cite = !system || /\[ID:/i.test(system);
+    if (this.namesUnknown(question, options.unknown_terms)) return empty ?? NOT_FOUND_ANSWER;
     const picked = await this.select(knowledge, question, users.slice(0, -1), options.signal);
     if (!picked.length) return empty ?? NOT_FOUND_ANSWER;
     return { picked, knowledge, cite };
@@ -397,7 +417,7 @@ export class ExtractiveChatModel implements ChatModel {
         const key = text.toLowerCase().replace(/\s+/g, ' ');
         if (seenText.has(key)) continue;
         seenText.add(key);
-        cands.push({ passage: p, index, sentence: s, text: displayText(text), terms, context, title: titleText, hits: 0, term: 0, cosine: 0, score: 0 });
+        cands.push({ passage: p, index, sentence: s, text: displayText(text), terms, context, title: titleText, hits: 0, term: 0, cosine: 0, cover: 0, passageCover: 0, typed: true, score: 0 });
       }
       passageTerms.push(all);
     }
@@ -481,6 +501,25 @@ export class ExtractiveChatModel implements ChatModel {
       c.term = Math.min(1, c.f.q + o.feedbackWeight * c.f.e);
     }
 
+    // How much of what the question asks about a sentence (and its passage) holds: each question
+    // term weighted by its idf over the sentences, so that a missing rare word ("CEO") weighs more
+    // than a word every passage shares ("Amazon").
+    let info = 0;
+    for (const t of qTerms.keys()) info += idf(t);
+    const passageSets = passageTerms.map((ts) => new Set(ts));
+    for (const c of cands) {
+      const own = new Set(c.terms);
+      let hit = 0;
+      let inPassage = 0;
+      for (const t of qTerms.keys()) {
+        if (own.has(t) || c.context.has(t)) hit += idf(t);
+        if (own.has(t) || c.context.has(t) || passageSets[c.passage]!.has(t)) inPassage += idf(t);
+      }
+      c.cover = info ? hit / info : 0;
+      c.passageCover = info ? inPassage / info : 0;
+      c.typed = holdsKind(qKind, c.text);
+    }
+
     const w = o.embed ? o.vectorWeight : 0;
     if (w > 0 && o.embed && question.trim()) {
       const order = [...cands].sort((a, b) => b.term - a.term || a.passage - b.passage || a.index - b.index).slice(0, o.maxEmbed);
@@ -513,6 +552,42 @@ export class ExtractiveChatModel implements ChatModel {
 
   /** The sentences to answer with: the best supported one and up to two more, or none (decline). */
   private async select(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal): Promise<Candidate[]> {
+    const picked = await this.pick(knowledge, question, earlier, signal);
+    return picked.length && this.supports(picked, knowledge) ? picked : [];
+  }
+
+  /**
+   * What the decline decision sees, for a question over passages: the sentences the model would
+   * quote (before that decision) and the support figures of the best one. For benchmarks and tests.
+   */
+  async explain(knowledge: KnowledgeItem[], question: string): Promise<{ quoted: string[]; declines: boolean; support?: Support }> {
+    const picked = await this.pick(knowledge, question, [], undefined);
+    if (!picked.length) return { quoted: [], declines: true };
+    return { quoted: picked.map((c) => c.text), declines: !this.supports(picked, knowledge), support: support(picked, knowledge) };
+  }
+
+  /**
+   * Whether the question names something the knowledge base never mentions: a word written with a
+   * capital (not the question's first) or a digit whose term no chunk holds ("Jupiter", "747").
+   * Such a question is about something else, however close its other words come.
+   */
+  namesUnknown(question: string, unknown: readonly string[] | undefined): boolean {
+    if (!unknown?.length) return false;
+    const none = new Set(unknown);
+    const words = question.match(/[\p{L}\p{N}][\p{L}\p{N}'’.-]*/gu) ?? [];
+    return words.some((w, i) => ((i > 0 && /^\p{Lu}/u.test(w)) || /\p{N}/u.test(w)) && this.o.analyze(w).some((t) => none.has(t)));
+  }
+
+  /** Whether the best sentence is supported enough to be quoted (see `Support`). */
+  private supports(picked: Candidate[], knowledge: KnowledgeItem[]): boolean {
+    // Neither the words nor the meaning: it shares little of what the question asks about and is
+    // not close to it either (only measurable with the embedding model's cosine).
+    const s = support(picked, knowledge);
+    return !this.o.embed || s.cover >= this.o.minCover || s.cosine >= this.o.weakCosine;
+  }
+
+  /** The sentences to answer with, before the decision whether they answer at all. */
+  private async pick(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal): Promise<Candidate[]> {
     const o = this.o;
     const cands = await this.scored(knowledge, question, earlier, signal);
     const byKey = new Map(cands.map((c) => [`${c.passage}:${c.index}`, c]));
@@ -579,6 +654,46 @@ function cue(kind: AnswerKind, text: string): number {
     case 'person': return NAME.test(text) ? 1.15 : 1;
     case 'place': return PLACE.test(text) ? 1.15 : 1;
     default: return 1;
+  }
+}
+
+/** The decline decision's figures, of the best sentence quoted. */
+export interface Support {
+  /** Its score. */
+  score: number;
+  cosine: number;
+  cover: number;
+  passageCover: number;
+  /** One of the sentences quoted holds the kind of answer asked for. */
+  typed: boolean;
+  /** Its passage's retrieval sides, when the caller gave them. */
+  termSimilarity?: number;
+  vectorSimilarity?: number;
+  /** The best vector side among the passages. */
+  topVector?: number;
+}
+
+function support(picked: Candidate[], knowledge: KnowledgeItem[]): Support {
+  const best = picked[0]!;
+  const k = knowledge[best.passage]!;
+  const vs = knowledge.map((x) => x.vector_similarity).filter((x): x is number => typeof x === 'number');
+  return {
+    score: best.score, cosine: best.cosine, cover: best.cover, passageCover: best.passageCover,
+    typed: picked.some((c) => c.typed),
+    termSimilarity: k.term_similarity, vectorSimilarity: k.vector_similarity, topVector: vs.length ? Math.max(...vs) : undefined,
+  };
+}
+
+/** Whether a sentence holds the kind of answer asked for (any sentence does when none is asked). */
+function holdsKind(kind: AnswerKind, text: string): boolean {
+  switch (kind) {
+    case 'date': return DATE.test(text);
+    case 'time': return TIME.test(text);
+    case 'duration': return DURATION.test(text) || NUMBER.test(text);
+    case 'number': return NUMBER.test(text);
+    case 'person': return NAME.test(text);
+    case 'place': return PLACE.test(text);
+    default: return true;
   }
 }
 

@@ -37,6 +37,10 @@ export interface KnowledgeItem {
   content: string;
   /** Its retrieval similarity, in [0, 1], when the caller knows it: a model may weigh passages by it. */
   similarity?: number;
+  /** Its term side (bm25 over the question's terms, index idf, in [0, 1]), when the caller knows it. */
+  term_similarity?: number;
+  /** Its vector side (cosine with the question), when the caller knows it. */
+  vector_similarity?: number;
 }
 
 /** A sentence, title, list item or table row of a passage, as `splitSentences` (src/text) gives it. */
@@ -64,6 +68,11 @@ export interface ChatOptions {
   json?: boolean;
   /** The passages the system prompt carries, in prompt order. */
   knowledge?: KnowledgeItem[];
+  /**
+   * The question's terms (the retrieval analyzer's) that no chunk of the knowledge base holds: a
+   * question naming something the knowledge base never mentions is not answered by it.
+   */
+  unknown_terms?: string[];
   /** Text to answer with when nothing in `knowledge` fits (models that never invent use it). */
   empty_response?: string;
   signal?: AbortSignal;

@@ -61,6 +61,8 @@ export interface RetrieveResult {
   chunks: Record<string, unknown>[];
   /** A list over the survivors; `{}` for a blank question, as RAGFlow sends. */
   doc_aggs: DocAgg[] | Record<string, never>;
+  /** The question's terms (analysed) that no chunk of the file holds. */
+  unknown?: string[];
 }
 
 /**
@@ -268,6 +270,8 @@ export interface RankedPage {
   doc_aggs: PageAgg[];
   /** The language the question was analysed as (its highlight reads it alike). */
   lang?: Lang;
+  /** The question's terms that no chunk of the file holds (a chat's built-in model declines on one that names something). */
+  unknown?: string[];
 }
 
 /**
@@ -501,6 +505,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     }),
     doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count),
     lang,
+    unknown: tq.terms.filter((t) => !tq.idf.has(t)),
   };
 }
 
@@ -553,7 +558,7 @@ async function materialize(reader: SearchReader, ranked: RankedPage, question: s
     const row = rows.get(c.rowid);
     if (row) chunks.push(chunkOut(row, c, question, row.index_text === null ? c.ltks : undefined, ranked.lang));
   }
-  return { total: ranked.total, chunks, doc_aggs };
+  return { total: ranked.total, chunks, doc_aggs, ...(ranked.unknown?.length ? { unknown: ranked.unknown } : {}) };
 }
 
 /** What a page's chunk is written from (chunkOut, rerankText). */

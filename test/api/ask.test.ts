@@ -120,6 +120,25 @@ describe('session.ask with the built-in extractive model', () => {
     expect(ms[ms.length - 1]).toMatchObject({ content: 'Sorry! No relevant content was found in the knowledge base!', reference: [] });
   });
 
+  test('the built-in model declines a question near a document\'s topic that names what no document mentions, and still answers the answerable ones', async ({ client }) => {
+    const ds = await setup(client);
+    const chat = await client.createChat({ name: 'b', dataset_ids: [ds.id] });
+    const ask = async (q: string) => (await chat.createSession()).ask(q);
+    // "moons" and "tides" are in tides.md; Jupiter, Hawaii and Etna are in no document.
+    for (const q of ['How many moons does Jupiter have?', 'When did the volcano in Hawaii last erupt?', 'How high are the tides at Etna?']) {
+      const m = await ask(q);
+      expect(m.content, q).toBe('Sorry! No relevant content was found in the knowledge base!');
+      expect(m.reference, q).toEqual([]);
+    }
+    const tides = await ask('When do spring tides happen?');
+    expect(tides.content).toContain('Spring tides happen at new and full moon');
+    expect(tides.content).toMatch(/\[ID:\d+\]/);
+    const volcano = await ask('Why does a volcano erupt?');
+    expect(volcano.content).toContain('magma rises through cracks');
+    // A word in capitals that the documents hold is no reason to decline.
+    expect((await ask('How long does Bread dough rise?')).content).toContain('one hour');
+  });
+
   test('custom parameters: filled into the system prompt; a missing required one is KeyError', async ({ client }) => {
     const ds = await setup(client);
     const chat = await client.createChat({

@@ -170,6 +170,30 @@ describe('ExtractiveChatModel', () => {
     expect(s[s.length - 1]).toMatchObject({ finish_reason: 'stop' });
   });
 
+
+  it('declines a question near the passages\' topic that they do not answer: neither its words nor its meaning, or it names what the knowledge base never mentions', async () => {
+    const aws: KnowledgeItem[] = [{
+      id: 0, title: 'aws-newsletter.eml',
+      content: 'Amazon Web Services, Inc. is a subsidiary of Amazon.com, Inc. Amazon Web Services runs the Innovate online conference every autumn. This message was produced by Amazon Web Services.',
+    }];
+    // An embedder for which every sentence is as far from the question (cosine 0.4): only the words can support one.
+    const far = async (t: string[]) => t.map((_, i) => Float32Array.from(i === 0 ? [1, 0] : [0.4, Math.sqrt(1 - 0.16)]));
+    const m = model({ embed: far });
+    const empty = { knowledge: aws, empty_response: 'Nothing.' };
+    // "amazon" is in every sentence; what the question is about ("current chief executive") in none.
+    expect((await m.chat(ask('who is the current chief executive of amazon?'), empty)).content).toBe('Nothing.');
+    const e = await m.explain(aws, 'who is the current chief executive of amazon?');
+    expect(e.declines).toBe(true);
+    expect(e.support!.cover).toBeLessThan(0.4);
+    // A sentence holding what the question asks about is quoted, close in meaning or not.
+    expect((await m.chat(ask('what is amazon web services a subsidiary of?'), empty)).content).toMatch(/is a subsidiary of Amazon\.com, Inc\..*\[ID:0\]/);
+    // A question naming (a capital, a digit) a term no chunk holds, as retrieval reports it: declined.
+    expect((await m.chat(ask('When does Amazon run the Innovate conference in Jupiter?'), { ...empty, unknown_terms: ['jupit'] })).content).toBe('Nothing.');
+    expect((await m.chat(ask('When does Amazon run the Innovate conference?'), { ...empty, unknown_terms: [] })).content).toContain('every autumn');
+    // An unknown word in lower case may be a paraphrase: not a reason alone.
+    expect(m.namesUnknown('When does Amazon run the Innovate meetup?', ['meetup'])).toBe(false);
+    expect(m.namesUnknown('Which Boeing 747 flew first?', ['747'])).toBe(true);
+  });
   it('without any knowledge (a chat without datasets) says honestly what it is', async () => {
     const m = model();
     const r = await m.chat([{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Hello, who are you?' }]);
