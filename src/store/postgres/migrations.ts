@@ -429,6 +429,33 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `),
   },
+  {
+    name: 'the store interface (issue 29): insertion order of listed rows, parse claims of processes, the feed by topic',
+    sql: sql(`
+      -- SQLite breaks ties of every ORDER BY with rowid (insertion order): these tables get one.
+      ALTER TABLE user_tenant ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE dataset ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE document ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE chat ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE chat_session ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE memory ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE agent ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE agent_version ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE agent_session ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      -- Which process parses which document (interface/parse.ts: pid, host, heartbeat), as SQLite's.
+      CREATE TABLE IF NOT EXISTS parse_owner (
+        document_id TEXT PRIMARY KEY, pid integer NOT NULL, host TEXT NOT NULL, heartbeat bigint NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS parse_owner_pid ON parse_owner (pid, host);
+      -- A follower of one topic reads past the other topic's rows through this index.
+      CREATE INDEX IF NOT EXISTS change_log_topic ON change_log (topic, txid, seq);
+      -- The dimensions chunks are stored with (SearchReader.chunkDims), read by skipping through it.
+      CREATE INDEX IF NOT EXISTS chunk_vec_dim ON chunk (vec_dim);
+      -- A chunk's lang alone no longer logs it: a re-index slice logs the rows whose terms change
+      -- (a row whose terms stay is only relabelled), as SQLite's does (chunk-rows.ts).
+      ${logTrigger('chunk', 'chunk', 'dataset_id', 'rowid', ['available', 'vec_dim', 'vector', 'dataset_id', 'document_id', 'content', 'index_text', 'important_keywords', 'questions'])}
+    `),
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
@@ -437,7 +464,7 @@ export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
 export const PG_TABLES = [
   'meta', 'tenant', 'user', 'user_tenant', 'api_token', 'dataset', 'blob_content', 'blob_part', 'blob', 'document', 'chunk',
   'embedding_cache', 'change_log', 'feed_reader', 'parse_job', 'chat', 'chat_session', 'chat_message', 'memory', 'memory_message',
-  'memory_task', 'agent', 'agent_version', 'agent_session', 'agent_message',
+  'memory_task', 'agent', 'agent_version', 'agent_session', 'agent_message', 'parse_owner',
 ] as const;
 
 /** Advisory lock key of schema changes ('ragl' in ASCII): one process migrates at a time. */
