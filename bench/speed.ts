@@ -214,7 +214,7 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
     const next = it.next(); // file read, off the clock: the worker is idle here
     t0 = performance.now();
     const nextTerms = next.done ? undefined : analyze(next.value);
-    engine.tx(() => {
+    engine.db.transaction(() => {
       upsertChunks(engine.db, b.texts.map((text, k) => {
         const i = b.start + k;
         return {
@@ -223,7 +223,7 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
           create_time: now, create_timestamp: 0, vector: b.vecs.subarray(k * DIM, (k + 1) * DIM), terms: curTerms[k],
         };
       }));
-    });
+    }).immediate();
     const w0 = performance.now();
     if (nextTerms) curTerms = await nextTerms;
     waitMs += performance.now() - w0;

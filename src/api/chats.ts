@@ -4,7 +4,7 @@
  */
 import type { Engine, Ctx } from '../core/index.js';
 import {
-  visibleDataset, chatToWire, chatsToWire, ownedChat, chatNameTaken, sessionToWire, sessionsToWire, getSession,
+  chatToWire, chatsToWire, ownedChat, chatNameTaken, sessionToWire, sessionsToWire, getSession,
   DEFAULT_PROMPT_CONFIG, CHAT_DEFAULTS, type ChatRow, type SessionRow, type PromptConfig,
 } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
@@ -52,8 +52,9 @@ async function validateDatasetIds(e: Engine, ctx: Ctx, v: unknown): Promise<stri
   const ids = (v as unknown[]).filter((x) => !!x);
   const embd: string[] = [];
   const out: string[] = [];
+  const visible = await e.store.datasets.getVisibleMany(ids.filter((id): id is string => typeof id === 'string'), ctx);
   for (const id of ids) {
-    const kb = await visibleDataset(e, ctx, id);
+    const kb = typeof id === 'string' ? visible.get(id) : undefined;
     if (!kb || kb.status !== '1') return dataError(`You don't own the dataset ${pyStr(id)}`);
     if (kb.chunk_num === 0) return dataError(`The dataset ${pyStr(id)} doesn't own parsed file`);
     embd.push(kb.embd_id);

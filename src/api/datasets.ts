@@ -1,10 +1,10 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { datasetToWire, getDataset, nameTaken, ownedDataset, VISIBLE_SQL, DEFAULT_CHAT_MODEL, fullTextReindex, type DatasetRow } from '../core/index.js';
+import { datasetToWire, getDataset, nameTaken, ownedDataset, DEFAULT_CHAT_MODEL, fullTextReindex } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { Issues, checkExtra, checkInt, checkStr, literalMessage, checkBool, sqlCount } from './validate.js';
 import { DATASET_CHUNK_METHODS, parserConfigForCreate, storedParserConfig, validateParserConfig, methodDefaultConfig, flattenParentChild } from './parser-config.js';
-import { newId, isUuid1, uuidHex, nowMs, duplicateName, utf8Length, deepMerge, isPlainObject, faultPoint } from '../util/index.js';
-import { removeDocumentChunks, pruneBlobs } from '../store/index.js';
+import { newId, isUuid1, uuidHex, nowMs, utf8Length, deepMerge, isPlainObject } from '../util/index.js';
+import type { DatasetChanges, DatasetListQuery } from '../store/index.js';
 
 const NAME_LIMIT = 128;
 const CREATE_KEYS = ['name', 'avatar', 'description', 'embedding_model', 'permission', 'chunk_method', 'parser_config', 'parse_type', 'pipeline_id', 'auto_metadata_config'] as const;
@@ -100,7 +100,7 @@ function checkPipeline(is: Issues, req: Record<string, unknown>): void {
   }
 }
 
-export function createDataset(e: Engine, ctx: Ctx, req: Record<string, unknown>): Record<string, unknown> {
+export async function createDataset(e: Engine, ctx: Ctx, req: Record<string, unknown>): Promise<Record<string, unknown>> {
   const is = new Issues();
   checkExtra(is, req, CREATE_KEYS);
   const name = checkName(is, req.name, true, req);
@@ -120,21 +120,19 @@ export function createDataset(e: Engine, ctx: Ctx, req: Record<string, unknown>)
     throw new ApiError(RetCode.DATA_ERROR, 'Ingestion pipelines (parse_type / pipeline_id) are not supported by ragloom; use chunk_method.');
   }
   if (utf8Length(name!) > NAME_LIMIT) throw new ApiError(RetCode.DATA_ERROR, `Dataset name length is ${utf8Length(name!)} which is large than ${NAME_LIMIT}`);
-  const tenant = e.tenant(ctx.tenantId);
+  const tenant = await e.tenantRow(ctx.tenantId);
   const embdId = embd ?? tenant.embd_id;
   verifyEmbedding(e, embdId);
   const method = (req.chunk_method as string | undefined) ?? 'naive';
   const id = newId();
   const t = nowMs();
-  e.tx(() => {
-    const finalName = duplicateName(name!, (n) => nameTaken(e, ctx.tenantId, n));
-    e.db.prepare(`INSERT INTO dataset (id, tenant_id, name, avatar, description, embd_id, permission, created_by, parser_id,
-        parser_config, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-      id, ctx.tenantId, finalName, (req.avatar as string | null | undefined) ?? null, (req.description as string | null | undefined) ?? null,
-      embdId, (req.permission as string | undefined) ?? 'me', ctx.userId, method,
-      JSON.stringify(storedParserConfig(method, given, tenant.llm_id || DEFAULT_CHAT_MODEL)), t, t);
+  // The store makes the name free (duplicateName) in the inserting transaction.
+  await e.store.datasets.create({
+    id, tenant_id: ctx.tenantId, name: name!, avatar: (req.avatar as string | null | undefined) ?? null, description: (req.description as string | null | undefined) ?? null,
+    embd_id: embdId, permission: (req.permission as string | undefined) ?? 'me', created_by: ctx.userId, parser_id: method,
+    parser_config: JSON.stringify(storedParserConfig(method, given, tenant.llm_id || DEFAULT_CHAT_MODEL)), create_time: t, update_time: t,
   });
-  return datasetToWire(getDataset(e, id)!);
+  return datasetToWire((await getDataset(e, id))!);
 }
 
 export interface ListDatasetsResult {
@@ -142,7 +140,7 @@ export interface ListDatasetsResult {
   total_datasets: number;
 }
 
-export function listDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>): ListDatasetsResult {
+export async function listDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>): Promise<ListDatasetsResult> {
   const is = new Issues();
   checkExtra(is, req, ['page', 'page_size', 'orderby', 'desc', 'id', 'name', 'include_parsing_status']);
   const page = req.page ?? 1;
@@ -158,35 +156,27 @@ export function listDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>):
   if (req.include_parsing_status !== undefined) checkBool(is, 'include_parsing_status', req.include_parsing_status);
   is.throwIfAny();
 
-  const where = [VISIBLE_SQL, "d.status = '1'"];
-  const params: Record<string, unknown> = { tenant: ctx.tenantId, user: ctx.userId };
-  if (typeof req.id === 'string') {
-    params.id = uuidHex(req.id);
-    where.push('d.id = @id');
-  }
-  if (typeof req.name === 'string' && req.name !== '') {
-    params.name = req.name;
-    where.push('d.name = @name COLLATE NOCASE');
-  }
-  const whereSql = where.join(' AND ');
+  const q: DatasetListQuery = {
+    who: ctx, orderby: orderby as DatasetListQuery['orderby'], desc: desc as boolean,
+    limit: sqlCount(pageSize as number), offset: sqlCount(((page as number) - 1) * (pageSize as number)),
+  };
+  if (typeof req.id === 'string') q.id = uuidHex(req.id);
+  if (typeof req.name === 'string' && req.name !== '') q.name = req.name;
   // RAGFlow checks the id and the name each on its own (a permission error naming the one the
   // caller cannot see), then filters by both: an id and a name of two different datasets list nothing.
-  const base = [VISIBLE_SQL, "d.status = '1'"];
-  const visible = (cond: string, p: Record<string, unknown>) => !!e.db.prepare(`SELECT 1 FROM dataset d WHERE ${[...base, cond].join(' AND ')} LIMIT 1`).get({ tenant: ctx.tenantId, user: ctx.userId, ...p });
-  if (params.id && !visible('d.id = @id', { id: params.id })) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, params.id as string);
-  if (params.name && !visible('d.name = @name COLLATE NOCASE', { name: params.name })) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, params.name as string);
-  const total = (e.db.prepare(`SELECT COUNT(*) AS n FROM dataset d WHERE ${whereSql}`).get(params) as { n: number }).n;
-  const rows = e.db.prepare(`SELECT d.* FROM dataset d WHERE ${whereSql} ORDER BY d.${orderby as string} ${desc ? 'DESC' : 'ASC'}, d.rowid ${desc ? 'DESC' : 'ASC'}
-    LIMIT @limit OFFSET @offset`).all({ ...params, limit: sqlCount(pageSize as number), offset: sqlCount(((page as number) - 1) * (pageSize as number)) }) as DatasetRow[];
-  const nick = e.db.prepare('SELECT nickname FROM user WHERE id = ?');
-  const counts = e.db.prepare('SELECT run, COUNT(*) AS n FROM document WHERE dataset_id = ? GROUP BY run');
+  const visible = async (by: { id: string } | { name: string }) =>
+    (await e.store.datasets.list({ who: ctx, orderby: 'create_time', desc: true, limit: 0, offset: 0, ...by })).total > 0;
+  if (q.id && !(await visible({ id: q.id }))) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, q.id);
+  if (q.name && !(await visible({ name: q.name }))) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, q.name);
+  const { total, rows } = await e.store.datasets.list(q);
+  const nicks = await e.store.accounts.nicknames(rows.map((r) => r.created_by));
+  const counts = req.include_parsing_status === true ? await e.store.datasets.runCounts(rows.map((r) => r.id)) : undefined;
   const data = rows.map((r) => {
     const w = datasetToWire(r);
-    w.nickname = (nick.get(r.created_by) as { nickname: string } | undefined)?.nickname ?? '';
+    w.nickname = nicks.get(r.created_by) ?? '';
     w.tenant_avatar = null;
-    if (req.include_parsing_status === true) {
-      const c: Record<string, number> = { '0': 0, '1': 0, '2': 0, '3': 0, '4': 0 };
-      for (const x of counts.all(r.id) as { run: string; n: number }[]) c[x.run] = x.n;
+    if (counts) {
+      const c: Record<string, number> = { '0': 0, '1': 0, '2': 0, '3': 0, '4': 0, ...counts.get(r.id) };
       Object.assign(w, { unstart_count: c['0'], running_count: c['1'], cancel_count: c['2'], done_count: c['3'], fail_count: c['4'] });
     }
     return w;
@@ -194,7 +184,7 @@ export function listDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>):
   return { data, total_datasets: total };
 }
 
-export function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>): Record<string, unknown> {
+export async function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>): Promise<Record<string, unknown>> {
   const is = new Issues();
   if (!isUuid1(datasetId)) is.add('dataset_id', 'Invalid UUID1 format', datasetId);
   checkExtra(is, req, UPDATE_KEYS);
@@ -225,39 +215,36 @@ export function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req: Recor
   if (Object.keys(req).length === 0) fail('NO_PROPERTIES_MODIFIED');
 
   const id = uuidHex(datasetId);
-  const kb = ownedDataset(e, ctx, id);
+  const kb = await ownedDataset(e, ctx, id);
   if (!kb) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, id);
   if (name !== undefined && utf8Length(name) > NAME_LIMIT) throw new ApiError(RetCode.DATA_ERROR, `Dataset name length is ${utf8Length(name)} which is large than ${NAME_LIMIT}`);
-  if (name !== undefined && name.toLowerCase() !== kb.name.toLowerCase() && nameTaken(e, ctx.tenantId, name, kb.id)) fail('DATASET_NAME_EXISTS', name);
+  if (name !== undefined && name.toLowerCase() !== kb.name.toLowerCase() && (await nameTaken(e, ctx.tenantId, name, kb.id))) fail('DATASET_NAME_EXISTS', name);
   if (embd !== null && embd !== kb.embd_id) {
     if (kb.chunk_num !== 0) fail('EMBEDDING_MODEL_LOCKED', kb.chunk_num, kb.embd_id);
     verifyEmbedding(e, embd);
   }
 
-  const sets: Record<string, unknown> = {};
+  const sets: DatasetChanges = {};
   if (name !== undefined) sets.name = name;
-  if ('avatar' in req) sets.avatar = req.avatar ?? null;
-  if ('description' in req) sets.description = req.description ?? null;
+  if ('avatar' in req) sets.avatar = (req.avatar as string | null | undefined) ?? null;
+  if ('description' in req) sets.description = (req.description as string | null | undefined) ?? null;
   if (embd !== null) sets.embd_id = embd;
-  if ('permission' in req) sets.permission = req.permission;
-  if ('pagerank' in req) sets.pagerank = req.pagerank;
-  if ('language' in req) sets.language = req.language;
+  if ('permission' in req) sets.permission = req.permission as string;
+  if ('pagerank' in req) sets.pagerank = req.pagerank as number;
+  if ('language' in req) sets.language = req.language as string;
   const method = (req.chunk_method as string | undefined) ?? kb.parser_id;
   if (given) {
-    const base = method !== kb.parser_id ? storedParserConfig(method, null, e.tenant(ctx.tenantId).llm_id || DEFAULT_CHAT_MODEL) : JSON.parse(kb.parser_config);
+    const base = method !== kb.parser_id ? storedParserConfig(method, null, (await e.tenantRow(ctx.tenantId)).llm_id || DEFAULT_CHAT_MODEL) : JSON.parse(kb.parser_config);
     sets.parser_config = JSON.stringify(flattenParentChild(deepMerge(base, given)));
   } else if (method !== kb.parser_id) {
     sets.parser_config = JSON.stringify(deepMerge({ table_context_size: 0, image_context_size: 0 }, methodDefaultConfig(method)));
   }
   if (method !== kb.parser_id) sets.parser_id = method;
   sets.update_time = nowMs();
-  e.tx(() => {
-    const cols = Object.keys(sets);
-    e.db.prepare(`UPDATE dataset SET ${cols.map((c) => `${c} = @${c}`).join(', ')} WHERE id = @id`).run({ ...sets, id });
-  });
+  await e.store.datasets.update(id, sets);
   // Its chunks' full-text rows follow a new language in the background (core/reindex.ts).
   if ('language' in sets) fullTextReindex(e).kick();
-  return datasetToWire(getDataset(e, id)!);
+  return datasetToWire((await getDataset(e, id))!);
 }
 
 /** Validates a RAGFlow DeleteReq (`ids` UUID1 list or null, no duplicates, `delete_all` bool). */
@@ -288,32 +275,21 @@ export function checkDeleteIds(is: Issues, req: Record<string, unknown>): string
   return out;
 }
 
-export function deleteDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>): { success_count: number } {
+export async function deleteDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>): Promise<{ success_count: number }> {
   const is = new Issues();
   const ids = checkDeleteIds(is, req);
   is.throwIfAny();
   let targets: string[];
   if (req.delete_all === true) {
-    targets = (e.db.prepare('SELECT id FROM dataset WHERE tenant_id = ?').all(ctx.tenantId) as { id: string }[]).map((r) => r.id);
+    targets = await e.store.datasets.idsOfTenant(ctx.tenantId);
   } else {
     if (!ids || ids.length === 0) return { success_count: 0 };
-    const bad = ids.filter((id) => !ownedDataset(e, ctx, id));
+    const owned = await e.store.datasets.getOwnedMany(ids, ctx.tenantId);
+    const bad = ids.filter((id) => !owned.has(id));
     if (bad.length) fail('DATASETS_LACK_PERMISSION', ctx.tenantId, bad.join(', '));
     targets = ids;
   }
-  e.tx(() => {
-    for (const id of targets) {
-      const docs = e.db.prepare('SELECT id, blob_sha256 FROM document WHERE dataset_id = ?').all(id) as { id: string; blob_sha256: string }[];
-      removeDocumentChunks(e.db, docs.map((d) => d.id));
-      faultPoint('datasets.delete:chunks-removed');
-      e.db.prepare('DELETE FROM document WHERE dataset_id = ?').run(id);
-      faultPoint('datasets.delete:documents-deleted');
-      pruneBlobs(e.db, docs.map((d) => d.blob_sha256));
-      faultPoint('datasets.delete:blobs-pruned');
-      e.db.prepare('DELETE FROM dataset WHERE id = ?').run(id);
-      faultPoint('datasets.delete:dataset-deleted');
-    }
-  });
-  faultPoint('datasets.delete:committed');
+  // Documents, chunks, unused blobs and the datasets: one transaction in the store.
+  await e.store.datasets.delete(targets);
   return { success_count: targets.length };
 }

@@ -153,7 +153,7 @@ export class Api {
       const out = await fn(this, ctx, params ?? {});
       return isAsyncIterable(out) ? mapStreamErrors(out) : out;
     } catch (e) {
-      throw storageError(e, this.engine.db.name) ?? exceptionError(e);
+      throw storageError(e, this.engine.store.name) ?? exceptionError(e);
     }
   }
 

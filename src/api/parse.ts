@@ -1,12 +1,12 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { ownedDataset, getDocument, RUN, type ParseQueue } from '../core/index.js';
+import { ownedDataset, RUN, type ParseQueue } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 import { pyListRepr, faultPoint } from '../util/index.js';
 
 /** The dataset (owned by the caller) and the de-duplicated `document_ids` of a parse/stop request. */
-function target(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>) {
-  const kb = ownedDataset(e, ctx, datasetId);
+async function target(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>) {
+  const kb = await ownedDataset(e, ctx, datasetId);
   if (!kb) fail('DATASET_NOT_OWNED', datasetId);
   const raw = req.document_ids;
   if (!Array.isArray(raw) || raw.length === 0) fail('DOCUMENT_IDS_REQUIRED');
@@ -14,8 +14,9 @@ function target(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unkn
 }
 
 export async function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): Promise<void> {
-  const { kb, ids } = target(e, ctx, datasetId, req);
-  const found = ids.map((id) => getDocument(e, kb.id, id)).filter((d) => !!d);
+  const { kb, ids } = await target(e, ctx, datasetId, req);
+  const docs = await e.store.documents.getMany(kb.id, ids);
+  const found = ids.map((id) => docs.get(id)).filter((d) => !!d);
   if (found.some((d) => d.run === RUN.RUNNING)) fail('PARSE_RUNNING');
   const have = new Set(found.map((d) => d.id));
   const missing = ids.filter((id) => !have.has(id));
@@ -27,9 +28,10 @@ export async function parseDocuments(e: Engine, q: ParseQueue, ctx: Ctx, dataset
 }
 
 export async function stopParsing(e: Engine, q: ParseQueue, ctx: Ctx, datasetId: string, req: Record<string, unknown>): Promise<void> {
-  const { kb, ids } = target(e, ctx, datasetId, req);
+  const { kb, ids } = await target(e, ctx, datasetId, req);
+  const rows = await e.store.documents.getMany(kb.id, ids);
   const docs = ids.map((id) => {
-    const d = getDocument(e, kb.id, id);
+    const d = rows.get(id);
     if (!d) fail('DOCUMENT_NOT_OWNED', id);
     return d;
   });

@@ -4,14 +4,13 @@
  * docs/retrieval.md describes every parameter.
  */
 import type { Engine, Ctx } from '../core/index.js';
-import { visibleDataset, chatModel, keywordExtraction, crossLanguages, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
+import { chatModel, keywordExtraction, crossLanguages, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
 import type { ChatModel } from '../llm/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import {
   hybridSearch, createReranker, operatorOf, RerankError,
   type Reranker, type RetrieveResult, type MetadataFilter, type MetaCondition,
 } from '../search/index.js';
-import { cachedStatement } from '../store/index.js';
 import { apiError, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 
@@ -39,8 +38,9 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   }
   if (!Array.isArray(p.dataset_ids)) fail('DATASET_IDS_LIST');
   const kbs: DatasetRow[] = [];
+  const visible = await e.store.datasets.getVisibleMany((p.dataset_ids as unknown[]).filter((id): id is string => typeof id === 'string'), ctx);
   for (const id of p.dataset_ids as unknown[]) {
-    const kb = visibleDataset(e, ctx, id);
+    const kb = typeof id === 'string' ? visible.get(id) : undefined;
     if (!kb) fail('DATASET_NOT_OWNED', pyStr(id));
     if (!kbs.some((k) => k.id === kb.id)) kbs.push(kb);
   }
@@ -52,8 +52,8 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const docIds = p.document_ids === undefined || p.document_ids === null ? [] : p.document_ids;
   if (!Array.isArray(docIds)) fail('DOCUMENTS_LIST');
   const kbIds = kbs.map((k) => k.id);
-  const docSel = cachedStatement(e.db, `SELECT 1 FROM document WHERE id = ? AND dataset_id IN (${kbIds.map(() => '?').join(',')})`);
-  for (const d of docIds as unknown[]) if (!docSel.get(pyStr(d), ...kbIds)) fail('DATASETS_DONT_OWN_DOCUMENT', pyStr(d));
+  const owned = await e.store.documents.inDatasets((docIds as unknown[]).map((d) => pyStr(d)), kbIds);
+  for (const d of docIds as unknown[]) if (!owned.has(pyStr(d))) fail('DATASETS_DONT_OWN_DOCUMENT', pyStr(d));
   const metadata = parseMetadataCondition(p.metadata_condition);
   // RAGFlow takes any number for these two; a threshold above 1 then finds nothing and a weight
   // outside [0, 1] turns a side's score negative. Refused, as the CLI and chats refuse them.
@@ -75,7 +75,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   let rewriter: ChatModel | undefined;
   if (wantsKeywords || languages.length) {
     const what = languages.length ? '`cross_languages`' : '`keyword`';
-    const id = defaultChatModelId(e, ctx);
+    const id = await defaultChatModelId(e, ctx);
     rewriter = chatModel(e, id, kbs[0]!.embd_id);
     if (!rewriter) fail('NEEDS_CHAT_MODEL', what);
     if (rewriter!.capabilities?.rewrite === false) fail('NEEDS_WRITING_MODEL', what, id);
@@ -131,8 +131,8 @@ function highlightFlag(v: unknown): boolean {
   return fail('HIGHLIGHT_BOOLEAN');
 }
 
-function defaultChatModelId(e: Engine, ctx: Ctx): string {
-  return e.tenant(ctx.tenantId)?.llm_id || DEFAULT_CHAT_MODEL;
+async function defaultChatModelId(e: Engine, ctx: Ctx): Promise<string> {
+  return (await e.store.accounts.tenant(ctx.tenantId))?.llm_id || DEFAULT_CHAT_MODEL;
 }
 
 // ---- metadata_condition

@@ -1,5 +1,5 @@
 import type { Engine, Ctx } from './engine.js';
-import { cachedStatement, type DatasetRow } from '../store/index.js';
+import type { DatasetRow } from '../store/index.js';
 
 export type { DatasetRow };
 
@@ -36,37 +36,22 @@ export function datasetToWire(r: DatasetRow): Record<string, unknown> {
   };
 }
 
-/** Datasets the caller can see: its tenant's own, plus `team` datasets of tenants it joined. */
-export const VISIBLE_SQL = `(d.tenant_id = @tenant OR (d.permission = 'team' AND d.tenant_id IN
-  (SELECT tenant_id FROM user_tenant WHERE user_id = @user)))`;
-
-export function getDataset(e: Engine, id: string): DatasetRow | undefined {
-  return e.db.prepare('SELECT * FROM dataset WHERE id = ?').get(id) as DatasetRow | undefined;
+export function getDataset(e: Engine, id: string): Promise<DatasetRow | undefined> {
+  return e.store.datasets.get(id);
 }
 
 /** A dataset the caller owns (its tenant's), or undefined. */
-export function ownedDataset(e: Engine, ctx: Ctx, id: unknown): DatasetRow | undefined {
+export async function ownedDataset(e: Engine, ctx: Ctx, id: unknown): Promise<DatasetRow | undefined> {
   if (typeof id !== 'string') return undefined;
-  return e.db.prepare('SELECT * FROM dataset WHERE id = ? AND tenant_id = ?').get(id, ctx.tenantId) as DatasetRow | undefined;
+  return e.store.datasets.getOwned(id, ctx.tenantId);
 }
 
 /** A dataset the caller can read (own or team-shared), or undefined. */
-export function visibleDataset(e: Engine, ctx: Ctx, id: unknown): DatasetRow | undefined {
+export async function visibleDataset(e: Engine, ctx: Ctx, id: unknown): Promise<DatasetRow | undefined> {
   if (typeof id !== 'string') return undefined;
-  // Cached: every retrieval and chat turn checks its datasets (a prepare costs ~0.1 ms).
-  return cachedStatement(e.db, `SELECT * FROM dataset d WHERE d.id = @id AND ${VISIBLE_SQL}`).get({ id, tenant: ctx.tenantId, user: ctx.userId }) as DatasetRow | undefined;
+  return e.store.datasets.getVisible(id, ctx);
 }
 
-export function nameTaken(e: Engine, tenantId: string, name: string, exceptId?: string): boolean {
-  return !!e.db.prepare("SELECT 1 FROM dataset WHERE tenant_id = ? AND name = ? COLLATE NOCASE AND status = '1' AND id != ?")
-    .get(tenantId, name, exceptId ?? '');
-}
-
-/** Recomputes a dataset's counters from its documents (after bulk changes). */
-export function refreshDatasetCounts(e: Engine, datasetId: string): void {
-  e.db.prepare(`UPDATE dataset SET
-      doc_num = (SELECT COUNT(*) FROM document WHERE dataset_id = @id),
-      chunk_num = (SELECT COALESCE(SUM(chunk_num), 0) FROM document WHERE dataset_id = @id),
-      token_num = (SELECT COALESCE(SUM(token_num), 0) FROM document WHERE dataset_id = @id)
-    WHERE id = @id`).run({ id: datasetId });
+export function nameTaken(e: Engine, tenantId: string, name: string, exceptId?: string): Promise<boolean> {
+  return e.store.datasets.nameTaken(tenantId, name, exceptId);
 }

@@ -1,5 +1,5 @@
 import type { Engine } from './engine.js';
-import { cachedStatement, RUN, type DocumentRow } from '../store/index.js';
+import { RUN, type DocumentRow } from '../store/index.js';
 import { sniffFormat } from '../ingest/parsers/index.js';
 import { fileSuffix } from '../util/index.js';
 
@@ -41,10 +41,9 @@ export function documentToWire(r: DocumentRow): Record<string, unknown> {
   };
 }
 
-export function getDocument(e: Engine, datasetId: string, id: unknown): DocumentRow | undefined {
+export async function getDocument(e: Engine, datasetId: string, id: unknown): Promise<DocumentRow | undefined> {
   if (typeof id !== 'string') return undefined;
-  // Prepared once per connection: a request naming 100,000 ids would otherwise prepare (and hold) 100,000 statements.
-  return cachedStatement(e.db, 'SELECT * FROM document WHERE id = ? AND dataset_id = ?').get(id, datasetId) as DocumentRow | undefined;
+  return e.store.documents.get(datasetId, id);
 }
 
 // RAGFlow's filename_type() groups (api/utils/file_utils.py).

@@ -79,23 +79,9 @@ export class Engine {
     }
   }
 
-  /**
-   * Runs `fn` in one SQLite transaction (synchronous by design: no awaits inside). It takes the
-   * write lock at BEGIN (IMMEDIATE): a deferred transaction that reads first and writes later
-   * cannot wait for another process's lock at its first write ("database is locked" at once,
-   * busy_timeout notwithstanding); IMMEDIATE waits for it at BEGIN, up to busy_timeout.
-   */
-  tx<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
-  }
-
   /** The tenant's stored defaults (its embedding and chat models). */
   async tenantRow(id: string): Promise<TenantRow> {
     return (await this.store.accounts.tenant(id))!;
-  }
-
-  tenant(id: string): { id: string; embd_id: string; llm_id: string } {
-    return this.db.prepare('SELECT id, embd_id, llm_id FROM tenant WHERE id = ?').get(id) as { id: string; embd_id: string; llm_id: string };
   }
 
   onClose(fn: () => Promise<void> | void): void {

@@ -60,6 +60,10 @@ export interface DatasetStore {
   getOwned(id: string, tenantId: string): Promise<DatasetRow | undefined>;
   /** The dataset when the caller can read it: its tenant's own, or a `team` dataset of a tenant it joined. */
   getVisible(id: string, who: Ctx): Promise<DatasetRow | undefined>;
+  /** Of `ids`, the datasets `tenantId` owns (any status), by id; the others absent. */
+  getOwnedMany(ids: readonly string[], tenantId: string): Promise<Map<string, DatasetRow>>;
+  /** Of `ids`, the datasets the caller can read (as getVisible; any status), by id; the others absent. */
+  getVisibleMany(ids: readonly string[], who: Ctx): Promise<Map<string, DatasetRow>>;
   exists(id: string): Promise<boolean>;
   /** Another live dataset of the tenant has this name (case-insensitively). */
   nameTaken(tenantId: string, name: string, exceptId?: string): Promise<boolean>;

@@ -50,8 +50,11 @@ export interface UploadTarget {
   parser_config: string;
   created_by: string;
   time: number;
-  /** The kind of a file by its final name (pure; called inside the transaction). */
-  kindOf(name: string): FileKind;
+  /**
+   * The kind of `files[index]` under its final name (pure; called inside the transaction): a name
+   * without an extension is typed by the file's content, so the file is named too.
+   */
+  kindOf(name: string, index: number): FileKind;
 }
 
 export interface DocumentListQuery {

@@ -40,6 +40,28 @@ export class SqliteDatasets implements DatasetStore {
     return cachedStatement(this.db, `SELECT * FROM dataset d WHERE d.id = @id AND ${VISIBLE_SQL}`).get({ id, tenant: who.tenantId, user: who.userId }) as DatasetRow | undefined;
   }
 
+  async getOwnedMany(ids: readonly string[], tenantId: string): Promise<Map<string, DatasetRow>> {
+    const get = cachedStatement(this.db, 'SELECT * FROM dataset WHERE id = ? AND tenant_id = ?');
+    const out = new Map<string, DatasetRow>();
+    for (const id of new Set(ids)) {
+      const d = get.get(id, tenantId) as DatasetRow | undefined;
+      if (d) out.set(id, d);
+    }
+    return out;
+  }
+
+  async getVisibleMany(ids: readonly string[], who: Ctx): Promise<Map<string, DatasetRow>> {
+    // One cached statement per id: an in-process SQLite read costs microseconds, and retrieval's
+    // lists are short (a networked store reads them in one query).
+    const get = cachedStatement(this.db, `SELECT * FROM dataset d WHERE d.id = @id AND ${VISIBLE_SQL}`);
+    const out = new Map<string, DatasetRow>();
+    for (const id of new Set(ids)) {
+      const d = get.get({ id, tenant: who.tenantId, user: who.userId }) as DatasetRow | undefined;
+      if (d) out.set(id, d);
+    }
+    return out;
+  }
+
   async exists(id: string): Promise<boolean> {
     return !!this.db.prepare('SELECT 1 FROM dataset WHERE id = ?').get(id);
   }

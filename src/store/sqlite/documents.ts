@@ -81,7 +81,7 @@ export class SqliteDocuments implements DocumentStore {
         last.set(f.name, name);
         const sha = putBlob(db, f.bytes);
         faultPoint('upload:blob-written');
-        const kind = target.kindOf(name);
+        const kind = target.kindOf(name, i);
         insert.run(ids[i], target.dataset_id, name, kind.suffix, kind.type, f.bytes.length, sha, name, kind.parser_id, target.parser_config, target.created_by, t, t);
         faultPoint('upload:row-written');
       });

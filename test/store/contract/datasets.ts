@@ -33,6 +33,33 @@ export function datasetsContract(f: StoreFactory): void {
       expect((await s().datasets.getVisible(a.id, who))?.id).toBe(a.id);
     });
 
+    test('getOwnedMany and getVisibleMany: of the ids given, the owned / readable ones by id (any status), the others absent', async () => {
+      const who = await seedTenant(s());
+      const a = await seedDataset(s(), who, 'a');
+      const b = await seedDataset(s(), who, 'b');
+      const other = await seedOtherTenant(s());
+      const theirs = await seedDataset(s(), other, 'theirs');
+      const shared = await seedDataset(s(), other, 'shared', { permission: 'team' });
+      const ghost = newId();
+      const owned = await s().datasets.getOwnedMany([b.id, theirs.id, ghost, a.id, b.id], who.tenantId);
+      expect(new Set(owned.keys())).toEqual(new Set([a.id, b.id]));
+      expect(owned.get(a.id)).toEqual(a);
+      expect((await s().datasets.getOwnedMany([a.id, theirs.id], other.tenantId)).has(theirs.id)).toBe(true);
+      expect((await s().datasets.getOwnedMany([], who.tenantId)).size).toBe(0);
+      // Readable: one's own, and a team dataset of a tenant one joined (not before joining; never a 'me' one).
+      const ids = [a.id, theirs.id, shared.id, ghost];
+      expect(new Set((await s().datasets.getVisibleMany(ids, who)).keys())).toEqual(new Set([a.id]));
+      await s().accounts.setRole(who.userId, other.tenantId, 'normal');
+      const visible = await s().datasets.getVisibleMany(ids, who);
+      expect(new Set(visible.keys())).toEqual(new Set([a.id, shared.id]));
+      expect(visible.get(shared.id)).toEqual(shared);
+      // Each agrees with its single-id form.
+      for (const id of ids) {
+        expect(visible.get(id)).toEqual(await s().datasets.getVisible(id, who));
+        expect(owned.get(id)).toEqual(await s().datasets.getOwned(id, who.tenantId));
+      }
+    });
+
     test('list: visible live datasets, filters, order and pages; runCounts; live; idsOfTenant', async () => {
       const who = await seedTenant(s());
       const ds = [];
@@ -44,6 +71,9 @@ export function datasetsContract(f: StoreFactory): void {
       expect(await page({ name: 'D3' })).toEqual(['d3']);
       expect(await page({ id: ds[2]!.id })).toEqual(['d2']);
       expect((await s().datasets.list({ who, orderby: 'create_time', desc: true, limit: 1, offset: 0 })).total).toBe(5);
+      // A limit of 0 counts without rows (GET /datasets checks an id or a name is visible so).
+      expect(await s().datasets.list({ who, orderby: 'create_time', desc: true, limit: 0, offset: 0, name: 'd1' })).toEqual({ total: 1, rows: [] });
+      expect((await s().datasets.list({ who, orderby: 'create_time', desc: true, limit: 0, offset: 0, id: newId() })).total).toBe(0);
       expect(await s().datasets.idsOfTenant(who.tenantId)).toHaveLength(5);
       const docs = await seedDocuments(s(), who, ds[0]!, ['a.txt', 'b.txt']);
       await s().parse.reset([docs[0]!.id]);

@@ -27,6 +27,24 @@ export function documentsContract(f: StoreFactory): void {
       expect(await s().documents.exactNameTaken(ds.id, 'notes(1).txt', more[0]!.id)).toBe(false);
     });
 
+    test('upload asks each file\'s kind by its final name and its index in the call', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      await seedDocuments(s(), who, ds, ['README']);
+      const asked: Array<[string, number]> = [];
+      const ids = [newId(), newId(), newId()];
+      await s().documents.upload({
+        dataset_id: ds.id, parser_config: '{}', created_by: who.userId, time: 1,
+        // Types by position, as an extensionless name is typed by its content.
+        kindOf: (n, i) => (asked.push([n, i]), { suffix: '', type: ['doc', 'pdf', 'visual'][i]!, parser_id: ['naive', 'paper', 'picture'][i]! }),
+      }, [{ name: 'README', bytes: enc('text') }, { name: 'README', bytes: enc('%PDF-1.4') }, { name: 'photo', bytes: enc('x') }], ids);
+      expect(asked).toEqual([['README(1)', 0], ['README(2)', 1], ['photo', 2]]);
+      const got = await s().documents.getMany(ds.id, ids);
+      expect(ids.map((id) => [got.get(id)!.name, got.get(id)!.type, got.get(id)!.parser_id])).toEqual([
+        ['README(1)', 'doc', 'naive'], ['README(2)', 'pdf', 'paper'], ['photo', 'visual', 'picture'],
+      ]);
+    });
+
     test('upload is one transaction: a file that fails leaves none of the call written', async () => {
       const who = await seedTenant(s());
       const ds = await seedDataset(s(), who);
