@@ -34,6 +34,23 @@ export class PgDatasets implements DatasetStore {
     return strip(await this.db.one(`SELECT * FROM dataset d WHERE d.id = $1 AND ${visible('$2', '$3')}`, [id, who.tenantId, who.userId]));
   }
 
+  private static byIds(ids: readonly string[], rows: DatasetRow[]): Map<string, DatasetRow> {
+    const by = new Map(rows.map((r) => [r.id, r]));
+    const out = new Map<string, DatasetRow>();
+    for (const id of new Set(ids)) if (by.has(id)) out.set(id, by.get(id)!);
+    return out;
+  }
+
+  async getOwnedMany(ids: readonly string[], tenantId: string): Promise<Map<string, DatasetRow>> {
+    const rows = stripAll<DatasetRow>(await this.db.rows('SELECT * FROM dataset WHERE id = ANY($1) AND tenant_id = $2', [[...new Set(ids)], tenantId]));
+    return PgDatasets.byIds(ids, rows);
+  }
+
+  async getVisibleMany(ids: readonly string[], who: Ctx): Promise<Map<string, DatasetRow>> {
+    const rows = stripAll<DatasetRow>(await this.db.rows(`SELECT * FROM dataset d WHERE d.id = ANY($1) AND ${visible('$2', '$3')}`, [[...new Set(ids)], who.tenantId, who.userId]));
+    return PgDatasets.byIds(ids, rows);
+  }
+
   async exists(id: string): Promise<boolean> {
     return !!(await this.db.one('SELECT 1 FROM dataset WHERE id = $1', [id]));
   }

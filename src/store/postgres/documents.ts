@@ -96,7 +96,7 @@ export class PgDocuments implements DocumentStore {
         taken.add(foldAscii(name));
         const sha = await putBytes(t, f.bytes);
         faultPoint('upload:blob-written');
-        const kind = target.kindOf(name);
+        const kind = target.kindOf(name, i);
         rows.push([ids[i], name, kind.suffix, kind.type, f.bytes.length, sha, kind.parser_id]);
       }
       const col = (k: number) => rows.map((r) => r[k]);
