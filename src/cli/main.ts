@@ -408,9 +408,9 @@ again. With --json, one JSON line when it listens: {"url", "openai_url", "db", "
     const srv = await startServer({ ...storeOf(db), port, host: stringFlag(c.values, 'host') ?? '127.0.0.1', newAdminKey: newKey });
     const shown = srv.firstStart || newKey;
     if (c.json) {
-      c.out.write(`${JSON.stringify({ url: `${srv.url}/api/v1`, openai_url: `${srv.url}/api/v1/openai/<chat_id>`, db, api_key: shown ? srv.apiKey : null })}\n`);
+      c.out.write(`${JSON.stringify({ url: `${srv.url}/api/v1`, openai_url: `${srv.url}/api/v1/openai/<chat_id>`, db: shownDb(db), api_key: shown ? srv.apiKey : null })}\n`);
     } else {
-      c.out.write(`ragloom serving ${db} at ${srv.url}/api/v1 (OpenAI-compatible: ${srv.url}/api/v1/openai/<chat_id>)\n`);
+      c.out.write(`ragloom serving ${shownDb(db)} at ${srv.url}/api/v1 (OpenAI-compatible: ${srv.url}/api/v1/openai/<chat_id>)\n`);
       c.out.write(shown
         ? `Admin API key (shown once; keep it): ${srv.apiKey}\n`
         : 'Admin API key: printed when this database was first served (`ragloom serve --new-key` issues another).\n');

@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'vitest';
 import { PgStore, type Store } from '../../../src/store/index.js';
-import { createDatabase, dropDatabase, pgServer, pgSkipReason } from '../../support/postgres.js';
+import { createStoreDatabase, dropDatabase, pgServer, pgSkipReason } from '../../support/postgres.js';
 import { storeContract } from './contract.js';
 
 const server = await pgServer();
@@ -19,7 +19,7 @@ if (!server) {
   storeContract({
     name: 'PostgreSQL',
     async create(): Promise<Store> {
-      const url = await createDatabase(server, 'contract');
+      const url = await createStoreDatabase(server, 'contract');
       const s = await PgStore.open(url);
       urls.set(s, url);
       return s;
