@@ -20,6 +20,7 @@ import { ftsTerms } from '../../text/index.js';
 import type { PgDb } from './db.js';
 import { feedStart, readFeed, type FeedPosition } from './feed.js';
 import { chunkTerms } from './chunk-store.js';
+import type { FeedGate } from './search.js';
 
 /** The FTS5 table definition of the SQLite store (src/store/migrations.ts steps 2 and 8). */
 export const FTS5_TABLE = (name: string) => `CREATE VIRTUAL TABLE ${name} USING fts5(
@@ -72,7 +73,7 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
   private closed = false;
   private wanted = false;
 
-  constructor(private readonly db: PgDb) {
+  constructor(private readonly db: PgDb, private readonly gate: FeedGate) {
     this.mem.exec(SCHEMA);
     this.inner = new SqliteFullText(this.mem);
   }
@@ -151,7 +152,10 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
 
   private async catchUp(table: FtsTable): Promise<void> {
     let pos = this.at.get(table)!;
+    if (await this.gate.quiet(TOPIC[table]!, pos)) return;
+    const mark = this.gate.mark();
     const dirty = new Set<number>();
+    let heldBack = false;
     for (;;) {
       const page = await readFeed(this.db, pos, { topics: [TOPIC[table]] });
       if (page.reload) {
@@ -161,8 +165,10 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
       }
       for (const c of page.changes) dirty.add(c.rid);
       pos = page.next;
+      heldBack ||= page.heldBack;
       if (!page.more) break;
     }
+    this.gate.settled(TOPIC[table]!, mark, pos, heldBack);
     if (dirty.size) {
       const ids = [...dirty];
       const found = new Map<number, ChunkText | MessageText>();

@@ -16,7 +16,7 @@ import { VECTOR_SOURCES } from '../interface/index.js';
 import { Fts5Tokenizer } from '../sqlite/fts5-tokenizer.js';
 import { floatsOf } from '../sqlite/vec0-shadow.js';
 import type { PgDb, PgQuery } from './db.js';
-import { readFeed, reportReader, trimFeed, type FeedPosition as PgPosition } from './feed.js';
+import { FEED_CHANNEL, readFeed, reportReader, trimFeed, type FeedPosition as PgPosition } from './feed.js';
 import { FTS5_TABLE, type PgFullText } from './fulltext.js';
 
 /**
@@ -58,6 +58,63 @@ async function headOf(q: PgQuery, src: Source): Promise<SearchPosition> {
   return { txid: BigInt(r!.hi), seq: -1, maxRow: r!.m };
 }
 
+/**
+ * Spares the database a feed read when nothing can have changed: after a read that found
+ * everything up to a position (nothing held back behind an open transaction), a follower already
+ * there skips the next read until a wake-up — a NOTIFY of any writer on any host (sent at its
+ * commit), this process's own commit, a reconnect of the listening connection, or a second
+ * passing. Without a listening connection every catch-up reads.
+ */
+export class FeedGate {
+  private count = 0;
+  private readonly clean = new Map<string, PgPosition>();
+  private listening: Promise<boolean> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stop: (() => Promise<void>) | null = null;
+
+  constructor(private readonly db: PgDb) {}
+
+  /** Something may have changed: the next catch-up reads. */
+  touch(): void {
+    this.count++;
+    this.clean.clear();
+  }
+
+  private started(): Promise<boolean> {
+    this.listening ??= this.db.listen(FEED_CHANNEL, () => this.touch()).then((stop) => {
+      this.stop = stop;
+      this.timer = setInterval(() => this.touch(), 1_000);
+      this.timer.unref();
+      return true;
+    }, () => false);
+    return this.listening;
+  }
+
+  /** A read of `topic` from `pos` would find nothing new. */
+  async quiet(topic: string, pos: PgPosition): Promise<boolean> {
+    if (!(await this.started())) return false;
+    const c = this.clean.get(topic);
+    return !!c && later(pos, c) === pos;
+  }
+
+  /** Marks the start of a read (pass the mark to `settled`). */
+  mark(): number {
+    return this.count;
+  }
+
+  /** A read that started at `mark` found everything up to `pos`. */
+  settled(topic: string, mark: number, pos: PgPosition, heldBack: boolean): void {
+    if (heldBack || mark !== this.count) return;
+    const c = this.clean.get(topic);
+    if (!c || later(pos, c) === pos) this.clean.set(topic, pos);
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.stop?.();
+  }
+}
+
 class PgFeed implements ChangeFeed {
   private readonly followers = new Set<LogFollower>();
   /** A position a catch-up found nothing new after, and how far that catch-up read (`none` hands no new position out). */
@@ -65,7 +122,8 @@ class PgFeed implements ChangeFeed {
   private reported = 0;
   private trimmed = Date.now();
 
-  constructor(private readonly db: PgDb, private readonly src: Source, private readonly node: string, private readonly before: () => Promise<void>) {}
+  constructor(private readonly db: PgDb, private readonly src: Source, private readonly node: string, private readonly before: () => Promise<void>,
+    private readonly gate: FeedGate) {}
 
   private effective(p: FeedPosition): PgPosition {
     const own = pgPosition(p);
@@ -77,16 +135,21 @@ class PgFeed implements ChangeFeed {
     await this.before();
     if (!at.position) return { kind: 'reload' };
     let pos = this.effective(at.position);
+    if (await this.gate.quiet(this.src.topic, pos)) return { kind: 'none' };
+    const mark = this.gate.mark();
     const dirty = new Set<number>();
     const cap = Math.max(20_000, at.live / 4);
+    let heldBack = false;
     for (;;) {
       const page = await readFeed(this.db, pos, { topics: [this.src.topic] });
       if (page.reload) return { kind: 'reload' };
       for (const c of page.changes) dirty.add(c.rid);
       pos = page.next;
+      heldBack ||= page.heldBack;
       if (dirty.size > cap) return { kind: 'reload' };
       if (!page.more) break;
     }
+    this.gate.settled(this.src.topic, mark, pos, heldBack);
     if (!dirty.size) {
       this.clean.set(at.position as unknown as object, pos);
       return { kind: 'none' };
@@ -151,10 +214,10 @@ export class PgSearch implements SearchReader {
     return this.ft;
   }
 
-  constructor(private readonly db: PgDb, private readonly ft: PgFullText) {
+  constructor(private readonly db: PgDb, private readonly ft: PgFullText, gate: FeedGate) {
     this.feeds = {
-      chunks: new PgFeed(db, SOURCES.chunks, this.node, () => this.fullTextIfLoaded('chunk_fts')),
-      memory: new PgFeed(db, SOURCES.memory, this.node, () => this.fullTextIfLoaded('memory_fts')),
+      chunks: new PgFeed(db, SOURCES.chunks, this.node, () => this.fullTextIfLoaded('chunk_fts'), gate),
+      memory: new PgFeed(db, SOURCES.memory, this.node, () => this.fullTextIfLoaded('memory_fts'), gate),
     };
   }
 

@@ -19,7 +19,7 @@ import { PgParseWork } from './parse.js';
 import { PgChats } from './chats.js';
 import { PgMemories } from './memory-store.js';
 import { PgAgents } from './agents.js';
-import { PgSearch } from './search.js';
+import { FeedGate, PgSearch } from './search.js';
 import { PgFullText } from './fulltext.js';
 
 export interface PgStoreOptions extends Omit<PostgresOptions, 'connection'> {
@@ -42,12 +42,17 @@ export class PgStore implements Store {
   readonly agents: PgAgents;
   readonly search: PgSearch;
   private readonly fullText: PgFullText;
+  private readonly gate: FeedGate;
 
   private constructor(readonly db: PgDb, connection: string | PgConnectionConfig, readonly_: boolean) {
     this.name = db.target;
     this.locator = { kind: 'postgres', connection };
     this.readonly = readonly_;
-    this.fullText = new PgFullText(db);
+    const gate = new FeedGate(db);
+    this.gate = gate;
+    // This process's own commits are seen by its next search at once (not after their NOTIFY).
+    db.onCommit = () => gate.touch();
+    this.fullText = new PgFullText(db, gate);
     // After this process's own writes, its full-text copy catches up at once (read-your-writes);
     // other processes' writes arrive through the feed before their next search.
     const wrote = () => this.fullText.refresh().catch(() => undefined);
@@ -59,7 +64,7 @@ export class PgStore implements Store {
     this.chats = new PgChats(db);
     this.memories = new PgMemories(db, wrote);
     this.agents = new PgAgents(db);
-    this.search = new PgSearch(db, this.fullText);
+    this.search = new PgSearch(db, this.fullText, gate);
   }
 
   /**
@@ -94,6 +99,7 @@ export class PgStore implements Store {
   async close(): Promise<void> {
     if (this.db.isClosed) return;
     this.fullText.close();
+    await this.gate.close();
     await this.db.close();
   }
 }
