@@ -304,7 +304,7 @@ async function storesBench(): Promise<void> {
     let n = 0;
     for (let d = 0; d < docIds.length; d += 20) {
       const ids = docIds.slice(d, d + 20);
-      await store.parse.reset(ids);
+      await store.parse.reset(ids, api.engine.local.tenantId);
       await store.parse.finish([], ids.map((id) => ({
         id, dataset_id: ds.id, language: 'English', log: [], doneLines: [], failLine: '', seconds: 0, began: 0,
         chunks: Array.from({ length: perDoc }, (_, j) => {

@@ -2,7 +2,7 @@ export { Client, DataSet, Document, Chunk, Chat, Session, Message, Memory, Agent
 export type { ClientOptions, ParseStatus, ParseProgress, AskOptions, ReferenceChunk, MemoryMessage, AgentAskOptions, AgentEvent, TraceEntry } from './client/index.js';
 /** The Client's parameter types (src/client/params.ts). */
 export type {
-  ChunkMethod, DatasetChunkMethod, DocumentChunkMethod, ParserConfig, RaptorConfig, GraphragConfig, CreateDatasetParams, UpdateDatasetParams, ListDocumentsParams, UpdateDocumentParams, UpdateChunkParams, MetadataOperator, MetadataCondition, RetrieveParams, RetrieveWithTotals, DocAgg, LlmSetting, PromptConfig, CreateChatParams, UpdateChatParams, UpdateSessionParams, MemoryType, CreateMemoryParams, UpdateMemoryParams, OpenAIExtraBody, ChatCompletion, ChatCompletionChunk, ChatCompletionUsage,
+  ChunkMethod, DatasetChunkMethod, DocumentChunkMethod, ParserConfig, RaptorConfig, GraphragConfig, CreateDatasetParams, UpdateDatasetParams, ListDocumentsParams, UpdateDocumentParams, UpdateChunkParams, MetadataOperator, MetadataCondition, RetrieveParams, RetrieveWithTotals, DocAgg, LlmSetting, PromptConfig, CreateChatParams, UpdateChatParams, UpdateSessionParams, MemoryType, CreateMemoryParams, UpdateMemoryParams, OpenAIExtraBody, ChatCompletion, ChatCompletionChunk, ChatCompletionUsage, AutoMetadataConfig, AutoMetadataField, SearchConfig,
 } from './client/index.js';
 export type { ChatModel, ChatMessage, ChatOptions, ChatResult, ChatDelta, ToolCall, ToolSpec, KnowledgeItem, Usage } from './llm/index.js';
 export { ApiError, RagloomError, RetCode } from './api/errors.js';

@@ -16,8 +16,10 @@ import {
 import { validateDsl } from '../agent/catalog.js';
 import { ApiError, RetCode } from './errors.js';
 import { pyStr } from './pyfmt.js';
-import { sqlCount, toNumber } from './validate.js';
+import { toNumber } from './validate.js';
+import { orderColumn, paginate } from './listing.js';
 import { isPlainObject, newId, nowMs } from '../util/index.js';
+import type { AgentListQuery, AgentSessionListQuery } from '../store/index.js';
 
 type P = Record<string, unknown>;
 
@@ -168,7 +170,6 @@ export async function createAgent(e: Engine, ctx: Ctx, raw: P): Promise<Record<s
   return agentToWire(e, row);
 }
 
-const ORDER_COLUMNS = new Set(['create_time', 'update_time', 'title']);
 
 /** A query value RAGFlow splits on commas (`owner_ids`, `tags`); arrays (local calls) are taken as they are. */
 function csv(v: unknown): string[] {
@@ -196,7 +197,7 @@ const needle = (s: string) => s.toLowerCase();
 export async function listAgents(e: Engine, ctx: Ctx, q: P): Promise<{ canvas: Record<string, unknown>[]; total: number }> {
   const page = intParam(q.page, 0);
   const size = intParam(q.page_size, 0);
-  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
+  const orderby = orderColumn('UserCanvas', q.orderby, 'create_time');
   const desc = q.desc === undefined ? true : typeof q.desc === 'boolean' ? q.desc : pyStr(q.desc).toLowerCase() !== 'false';
   const joined = await joinedTenants(e, ctx);
   // The caller's user id stands for its own tenant too (RAGFlow's tenant id is its owner's user id).
@@ -211,8 +212,8 @@ export async function listAgents(e: Engine, ctx: Ctx, q: P): Promise<{ canvas: R
     ...(q.canvas_category ? { category: pyStr(q.canvas_category) } : {}),
     // Each a whole item of the comma-separated list ('ml' does not match 'ml-ops').
     ...(tags.length ? { tags: tags.map((t) => needle(t)) } : {}),
-    orderby: orderby as 'create_time' | 'update_time' | 'title', desc,
-    ...(page && size ? { page: { limit: sqlCount(size), offset: sqlCount((page - 1) * size) } } : {}),
+    orderby: orderby as AgentListQuery['orderby'], desc,
+    ...(page && size ? { page: paginate(page, size) } : {}),
   });
   return { canvas: await agentListItems(e, rows), total };
 }
@@ -316,7 +317,6 @@ function presetBeginInputs(dsl: Record<string, unknown>, req: P): void {
   }
 }
 
-const SESSION_ORDER = new Set(['create_time', 'update_time', 'name', 'round', 'duration', 'tokens', 'thumb_up']);
 
 /** A date bound of the sessions list (RAGFlow's `_normalize_query_date`) as epoch ms, local time. */
 function dateBound(v: string, end: boolean): number {
@@ -345,8 +345,11 @@ export async function listAgentSessions(e: Engine, ctx: Ctx, agentId: string, q:
   const flag = (v: unknown) => (v === undefined ? true : typeof v === 'boolean' ? v : !['false', 'False'].includes(pyStr(v)));
   const desc = flag(q.desc);
   const includeDsl = flag(q.dsl);
-  const orderby = SESSION_ORDER.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'update_time';
+  const orderby = orderColumn('API4Conversation', q.orderby, 'update_time');
   const dateColumn = orderby.startsWith('update_') ? 'update_time' : 'create_time';
+  // page_size 0: the total alone; API4Conversation.get_list pages whatever else it is given (page
+  // 0 is page 1; a negative one fails).
+  const limits = size === 0 ? { limit: 0, offset: 0 } : paginate(page, size);
   const { total, rows } = await e.store.agents.listSessions({
     agentId: a.id,
     ...(q.id ? { id: pyStr(q.id) } : {}),
@@ -355,9 +358,8 @@ export async function listAgentSessions(e: Engine, ctx: Ctx, agentId: string, q:
     dateColumn,
     ...(typeof q.from_date === 'string' && q.from_date ? { from: dateBound(q.from_date, false) } : {}),
     ...(typeof q.to_date === 'string' && q.to_date ? { to: dateBound(q.to_date, true) } : {}),
-    orderby: orderby as 'update_time', desc,
-    // page_size 0: the total alone; a negative one: every session.
-    ...(size >= 0 ? { page: { limit: sqlCount(size), offset: size === 0 ? 0 : sqlCount((Math.max(1, page) - 1) * size) } } : {}),
+    orderby: orderby as AgentSessionListQuery['orderby'], desc,
+    page: limits,
   });
   if (size === 0) return { data: [], total };
   return { data: await agentSessionsToWire(e, rows, includeDsl), total };
@@ -414,4 +416,62 @@ export async function deleteAgentSessions(e: Engine, ctx: Ctx, agentId: string, 
     dataError(messages.join(';'));
   }
   return undefined;
+}
+
+/**
+ * DELETE /agents/{id}/sessions/{session_id} (agent_api.delete_agent_session_item): 103 without
+ * access; `data` is how many sessions were deleted (1, or 0 for an id the agent has not).
+ */
+export async function deleteAgentSession(e: Engine, ctx: Ctx, agentId: string, sessionId: string): Promise<number> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
+  return (await e.store.agents.deleteSessions(a.id, [sessionId]))[0] ? 1 : 0;
+}
+
+/** GET /agents/tags[?canvas_category]: `[{tag, count}]` over the agents the caller can see, most used first. */
+export async function listAgentTags(e: Engine, ctx: Ctx, q: P): Promise<Array<{ tag: string; count: number }>> {
+  const joined = await joinedTenants(e, ctx);
+  const lists = await e.store.agents.tagLists({ tenantIds: joined, ownTenantId: ctx.tenantId, ...(q.canvas_category ? { category: pyStr(q.canvas_category) } : {}) });
+  const counts = new Map<string, number>();
+  for (const tags of lists) {
+    for (const t of tags.split(',').map((x) => x.trim()).filter(Boolean)) counts.set(t, (counts.get(t) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([tag, count]) => ({ tag, count }));
+}
+
+/** PUT /agents/{id}/tags {tags}: replaces an agent's tags (RAGFlow's normalisation); 103 `Agent not found or no permission.`. */
+export async function updateAgentTags(e: Engine, ctx: Ctx, agentId: string, req: P): Promise<true> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? operatingError('Agent not found or no permission.');
+  await e.store.agents.update(a.id, { tags: normalizeTags(req.tags ?? ''), update_time: nowMs() }, null, null);
+  return true;
+}
+
+/**
+ * GET /agents/{id}/logs/{message_id}: a run's logs. RAGFlow keeps them in Redis for a while;
+ * ragloom keeps none (a run's trace comes back with the answer: `return_trace`), so `{}` — RAGFlow's
+ * answer for a message without logs.
+ */
+export async function agentLogs(e: Engine, ctx: Ctx, agentId: string): Promise<Record<string, never>> {
+  (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
+  return {};
+}
+
+/** POST /agents/{id}/reset: the agent's canvas state cleared as a new session's is (RAGFlow's `canvas.reset()`); the canvas. */
+export async function resetAgent(e: Engine, ctx: Ctx, agentId: string): Promise<Record<string, unknown>> {
+  const a = (await accessibleAgent(e, ctx, agentId)) ?? noAccess();
+  const dsl = sessionDslFrom(JSON.parse(a.dsl));
+  await e.store.agents.update(a.id, { dsl: JSON.stringify(dsl), update_time: nowMs() }, null, null);
+  return dsl;
+}
+
+/**
+ * GET /agents/{id}/webhook/logs?since_ts&webhook_id: the events of webhook runs after `since_ts`.
+ * ragloom runs no agents on webhooks, so there are none: RAGFlow's answer for that (`events: []`).
+ * The owner only (102 `Canvas not found.`).
+ */
+export async function webhookLogs(e: Engine, ctx: Ctx, agentId: string, q: P): Promise<P> {
+  (await ownedAgent(e, ctx, agentId)) ?? dataError('Canvas not found.');
+  // The query string's value (a string); an in-process caller may pass a number.
+  const raw = typeof q.since_ts === 'number' ? q.since_ts : typeof q.since_ts === 'string' && q.since_ts.trim() ? Number(q.since_ts) : NaN;
+  const since = Number.isFinite(raw) ? raw : null;
+  return { webhook_id: null, events: [], next_since_ts: since ?? Date.now() / 1000, finished: false };
 }

@@ -11,7 +11,8 @@ import { ApiError, RetCode } from './errors.js';
 import { newId, nowMs, utf8Length, isPlainObject, pyListRepr } from '../util/index.js';
 import { chatModelExists, rerankModelExists } from './models.js';
 import { pyStr } from './pyfmt.js';
-import { sqlCount, toNumber } from './validate.js';
+import { intArg, orderColumn, paginate } from './listing.js';
+import type { ChatListQuery, SessionListQuery } from '../store/index.js';
 
 type P = Record<string, unknown>;
 
@@ -226,23 +227,15 @@ export async function getChat(e: Engine, ctx: Ctx, chatId: string): Promise<Reco
   return chatToWire(e, (await ownedChat(e, ctx, chatId)) ?? noAuthorization());
 }
 
-const ORDER_COLUMNS = new Set(['create_time', 'update_time', 'name']);
-
 /** GET /chats: page / page_size 0 (the default) = everything; keywords ignored when id or name is given. */
 export async function listChats(e: Engine, ctx: Ctx, q: P): Promise<{ chats: Record<string, unknown>[]; total: number }> {
-  const int = (v: unknown, d: number): number => {
-    if (v === undefined || v === null || v === '') return d;
-    const n = toNumber(v);
-    if (!Number.isFinite(n)) throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: '${pyStr(v)}'")`);
-    return Math.trunc(n);
-  };
-  const page = int(q.page, 0);
-  const size = int(q.page_size, 0);
+  const page = intArg(q.page, 0);
+  const size = intArg(q.page_size, 0);
   const id = q.id ? pyStr(q.id) : '';
   const name = q.name ? pyStr(q.name) : '';
   const keywords = id || name ? '' : pyStr(q.keywords ?? '');
   const desc = pyStr(q.desc ?? 'true').toLowerCase() !== 'false';
-  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
+  const orderby = orderColumn('Dialog', q.orderby, 'create_time');
   const authorized = new Set([ctx.tenantId, ctx.userId]);
   let owners = [ctx.tenantId];
   if (q.owner_ids !== undefined && q.owner_ids !== null && q.owner_ids !== '') {
@@ -256,8 +249,8 @@ export async function listChats(e: Engine, ctx: Ctx, q: P): Promise<{ chats: Rec
     ...(id ? { id } : {}),
     ...(name ? { name } : {}),
     ...(keywords ? { keywords: keywords.toLowerCase() } : {}),
-    orderby: orderby as 'create_time' | 'update_time' | 'name', desc,
-    ...(page > 0 && size > 0 ? { page: { limit: sqlCount(size), offset: sqlCount((page - 1) * size) } } : {}),
+    orderby: orderby as ChatListQuery['orderby'], desc,
+    ...(page && size ? { page: paginate(page, size) } : {}),
   });
   return { chats: await chatsToWire(e, rows), total };
 }
@@ -318,21 +311,20 @@ export async function createSession(e: Engine, ctx: Ctx, chatId: string, req: P)
 
 export async function listSessions(e: Engine, ctx: Ctx, chatId: string, q: P): Promise<Record<string, unknown>[]> {
   (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
-  const int = (v: unknown, d: number) => (v === undefined || v === null || v === '' ? d : Math.trunc(toNumber(v)));
-  const page = int(q.page, 1);
-  const size = int(q.page_size, 30);
-  if (!Number.isFinite(page) || !Number.isFinite(size)) throw new ApiError(RetCode.EXCEPTION_ERROR, 'ValueError("invalid literal for int() with base 10")');
-  if (size === 0) return [];
+  const page = intArg(q.page, 1);
+  const size = intArg(q.page_size, 30);
   const desc = pyStr(q.desc ?? 'true').toLowerCase() !== 'false';
-  const orderby = ORDER_COLUMNS.has(pyStr(q.orderby)) ? pyStr(q.orderby) : 'create_time';
+  const orderby = orderColumn('Conversation', q.orderby, 'create_time');
+  const limits = size > 0 ? paginate(page, size) : undefined;
   const rows = await e.store.chats.listSessions({
     chatId,
     ...(q.id ? { id: pyStr(q.id) } : {}),
     ...(q.name ? { name: pyStr(q.name) } : {}),
     ...(q.user_id ? { userId: pyStr(q.user_id) } : {}),
-    orderby: orderby as 'create_time' | 'update_time' | 'name', desc,
-    ...(size > 0 ? { page: { limit: sqlCount(size), offset: sqlCount((Math.max(1, page) - 1) * size) } } : {}),
+    orderby: orderby as SessionListQuery['orderby'], desc,
+    ...(limits ? { page: limits } : {}),
   });
+  if (size === 0) return []; // RAGFlow runs the query, then answers nothing for page_size 0
   return sessionsToWire(e, rows);
 }
 
@@ -385,3 +377,44 @@ export async function deleteSessions(e: Engine, ctx: Ctx, chatId: string, req: P
   return true;
 }
 
+
+/** `DELETE /chats/{chat_id}` (chat_api.delete_chat): one chat, soft-deleted as the bulk delete does; `data: true`. */
+export async function deleteChat(e: Engine, ctx: Ctx, chatId: string): Promise<true> {
+  (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
+  await e.store.chats.softDelete(ctx.tenantId, [chatId], nowMs());
+  return true;
+}
+
+/** The session of a message route: the caller's chat (109 otherwise) and its session (102 `Session not found!`). */
+async function chatSession(e: Engine, ctx: Ctx, chatId: string, sessionId: string): Promise<SessionRow> {
+  (await ownedChat(e, ctx, chatId)) ?? noAuthorization();
+  const s = await getSession(e, sessionId);
+  if (!s || s.chat_id !== chatId) dataError('Session not found!');
+  return s!;
+}
+
+/**
+ * `DELETE /chats/{chat_id}/sessions/{session_id}/messages/{msg_id}`: removes a question and its
+ * answer (they share the id; the answer's reference goes with it); answers the session. An id
+ * that is no question's: nothing changes. RAGFlow asserts the answer follows its question: a
+ * question left without one is 100 `AssertionError()` / `IndexError('list index out of range')`.
+ */
+export async function deleteSessionMessage(e: Engine, ctx: Ctx, chatId: string, sessionId: string, messageId: string): Promise<Record<string, unknown>> {
+  const s = await chatSession(e, ctx, chatId, sessionId);
+  const r = await e.store.chats.deleteExchange(s.id, messageId, nowMs());
+  if (r === 'unanswered') throw new ApiError(RetCode.EXCEPTION_ERROR, "IndexError('list index out of range')");
+  if (r === 'mismatched') throw new ApiError(RetCode.EXCEPTION_ERROR, 'AssertionError()');
+  return sessionToWire(e, (await getSession(e, s.id))!);
+}
+
+/**
+ * `PUT …/messages/{msg_id}/feedback {thumbup: bool, feedback?}`: marks an answer liked or not (a
+ * dislike keeps the `feedback` text); answers the session. ragloom does not reweigh the cited
+ * chunks as RAGFlow's chunk feedback does.
+ */
+export async function messageFeedback(e: Engine, ctx: Ctx, chatId: string, sessionId: string, messageId: string, req: P): Promise<Record<string, unknown>> {
+  const s = await chatSession(e, ctx, chatId, sessionId);
+  if (typeof req.thumbup !== 'boolean') dataError('thumbup must be a boolean');
+  await e.store.chats.rateAnswer(s.id, messageId, req.thumbup as boolean, req.feedback);
+  return sessionToWire(e, (await getSession(e, s.id))!);
+}

@@ -79,7 +79,8 @@ export interface NativeAnswer {
   created_at: number;
   id: string;
   session_id: string;
-  chat_id: string;
+  /** Absent when answered without a chat. */
+  chat_id?: string;
   final?: boolean;
   citations_removed?: number;
 }
@@ -108,7 +109,10 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
   const chatId = typeof req.chat_id === 'string' ? req.chat_id : '';
   let sessionId = pyStr(req.session_id ?? req.conversation_id ?? '');
   if (sessionId && !chatId) dataError('`chat_id` is required when `session_id` is provided.');
-  const chat = (await ownedChat(e, ctx, chatId)) ?? (() => {
+  // Without a chat, RAGFlow answers with the tenant's default chat model as a plain dialog: no
+  // datasets, no prompt, nothing stored (its `_build_default_completion_dialog`).
+  const direct = !chatId;
+  const chat = (direct ? directChat(ctx) : await ownedChat(e, ctx, chatId)) ?? (() => {
     throw new ApiError(RetCode.AUTHENTICATION_ERROR, 'No authorization.');
   })();
   let session: SessionRow | undefined;
@@ -128,20 +132,20 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
   const prologue: SessionMessage = { role: 'assistant', content: String(pc.prologue ?? '') };
   const stored = session ? await sessionMessages(e, session.id) : [prologue];
   const question: SessionMessage = { role: 'user', content: msg[msg.length - 1]!.content, id: messageId };
-  const history = passAll ? msg : [...stored, question];
+  const history = passAll || direct ? msg : [...stored, question];
   const stream = req.stream === undefined ? true : req.stream !== false && req.stream !== 'false';
   const refMeta = isPlainObject(req.reference_metadata) ? req.reference_metadata : isPlainObject(pc.reference_metadata) ? pc.reference_metadata : null;
   const docIds = typeof req.doc_ids === 'string' ? req.doc_ids.split(',').filter(Boolean) : undefined;
 
   // The session is created only once the request is known to be valid.
-  if (!session) {
+  if (!session && !direct) {
     const t = nowMs();
     sessionId = newId();
     await e.store.chats.createSession({
       id: sessionId, chat_id: chat.id, name: 'New session', user_id: typeof req.user_id === 'string' && req.user_id ? req.user_id : ctx.userId, create_time: t, update_time: t,
     }, [prologue], { committed: 'completion:session-created' });
   }
-  const base = { id: messageId, session_id: sessionId, chat_id: chat.id };
+  const base = direct ? { id: messageId, session_id: '' } : { id: messageId, session_id: sessionId, chat_id: chat.id };
   const signal = req.signal instanceof AbortSignal ? req.signal : undefined;
   const events = ask(e, {
     chat, model, messages: history, vars, reranker, stream, signal, llmSetting,
@@ -154,6 +158,7 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
   // (nothing when the session was deleted while answering).
   const save = async (final: Extract<AskEvent, { type: 'final' }>) => {
     faultPoint('completion:answered');
+    if (direct) return;
     const answer: SessionMessage & { reference: unknown } = { role: 'assistant', content: final.answer, created_at: nowMs() / 1000, id: messageId, reference: final.reference };
     if (final.citations_removed) answer.citations_removed = final.citations_removed;
     // RAGFlow's pass_all_history_messages: the request's history replaces the stored one.
@@ -193,6 +198,19 @@ export async function chatCompletion(e: Engine, ctx: Ctx, req: P): Promise<Nativ
       }
     })(),
   );
+}
+
+/**
+ * The dialog RAGFlow answers a completion without `chat_id` with: the tenant's default chat model
+ * (`llm_id` may name another), no datasets, an empty prompt, no citations.
+ */
+function directChat(ctx: Ctx): ChatRow {
+  return {
+    id: '', tenant_id: ctx.tenantId, name: '', description: '', icon: '', language: 'English', dataset_ids: '[]', llm_id: '', llm_setting: '{}',
+    prompt_config: JSON.stringify({ system: '', prologue: '', parameters: [], empty_response: '', quote: false, tts: false, refine_multiturn: true }),
+    meta_data_filter: '{}', similarity_threshold: 0.1, vector_similarity_weight: 0.3, top_n: 6, top_k: 1024, rerank_id: '', status: '1',
+    created_by: ctx.userId, create_time: 0, update_time: 0,
+  };
 }
 
 // ---------------------------------------------------------------- OpenAI-compatible

@@ -1,8 +1,9 @@
 import type { Engine, Ctx } from '../core/index.js';
-import { datasetToWire, getDataset, nameTaken, ownedDataset, DEFAULT_CHAT_MODEL, fullTextReindex } from '../core/index.js';
+import { datasetToWire, getDataset, nameTaken, ownedDataset, visibleDataset, DEFAULT_CHAT_MODEL, fullTextReindex } from '../core/index.js';
+import { checkAutoMetadata } from './metadata.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { Issues, checkExtra, checkInt, checkStr, literalMessage, checkBool, sqlCount } from './validate.js';
-import { DATASET_CHUNK_METHODS, parserConfigForCreate, storedParserConfig, validateParserConfig, methodDefaultConfig, flattenParentChild } from './parser-config.js';
+import { DATASET_CHUNK_METHODS, parserConfigForCreate, storedParserConfig, validateParserConfig, methodDefaultConfig } from './parser-config.js';
 import { newId, isUuid1, uuidHex, nowMs, utf8Length, deepMerge, isPlainObject } from '../util/index.js';
 import type { DatasetChanges, DatasetListQuery } from '../store/index.js';
 
@@ -142,18 +143,35 @@ export interface ListDatasetsResult {
 
 export async function listDatasets(e: Engine, ctx: Ctx, req: Record<string, unknown>): Promise<ListDatasetsResult> {
   const is = new Issues();
-  checkExtra(is, req, ['page', 'page_size', 'orderby', 'desc', 'id', 'name', 'include_parsing_status']);
+  checkExtra(is, req, ['page', 'page_size', 'orderby', 'desc', 'id', 'name', 'include_parsing_status', 'ext']);
   const page = req.page ?? 1;
   const pageSize = req.page_size ?? 30;
-  checkInt(is, 'page', page, 1);
-  checkInt(is, 'page_size', pageSize, 1);
+  // The query string is validated in Pydantic's lax mode: a string that does not parse says so.
+  const laxInt = (loc: string, v: unknown) => typeof v === 'string' ? is.add(loc, 'Input should be a valid integer, unable to parse string as an integer', v) : checkInt(is, loc, v, 1);
+  const laxBool = (loc: string, v: unknown) => typeof v === 'string' ? is.add(loc, 'Input should be a valid boolean, unable to interpret input', v) : checkBool(is, loc, v);
+  laxInt('page', page);
+  laxInt('page_size', pageSize);
   const orderby = req.orderby ?? 'create_time';
   if (orderby !== 'create_time' && orderby !== 'update_time') is.add('orderby', literalMessage(['create_time', 'update_time']), orderby);
   const desc = req.desc ?? true;
-  checkBool(is, 'desc', desc);
+  laxBool('desc', desc);
+  // `ext`: a JSON object (RAGFlow parses the query value); its `keywords` and `parser_id` filter the list.
+  let ext: Record<string, unknown> = {};
+  if (req.ext !== undefined && req.ext !== null) {
+    let v: unknown = req.ext;
+    if (typeof v === 'string') {
+      try {
+        v = JSON.parse(v);
+      } catch {
+        /* passed on as the string */
+      }
+    }
+    if (isPlainObject(v)) ext = v;
+    else is.add('ext', 'Input should be a valid dictionary', req.ext);
+  }
   if (req.id !== undefined && req.id !== null && !isUuid1(req.id)) is.add('id', 'Invalid UUID1 format', req.id);
   if (req.name !== undefined && req.name !== null) checkStr(is, 'name', req.name);
-  if (req.include_parsing_status !== undefined) checkBool(is, 'include_parsing_status', req.include_parsing_status);
+  if (req.include_parsing_status !== undefined) laxBool('include_parsing_status', req.include_parsing_status);
   is.throwIfAny();
 
   const q: DatasetListQuery = {
@@ -162,6 +180,8 @@ export async function listDatasets(e: Engine, ctx: Ctx, req: Record<string, unkn
   };
   if (typeof req.id === 'string') q.id = uuidHex(req.id);
   if (typeof req.name === 'string' && req.name !== '') q.name = req.name;
+  if (typeof ext.keywords === 'string' && ext.keywords) q.keywords = ext.keywords.toLowerCase();
+  if (typeof ext.parser_id === 'string' && ext.parser_id) q.parser_id = ext.parser_id;
   // RAGFlow checks the id and the name each on its own (a permission error naming the one the
   // caller cannot see), then filters by both: an id and a name of two different datasets list nothing.
   const visible = async (by: { id: string } | { name: string }) =>
@@ -201,7 +221,12 @@ export async function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req:
   if ('permission' in req) checkPermission(is, req.permission);
   if ('chunk_method' in req) checkChunkMethod(is, req.chunk_method);
   if ('pagerank' in req) checkInt(is, 'pagerank', req.pagerank, 0, 100);
-  if ('language' in req) checkStr(is, 'language', req.language, { max: 32 });
+  if ('language' in req && req.language !== null) checkStr(is, 'language', req.language, { max: 32 });
+  if ('connectors' in req) {
+    if (!Array.isArray(req.connectors)) is.add('connectors', 'Input should be a valid list', req.connectors);
+    else req.connectors.forEach((c, i) => { if (!isPlainObject(c)) is.add(`connectors.${i}`, 'Input should be a valid dictionary', c); });
+  }
+  const autoMeta = 'auto_metadata_config' in req && req.auto_metadata_config !== null ? checkAutoMetadataField(is, req.auto_metadata_config) : null;
   let given: Record<string, unknown> | null = null;
   if ('parser_config' in req && req.parser_config !== null && !(isPlainObject(req.parser_config) && Object.keys(req.parser_config).length === 0)) {
     if (!isPlainObject(req.parser_config)) is.add('parser_config', 'Input should be a valid dictionary or instance of ParserConfig', req.parser_config);
@@ -219,10 +244,9 @@ export async function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req:
   if (!kb) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, id);
   if (name !== undefined && utf8Length(name) > NAME_LIMIT) throw new ApiError(RetCode.DATA_ERROR, `Dataset name length is ${utf8Length(name)} which is large than ${NAME_LIMIT}`);
   if (name !== undefined && name.toLowerCase() !== kb.name.toLowerCase() && (await nameTaken(e, ctx.tenantId, name, kb.id))) fail('DATASET_NAME_EXISTS', name);
-  if (embd !== null && embd !== kb.embd_id) {
-    if (kb.chunk_num !== 0) fail('EMBEDDING_MODEL_LOCKED', kb.chunk_num, kb.embd_id);
-    verifyEmbedding(e, embd);
-  }
+  // RAGFlow 0.25.6 lets the model change over existing chunks (their vectors stay the old model's
+  // until POST /datasets/{id}/embedding parses the documents again); it only checks availability.
+  if (embd !== null) verifyEmbedding(e, embd);
 
   const sets: DatasetChanges = {};
   if (name !== undefined) sets.name = name;
@@ -231,11 +255,16 @@ export async function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req:
   if (embd !== null) sets.embd_id = embd;
   if ('permission' in req) sets.permission = req.permission as string;
   if ('pagerank' in req) sets.pagerank = req.pagerank as number;
-  if ('language' in req) sets.language = req.language as string;
+  if ('language' in req && req.language !== null) sets.language = req.language as string;
   const method = (req.chunk_method as string | undefined) ?? kb.parser_id;
+  if (autoMeta) {
+    // RAGFlow reads `fields` (which AutoMetadataConfig does not have) and `enabled`: the stored
+    // list comes out empty and extraction enabled; ragloom stores the same.
+    given = { ...(given ?? {}), metadata: [], enable_metadata: true };
+  }
   if (given) {
     const base = method !== kb.parser_id ? storedParserConfig(method, null, (await e.tenantRow(ctx.tenantId)).llm_id || DEFAULT_CHAT_MODEL) : JSON.parse(kb.parser_config);
-    sets.parser_config = JSON.stringify(flattenParentChild(deepMerge(base, given)));
+    sets.parser_config = JSON.stringify(updateParentChild(deepMerge(base, given), given));
   } else if (method !== kb.parser_id) {
     sets.parser_config = JSON.stringify(deepMerge({ table_context_size: 0, image_context_size: 0 }, methodDefaultConfig(method)));
   }
@@ -244,7 +273,40 @@ export async function updateDataset(e: Engine, ctx: Ctx, datasetId: string, req:
   await e.store.datasets.update(id, sets);
   // Its chunks' full-text rows follow a new language in the background (core/reindex.ts).
   if ('language' in sets) fullTextReindex(e).kick();
-  return datasetToWire((await getDataset(e, id))!);
+  // As RAGFlow: the dataset, and the connectors the request named (ragloom links none).
+  return { ...datasetToWire((await getDataset(e, id))!), connectors: Array.isArray(req.connectors) ? req.connectors : [] };
+}
+
+/**
+ * The update's parent/child flattening (dataset_api_service.update_dataset): a given
+ * `parent_child.use_parent_child` sets `children_delimiter` and `enable_children`; otherwise both
+ * are off.
+ */
+function updateParentChild(cfg: Record<string, unknown>, given: Record<string, unknown>): Record<string, unknown> {
+  const pc = isPlainObject(given.parent_child) ? given.parent_child : {};
+  const on = !!pc.use_parent_child;
+  return { ...cfg, children_delimiter: on ? String(pc.children_delimiter ?? '\n') : '', enable_children: on };
+}
+
+/** `auto_metadata_config` of an update (AutoMetadataConfig, strict): its issues added at `auto_metadata_config.…`. */
+function checkAutoMetadataField(is: Issues, v: unknown): Record<string, unknown> | null {
+  if (!isPlainObject(v)) {
+    is.add('auto_metadata_config', 'Input should be a valid dictionary or instance of AutoMetadataConfig', v);
+    return null;
+  }
+  const sub = new Issues();
+  const cfg = checkAutoMetadata(sub, v);
+  for (const line of sub.lines) is.lines.push(line.replace('Field: <', 'Field: <auto_metadata_config.'));
+  return cfg;
+}
+
+/** `GET /datasets/{id}` (dataset_api.get_dataset): a dataset the caller can see, with its files' total `size` and `connectors` ([]). */
+export async function getDatasetOp(e: Engine, ctx: Ctx, datasetId: string): Promise<Record<string, unknown>> {
+  if (!datasetId) throw new ApiError(RetCode.DATA_ERROR, 'Lack of "Dataset ID"');
+  const kb = await visibleDataset(e, ctx, datasetId);
+  if (!kb) fail('DATASET_LACKS_PERMISSION', ctx.tenantId, datasetId);
+  const size = await e.store.datasets.filesSize(kb.id);
+  return { ...datasetToWire(kb), size, connectors: [] };
 }
 
 /** Validates a RAGFlow DeleteReq (`ids` UUID1 list or null, no duplicates, `delete_all` bool). */

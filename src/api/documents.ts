@@ -1,8 +1,12 @@
 import type { Engine, Ctx } from '../core/index.js';
 import { ownedDataset, visibleDataset, documentToWire, getDocument, uploadFileType, documentChunkMethod, RUN_NAMES, type DocumentRow } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
-import { Issues, checkStr, checkInt, checkFloat, toNumber, sqlCount } from './validate.js';
+import { Issues, checkStr, checkInt, checkFloat, toNumber } from './validate.js';
+import { intArg, orderColumn, paginate } from './listing.js';
+import { checkMetaFields, readMetadataCondition, splitCombinedValues, truthy } from './metadata.js';
 import { pyStr } from './pyfmt.js';
+import { filterDocuments } from '../search/index.js';
+import { withFileInfo } from './routes.js';
 import { DOCUMENT_CHUNK_METHODS, validateParserConfig, storedParserConfig } from './parser-config.js';
 import { newId, nowMs, fileSuffix, utf8Length, deepMerge, isPlainObject, pyListRepr } from '../util/index.js';
 import type { DocumentChanges, DocumentListQuery } from '../store/index.js';
@@ -69,43 +73,65 @@ async function ownedOrFail(e: Engine, ctx: Ctx, datasetId: string, key: 'DATASET
   return kb;
 }
 
-const RUN_BY_NAME: Record<string, string> = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4' };
+/** RAGFlow's TaskStatus names and values (SCHEDULE, 5, is a valid filter though ragloom never sets it). */
+const RUN_BY_NAME: Record<string, string> = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4', SCHEDULE: '5' };
+/** RAGFlow's VALID_FILE_TYPES, what a `types` filter may name. */
+const FILTER_TYPES = new Set(['pdf', 'doc', 'visual', 'aural', 'virtual', 'folder', 'other']);
 
-export async function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): Promise<{ total: number; docs: Record<string, unknown>[] }> {
+const queryList = (v: unknown): string[] => (v === undefined || v === null ? [] : Array.from(Array.isArray(v) ? v : [v], (x) => pyStr(x)));
+
+/**
+ * The `types` and `run` filters as RAGFlow's `_get_docs_with_request` reads them: types must be
+ * file types; run values are stripped (empty ones dropped) and names map to their values.
+ * Each failure names the bad values joined by ', ' (RAGFlow joins a set: one order of many).
+ */
+function typeAndRunFilters(q: Record<string, unknown>): { types: string[]; runs: string[] } {
+  const types = queryList(q.types);
+  const badTypes = [...new Set(types.filter((t) => !FILTER_TYPES.has(t)))];
+  if (badTypes.length) fail('INVALID_TYPE_FILTER', badTypes.join(', '), badTypes.length > 1 ? 'types' : 'type');
+  const runs = queryList(q.run).map((r) => r.trim()).filter(Boolean).map((r) => RUN_BY_NAME[r.toUpperCase()] ?? r);
+  const badRuns = [...new Set(runs.filter((r) => !/^[0-5]$/.test(r)))];
+  if (badRuns.length) fail('INVALID_RUN_FILTER', badRuns.join(', '));
+  return { types, runs };
+}
+
+export async function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): Promise<{ total: number; docs: Record<string, unknown>[] } | { total: number; filter: Record<string, unknown> }> {
   const kb = await ownedOrFail(e, ctx, datasetId, 'DATASET_NOT_OWNED_TRAILING');
-  if (q.id !== undefined && q.id !== null && q.ids !== undefined && q.ids !== null) fail('ID_AND_IDS');
+  if (q.type === 'filter') return documentFilters(e, kb.id, q);
+  // RAGFlow's order of checks: types, run, the metadata filters, id, name, then id with ids.
+  const { types, runs } = typeAndRunFilters(q);
+  const byMeta = await metadataFilterArg(e, kb.id, q);
   const f: Partial<DocumentListQuery> = {};
-  // An id, a name and the other filters all apply, each id and name checked first (RAGFlow's
-  // list_docs): an id and the name of another document list nothing.
-  if (typeof q.id === 'string' && q.id) {
-    if (!(await getDocument(e, kb.id, q.id))) fail('DOCUMENT_NOT_OWNED', q.id);
-    f.ids = [q.id];
-  }
+  const id = typeof q.id === 'string' && q.id ? q.id : null;
+  if (id && !(await getDocument(e, kb.id, id))) fail('DOCUMENT_NOT_OWNED', id);
   if (typeof q.name === 'string' && q.name) {
     if (!(await e.store.documents.nameExists(kb.id, q.name))) fail('DOCUMENT_NOT_OWNED', q.name);
     f.name = q.name;
   }
-  if (Array.isArray(q.ids) && q.ids.length) f.ids = Array.from(q.ids, (v) => pyStr(v));
+  const ids = queryList(q.ids);
+  // RAGFlow's handler returns two values where its caller unpacks four.
+  if (id && ids.length) throw new ApiError(RetCode.EXCEPTION_ERROR, "ValueError('not enough values to unpack (expected 4, got 2)')");
+  // The documents the ids name: `ids`, else `id`, else the metadata filters' (each replacing the
+  // one before, as RAGFlow's doc_ids_filter); every other filter applies with them.
+  if (ids.length) f.ids = ids;
+  else if (id) f.ids = [id];
+  else if (byMeta?.ids) {
+    if (!byMeta.ids.size) return { total: 0, docs: [] };
+    f.ids = [...byMeta.ids];
+  }
+  // Documents without metadata only (`return_empty_metadata`, `metadata={"empty_metadata": …}`).
+  if (byMeta?.emptyOnly) f.noMetadata = true;
   if (typeof q.keywords === 'string' && q.keywords) f.keywords = q.keywords.toLowerCase();
   if (Array.isArray(q.suffix) && q.suffix.length) f.suffixes = Array.from(q.suffix, (v) => pyStr(v).replace(/^\./, '').toLowerCase());
-  if (Array.isArray(q.types) && q.types.length) f.types = Array.from(q.types, (v) => pyStr(v));
-  if (q.run !== undefined && q.run !== null) {
-    const runs = Array.from(Array.isArray(q.run) ? q.run : [q.run], (r) => pyStr(r));
-    const mapped = runs.map((r) => (/^[0-4]$/.test(r) ? r : RUN_BY_NAME[r.toUpperCase()]));
-    if (mapped.some((m) => m === undefined)) fail('INVALID_RUN_FILTER', pyListRepr(runs));
-    if (mapped.length) f.runs = mapped as string[];
-  }
-  const is = new Issues(RetCode.DATA_ERROR);
-  const page = q.page ?? 1;
-  const pageSize = q.page_size ?? 30;
-  checkInt(is, 'page', page, 1);
-  checkInt(is, 'page_size', pageSize, 0);
-  const orderby = q.orderby ?? 'create_time';
-  if (orderby !== 'create_time' && orderby !== 'update_time' && orderby !== 'name' && orderby !== 'size') is.add('orderby', "Input should be 'create_time' or 'update_time'", orderby);
-  is.throwIfAny();
+  if (types.length) f.types = types;
+  if (runs.length) f.runs = runs;
+  // As RAGFlow pages: page or page_size 0 lists everything; ordering by a field its Document has
+  // not, or a negative page, fails as its query does (code 100).
+  const page = intArg(q.page, 1);
+  const pageSize = intArg(q.page_size, 30);
+  const orderby = orderColumn('Document', q.orderby, 'create_time');
   const desc = !(q.desc === false || q.desc === 'false' || q.desc === 'False');
-  const limit = pageSize === 0 ? -1 : sqlCount(pageSize as number);
-  const offset = pageSize === 0 ? 0 : sqlCount(((page as number) - 1) * (pageSize as number));
+  const { limit, offset } = page && pageSize ? paginate(page, pageSize) : { limit: -1, offset: 0 };
   const found = await e.store.documents.list({ ...f, dataset_id: kb.id, orderby: orderby as DocumentListQuery['orderby'], desc, limit, offset });
   const total = found.total;
   let rows = found.rows;
@@ -132,7 +158,8 @@ export async function updateDocument(e: Engine, ctx: Ctx, datasetId: string, doc
   if ('name' in body) checkStr(is, 'name', body.name);
   if ('chunk_method' in body) {
     const m = body.chunk_method;
-    if (m === '') is.add('chunk_method', '`chunk_method` (empty string) is not valid', m);
+    // "" passes the request model; the handler refuses it after the immutable fields (below).
+    if (m === '' || m === null) { /* checked later */ }
     else if (typeof m !== 'string') is.add('chunk_method', 'Input should be a valid string', m);
     else if (!(DOCUMENT_CHUNK_METHODS as readonly string[]).includes(m)) is.add('chunk_method', `\`chunk_method\` ${m} doesn't exist`, m);
   }
@@ -150,9 +177,10 @@ export async function updateDocument(e: Engine, ctx: Ctx, datasetId: string, doc
   }
   is.throwIfAny();
 
-  if ('chunk_count' in body && body.chunk_count !== doc.chunk_num) fail('CANT_CHANGE_FIELD', 'chunk_count');
-  if ('token_count' in body && body.token_count !== doc.token_num) fail('CANT_CHANGE_FIELD', 'token_count');
-  if ('progress' in body && body.progress !== doc.progress) fail('CANT_CHANGE_FIELD', 'progress');
+  // RAGFlow compares only values that are set and not zero (`if update_doc_req.chunk_count and …`).
+  if (truthy(body.chunk_count) && body.chunk_count !== doc.chunk_num) fail('CANT_CHANGE_FIELD', 'chunk_count');
+  if (truthy(body.token_count) && body.token_count !== doc.token_num) fail('CANT_CHANGE_FIELD', 'token_count');
+  if (truthy(body.progress) && Math.abs((body.progress as number) - doc.progress) > 1e-9) fail('CANT_CHANGE_FIELD', 'progress');
 
   const sets: DocumentChanges = {};
   if (typeof body.name === 'string' && body.name !== doc.name) {
@@ -164,16 +192,19 @@ export async function updateDocument(e: Engine, ctx: Ctx, datasetId: string, doc
     sets.name = name;
     sets.location = name;
   }
+  if ('chunk_method' in body && body.chunk_method !== null) {
+    if (body.chunk_method === '') fail('CHUNK_METHOD_EMPTY');
+    if (doc.type === 'visual' || ['ppt', 'pptx', 'pages'].includes(doc.suffix)) fail('NOT_SUPPORTED_YET');
+  }
   let resetChunks = false;
   if (typeof body.chunk_method === 'string' && body.chunk_method !== doc.parser_id) {
-    if (doc.type === 'visual' || ['ppt', 'pptx', 'pages'].includes(doc.suffix)) fail('NOT_SUPPORTED_YET');
     sets.parser_id = body.chunk_method;
     sets.parser_config = JSON.stringify(storedParserConfig(body.chunk_method, cfg, (await e.tenantRow(ctx.tenantId)).llm_id));
     resetChunks = true;
   } else if (cfg) {
     sets.parser_config = JSON.stringify(deepMerge(JSON.parse(doc.parser_config), cfg));
   }
-  if ('meta_fields' in body) sets.meta_fields = JSON.stringify(body.meta_fields);
+  if ('meta_fields' in body) sets.meta_fields = JSON.stringify(isPlainObject(body.meta_fields) ? splitCombinedValues(body.meta_fields) : {});
   if ('enabled' in body) sets.status = body.enabled === 1 || body.enabled === true ? '1' : '0';
   sets.update_time = nowMs();
   // One transaction in the store: a new chunk method removes the chunks and resets the parse
@@ -182,16 +213,98 @@ export async function updateDocument(e: Engine, ctx: Ctx, datasetId: string, doc
   return documentToWire((await getDocument(e, kb.id, doc.id))!);
 }
 
-function checkMetaFields(is: Issues, v: unknown): void {
-  if (!isPlainObject(v)) {
-    is.add('meta_fields', 'meta_fields must be a dictionary', v);
-    return;
+/**
+ * The documents a listing's `metadata_condition` / `metadata` / `return_empty_metadata` query
+ * values allow (document_api `_parse_doc_id_filter_with_metadata`), or null for no filter. Both
+ * are JSON text; a value that does not parse, or is not an object, is 102. `metadata` is
+ * `{key: value | [values]}`: any of a key's values, every key.
+ */
+/**
+ * The metadata filters of a document listing (`metadata_condition`, `metadata`,
+ * `return_empty_metadata`): the documents they allow (`ids`, null: no such filter) and whether only
+ * documents without metadata are listed (then the two filters are ignored, as in RAGFlow).
+ */
+async function metadataFilterArg(e: Engine, datasetId: string, q: Record<string, unknown>): Promise<{ ids: Set<string> | null; emptyOnly: boolean }> {
+  const json = (key: string, bad: string): unknown => {
+    const raw = q[key];
+    if (raw === undefined || raw === null) return {};
+    if (typeof raw !== 'string') return raw; // an in-process caller's object
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      throw new ApiError(RetCode.DATA_ERROR, bad.replace('%s', raw));
+    }
+  };
+  let emptyOnly = q.return_empty_metadata === true || (typeof q.return_empty_metadata === 'string' && q.return_empty_metadata.toLowerCase() === 'true');
+  let condition = json('metadata_condition', 'metadata_condition must be valid JSON: %s.');
+  let metadata = json('metadata', 'metadata must be valid JSON.');
+  if (isPlainObject(metadata) && truthy(metadata.empty_metadata)) {
+    emptyOnly = true;
+    metadata = Object.fromEntries(Object.entries(metadata).filter(([k]) => k !== 'empty_metadata'));
   }
-  const scalar = (x: unknown) => typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x));
-  for (const [k, x] of Object.entries(v)) {
-    if (scalar(x) || (Array.isArray(x) && x.every(scalar))) continue;
-    is.add(`meta_fields.${k}`, 'The type is not supported in list: str, int, float or list of them', x);
+  const rows = () => e.store.documents.metaFieldsOf(datasetId);
+  if (emptyOnly) return { ids: null, emptyOnly };
+  if (truthy(condition) && !isPlainObject(condition)) throw new ApiError(RetCode.DATA_ERROR, 'metadata_condition must be an object.');
+  if (truthy(metadata) && !isPlainObject(metadata)) throw new ApiError(RetCode.DATA_ERROR, 'metadata must be an object.');
+  if (!truthy(condition)) condition = null;
+  if (!truthy(metadata)) metadata = null;
+  if (!condition && !metadata) return { ids: null, emptyOnly };
+  const docs = await rows();
+  let allowed: Set<string> | null = null;
+  const filter = readMetadataCondition(condition);
+  if (filter) allowed = filterDocuments(docs, filter);
+  if (metadata) {
+    const metas = docs.map((r) => ({ id: r.id, meta: JSON.parse(r.meta_fields) as Record<string, unknown> }));
+    let byKeys = null as Set<string> | null;
+    for (const [key, given] of Object.entries(metadata as Record<string, unknown>)) {
+      if (!truthy(given)) continue;
+      const wanted = (Array.isArray(given) ? given : [given]).filter((v) => v !== null && v !== undefined && pyStr(v).trim()).map((v) => pyStr(v));
+      if (!wanted.length) continue;
+      const hit = new Set(metas.filter((d) => {
+        const v = d.meta[key];
+        return (Array.isArray(v) ? v : [v]).some((x) => x !== null && x !== undefined && wanted.includes(pyStr(x)));
+      }).map((d) => d.id));
+      byKeys = byKeys ? new Set([...byKeys].filter((id) => hit.has(id))) : hit;
+      if (!byKeys.size) return { ids: byKeys, emptyOnly };
+    }
+    const keys = byKeys;
+    if (keys) allowed = allowed ? new Set([...allowed].filter((id) => keys.has(id))) : keys;
   }
+  return { ids: allowed, emptyOnly };
+}
+
+/**
+ * `GET /datasets/{id}/documents?type=filter` (RAGFlow's get_filter_by_kb_id): how many of the
+ * documents that `keywords`, `run`, `types` and `suffix` select have each suffix, each run status
+ * and each metadata value (`empty_metadata`: how many have none), and their total.
+ */
+async function documentFilters(e: Engine, datasetId: string, q: Record<string, unknown>): Promise<{ total: number; filter: Record<string, unknown> }> {
+  const { types, runs } = typeAndRunFilters(q);
+  const suffixes = queryList(q.suffix);
+  const rows = await e.store.documents.facetRows(datasetId, {
+    ...(typeof q.keywords === 'string' && q.keywords ? { keywords: q.keywords.toLowerCase() } : {}),
+    ...(runs.length ? { runs } : {}), ...(types.length ? { types } : {}), ...(suffixes.length ? { suffixes } : {}),
+  });
+  const suffix: Record<string, number> = {};
+  const run: Record<string, number> = {};
+  const metadata: Record<string, Record<string, number>> = {};
+  let empty = 0;
+  for (const r of rows) {
+    suffix[r.suffix] = (suffix[r.suffix] ?? 0) + 1;
+    run[r.run] = (run[r.run] ?? 0) + 1;
+    let counted = false;
+    for (const [key, value] of Object.entries(JSON.parse(r.meta_fields) as Record<string, unknown>)) {
+      for (const v of Array.isArray(value) ? value : [value]) {
+        if (v === null || v === undefined || (typeof v === 'string' && !v.trim())) continue;
+        const text = pyStr(v);
+        (metadata[key] ??= {})[text] = (metadata[key]![text] ?? 0) + 1;
+        counted = true;
+      }
+    }
+    if (!counted) empty++;
+  }
+  metadata.empty_metadata = { true: empty };
+  return { total: rows.length, filter: { suffix, run_status: run, metadata } };
 }
 
 export async function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, req: Record<string, unknown>): Promise<{ deleted: number }> {
@@ -223,13 +336,15 @@ export async function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, re
 }
 
 export async function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string): Promise<Uint8Array> {
-  const kb = await ownedOrFail(e, ctx, datasetId);
-  const doc = await getDocument(e, kb.id, documentId);
+  // RAGFlow looks up the (dataset, document) pair only: a dataset that is unknown, or not the
+  // caller's (which ragloom checks and RAGFlow does not), is an unknown document.
+  const kb = await ownedDataset(e, ctx, datasetId);
+  const doc = kb ? await getDocument(e, kb.id, documentId) : undefined;
   if (!doc) fail('DOWNLOAD_NOT_OWNED', documentId);
   const file = await e.store.documents.file(doc.blob_sha256);
   if (!file || file.size === 0) fail('FILE_EMPTY');
   // A copy the caller owns (the store's buffer is not kept past this read).
-  return new Uint8Array(await file.bytes());
+  return withFileInfo(new Uint8Array(await file.bytes()), { name: doc.name });
 }
 
 export { RUN_NAMES };

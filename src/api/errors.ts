@@ -19,6 +19,8 @@ export const RetCode = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   SERVER_ERROR: 500,
+  /** ragloom's own: a RAGFlow route that needs what ragloom does not have (src/api/routes.ts, UNSUPPORTED_ROUTES). */
+  NOT_SUPPORTED: 501,
 } as const;
 
 export class RagloomError extends Error {
@@ -50,7 +52,7 @@ const D = RetCode.DATA_ERROR;
  */
 export const CATALOGUE = {
   // generic validation (Pydantic-shaped lines are built in api/validate.ts)
-  NO_PROPERTIES_MODIFIED: [A, 'No properties were modified'],
+  NO_PROPERTIES_MODIFIED: [D, 'No properties were modified'],
   // datasets
   DATASET_NAME_EXISTS: [D, "Dataset name '%s' already exists"],
   DATASET_LACKS_PERMISSION: [D, "User '%s' lacks permission for dataset '%s'"],
@@ -58,7 +60,6 @@ export const CATALOGUE = {
   DUPLICATE_IDS: [A, "Duplicate ids: '%s'"],
   UNSUPPORTED_MODEL: [D, 'Unsupported model: <%s>'],
   UNAUTHORIZED_MODEL: [D, 'Unauthorized model: <%s>'],
-  EMBEDDING_MODEL_LOCKED: [D, 'When chunk_num (%s) > 0, embedding_model must remain %s'],
   DATASET_NOT_FOUND_BY_ID: [D, "Can't find the dataset with ID %s!"],
   DATASET_NOT_OWNED: [D, "You don't own the dataset %s."],
   DATASET_NOT_OWNED_NO_ID: [D, "You don't own the dataset."],
@@ -73,7 +74,7 @@ export const CATALOGUE = {
   DOWNLOAD_NOT_OWNED: [D, 'The dataset not own the document %s.'],
   FILE_EMPTY: [D, 'This file is empty.'],
   CANT_CHANGE_FIELD: [D, "Can't change `%s`."],
-  EXTENSION_CHANGE: [D, "The extension of file can't be changed"],
+  EXTENSION_CHANGE: [A, "The extension of file can't be changed"],
   DUPLICATED_DOCUMENT_NAME: [D, 'Duplicated document name in the same dataset.'],
   CHUNK_METHOD_EMPTY: [D, '`chunk_method` (empty string) is not valid'],
   NOT_SUPPORTED_YET: [D, 'Not supported yet!'],
@@ -81,6 +82,7 @@ export const CATALOGUE = {
   DELETE_DOCS_NEED_IDS: [D, 'should either provide doc ids or set delete_all(true), dataset: %s. '],
   DELETE_DOCS_BOTH: [D, 'should not provide both doc ids and delete_all(true), dataset: %s. '],
   DOCS_NOT_IN_DATASET: [D, 'These documents do not belong to dataset %s or Document not found: %s'],
+  INVALID_TYPE_FILTER: [D, 'Invalid filter conditions: %s %s'],
   INVALID_RUN_FILTER: [D, 'Invalid filter run status conditions: %s'],
   ID_AND_IDS: [A, "Cannot use both 'id' and 'ids' parameters at the same time."],
   // parsing
@@ -122,9 +124,8 @@ export const CATALOGUE = {
   RERANK_NOT_FOUND: [D, "`rerank_id` %s doesn't exist"],
   RERANK_FAILED: [RetCode.SERVER_ERROR, 'Rerank model %s %s'],
   NEEDS_CHAT_MODEL: [D, '%s needs a chat model to rewrite the question, and none is configured.'],
+  NEEDS_GENERATIVE_MODEL: [D, '%s needs a chat model that writes text; the chat model %s only selects sentences: set default_chat_model (or the search app\'s chat_id) to a generative model.'],
   NEEDS_WRITING_MODEL: [D, '%s needs a chat model that writes text to rewrite the question; the default chat model %s only selects sentences: set default_chat_model to a generative model.'],
-  METADATA_CONDITION: [A, '%s'],
-  UNSUPPORTED_OPERATOR: [A, 'Unsupported comparison operator: %s'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorKey = keyof typeof CATALOGUE;

@@ -168,3 +168,40 @@ export async function addMember(e: Engine, ctx: Ctx, p: P): Promise<Record<strin
   await e.store.accounts.setRole(user.id, tenantId, role as string);
   return { tenant_id: tenantId, user_id: user.id, nickname: user.nickname, email: user.email, role };
 }
+
+/**
+ * `GET /system/tokens`: the caller's API keys in its tenant. The store keeps no key in clear, so
+ * `token` is null and `hint` shows its first characters (RAGFlow lists the keys themselves).
+ */
+export async function listTokens(e: Engine, ctx: Ctx): Promise<Record<string, unknown>[]> {
+  const rows = await e.store.accounts.keysOf(ctx);
+  return rows.map((r) => ({
+    tenant_id: ctx.tenantId, token: null, hint: r.hint, beta: null, dialog_id: null, source: r.source || null,
+    create_time: r.create_time, create_date: formatDateTime(r.create_time), update_time: null, update_date: null,
+  }));
+}
+
+/** `POST /system/tokens`: a new key for the caller in its tenant, in clear this once. */
+export async function newToken(e: Engine, ctx: Ctx): Promise<Record<string, unknown>> {
+  const key = newApiKey();
+  await e.store.accounts.addKey(ctx, storedKey(key, 'user'), nowMs());
+  const t = nowMs();
+  return { tenant_id: ctx.tenantId, token: key, beta: null, create_time: t, create_date: formatDateTime(t), update_time: null, update_date: null };
+}
+
+/** `DELETE /system/tokens/{token}`: revokes one of the caller's keys in its tenant (an unknown key too answers `true`, as RAGFlow). */
+export async function deleteToken(e: Engine, ctx: Ctx, token: string): Promise<true> {
+  await e.store.accounts.deleteKey(ctx, hashApiKey(token));
+  sessionKeys.get(e)?.delete(hashApiKey(token));
+  return true;
+}
+
+/** `GET /users/me`: the caller (RAGFlow's `to_safe_dict`: no password, no access token). */
+export async function currentUser(e: Engine, ctx: Ctx): Promise<Record<string, unknown>> {
+  const u = await e.store.accounts.getUser(ctx.userId);
+  if (!u) throw new ApiError(RetCode.DATA_ERROR, 'User not found.');
+  return {
+    id: u.id, nickname: u.nickname, email: u.email, avatar: null, is_superuser: !!u.is_superuser, is_active: '1', status: '1',
+    tenant_id: ctx.tenantId, create_time: u.create_time, create_date: formatDateTime(u.create_time),
+  };
+}

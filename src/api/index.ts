@@ -15,6 +15,15 @@ import { agentCompletion } from './agent-completion.js';
 import * as memories from './memories.js';
 import * as identity from './identity.js';
 import * as agents from './agents.js';
+import * as metadata from './metadata.js';
+import * as tags from './tags.js';
+import * as indexes from './indexes.js';
+import * as ingestion from './ingestion.js';
+import * as searches from './searches.js';
+import * as system from './system.js';
+import * as files from './document-files.js';
+import * as batch from './document-batch.js';
+import { difyRetrieval } from './dify.js';
 import { ExtractionQueue } from '../memory/index.js';
 import { chatModel, fullTextReindex } from '../core/index.js';
 
@@ -84,6 +93,73 @@ const OPS = {
   'agentSessions.list': (a: Api, c: Ctx, p: P) => agents.listAgentSessions(a.engine, c, str(p.agent_id), body(p, 'agent_id')),
   'agentSessions.get': (a: Api, c: Ctx, p: P) => agents.getAgentSessionOp(a.engine, c, str(p.agent_id), str(p.session_id)),
   'agentSessions.delete': (a: Api, c: Ctx, p: P) => agents.deleteAgentSessions(a.engine, c, str(p.agent_id), body(p, 'agent_id')),
+  // ---- the rest of RAGFlow's REST interface (routes.ts, "more …" sections)
+  'datasets.get': (a: Api, c: Ctx, p: P) => datasets.getDatasetOp(a.engine, c, str(p.dataset_id)),
+  'datasets.aggregateTags': (a: Api, c: Ctx, p: P) => tags.aggregateTags(a.engine, c, body(p)),
+  'datasets.flattenedMetadata': (a: Api, c: Ctx, p: P) => metadata.flattenedMetadata(a.engine, c, body(p)),
+  'datasets.search': (a: Api, c: Ctx, p: P) => searches.searchDatasets(a.engine, c, body(p)),
+  'datasets.ingestionSummary': (a: Api, c: Ctx, p: P) => ingestion.ingestionSummary(a.engine, c, str(p.dataset_id)),
+  'datasets.ingestionLogs': (a: Api, c: Ctx, p: P) => ingestion.ingestionLogs(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'datasets.ingestionLog': (a: Api, c: Ctx, p: P) => ingestion.ingestionLog(a.engine, c, str(p.dataset_id), str(p.log_id)),
+  'datasets.tags': (a: Api, c: Ctx, p: P) => tags.listTags(a.engine, c, str(p.dataset_id)),
+  'datasets.deleteTags': (a: Api, c: Ctx, p: P) => tags.deleteTags(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'datasets.renameTag': (a: Api, c: Ctx, p: P) => tags.renameTag(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'datasets.graph': (a: Api, c: Ctx, p: P) => indexes.knowledgeGraph(a.engine, c, str(p.dataset_id)),
+  'datasets.runIndex': (a: Api, c: Ctx, p: P) => indexes.runIndex(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'datasets.traceIndex': (a: Api, c: Ctx, p: P) => indexes.traceIndex(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'datasets.deleteIndex': (a: Api, c: Ctx, p: P) => indexes.deleteIndex(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'datasets.runEmbedding': (a: Api, c: Ctx, p: P) => indexes.runEmbedding(a.engine, a.queue, c, str(p.dataset_id)),
+  'datasets.checkEmbedding': (a: Api, c: Ctx, p: P) => indexes.checkEmbedding(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'datasets.getAutoMetadata': (a: Api, c: Ctx, p: P) => metadata.getAutoMetadata(a.engine, c, str(p.dataset_id)),
+  'datasets.updateAutoMetadata': (a: Api, c: Ctx, p: P) => metadata.updateAutoMetadata(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'documents.startParsing': (a: Api, c: Ctx, p: P) => parse.startParsing(a.engine, a.queue, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'documents.stopParsing': (a: Api, c: Ctx, p: P) => parse.stopParsingDocuments(a.engine, a.queue, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'documents.updateMetadata': (a: Api, c: Ctx, p: P) => metadata.updateMetadata(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'documents.metadataSummary': (a: Api, c: Ctx, p: P) => metadata.metadataSummary(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'documents.updateMetadataConfig': (a: Api, c: Ctx, p: P) => metadata.updateDocumentMetadataConfig(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
+  'documents.batchUpdateStatus': (a: Api, c: Ctx, p: P) => batch.batchUpdateStatus(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
+  'documents.ingest': (a: Api, c: Ctx, p: P) => batch.ingest(a.engine, a.queue, c, body(p)),
+  'documents.thumbnails': (a: Api, c: Ctx, p: P) => files.thumbnails(a.engine, c, body(p)),
+  'documents.image': (a: Api, _c: Ctx, p: P) => files.documentImage(a.engine, str(p.image_id)),
+  'documents.artifact': (_a: Api, _c: Ctx, p: P) => files.artifact(str(p.filename)),
+  'documents.preview': (a: Api, c: Ctx, p: P) => files.previewDocument(a.engine, c, str(p.document_id)),
+  'documents.downloadById': (a: Api, c: Ctx, p: P) => files.downloadById(a.engine, c, str(p.document_id)),
+  'chunks.get': (a: Api, c: Ctx, p: P) => chunks.getChunk(a.engine, c, str(p.dataset_id), str(p.document_id), str(p.chunk_id)),
+  'chunks.switch': (a: Api, c: Ctx, p: P) => chunks.switchChunks(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
+  'dify.retrieval': (a: Api, c: Ctx, p: P) => difyRetrieval(a.engine, c, body(p)),
+  'chats.deleteOne': (a: Api, c: Ctx, p: P) => chats.deleteChat(a.engine, c, str(p.chat_id)),
+  'sessions.deleteMessage': (a: Api, c: Ctx, p: P) => chats.deleteSessionMessage(a.engine, c, str(p.chat_id), str(p.session_id), str(p.message_id)),
+  'sessions.feedback': (a: Api, c: Ctx, p: P) => chats.messageFeedback(a.engine, c, str(p.chat_id), str(p.session_id), str(p.message_id), body(p, 'chat_id', 'session_id', 'message_id')),
+  'chats.recommendation': (a: Api, c: Ctx, p: P) => searches.recommendation(a.engine, c, p),
+  'searches.create': (a: Api, c: Ctx, p: P) => searches.createSearch(a.engine, c, body(p)),
+  'searches.list': (a: Api, c: Ctx, p: P) => searches.listSearches(a.engine, c, body(p)),
+  'searches.get': (a: Api, c: Ctx, p: P) => searches.getSearch(a.engine, c, body(p)),
+  'searches.update': (a: Api, c: Ctx, p: P) => searches.updateSearch(a.engine, c, str(p.search_id), body(p, 'search_id')),
+  'searches.delete': (a: Api, c: Ctx, p: P) => searches.deleteSearch(a.engine, c, str(p.search_id)),
+  'searches.completion': (a: Api, c: Ctx, p: P) => searches.searchCompletion(a.engine, c, p),
+  'searches.ask': (a: Api, c: Ctx, p: P) => searches.searchbotAsk(a.engine, c, p),
+  'searches.retrievalTest': (a: Api, c: Ctx, p: P) => searches.searchbotRetrievalTest(a.engine, c, body(p)),
+  'system.ping': () => system.ping(),
+  'system.version': () => system.version(),
+  'system.status': (a: Api) => system.status(a.engine, a.queue),
+  'system.config': () => system.config(),
+  'system.healthz': (a: Api) => system.healthz(a.engine),
+  'system.tokens': (a: Api, c: Ctx) => identity.listTokens(a.engine, c),
+  'system.newToken': (a: Api, c: Ctx) => identity.newToken(a.engine, c),
+  'system.deleteToken': (a: Api, c: Ctx, p: P) => identity.deleteToken(a.engine, c, str(p.token)),
+  'system.stats': (a: Api, c: Ctx, p: P) => system.stats(a.engine, c, body(p)),
+  'tasks.cancel': (a: Api, c: Ctx, p: P) => ingestion.cancelTask(a.engine, a.queue, c, body(p)),
+  'agentSessions.deleteOne': (a: Api, c: Ctx, p: P) => agents.deleteAgentSession(a.engine, c, str(p.agent_id), str(p.session_id)),
+  'agents.tags': (a: Api, c: Ctx, p: P) => agents.listAgentTags(a.engine, c, body(p)),
+  'agents.updateTags': (a: Api, c: Ctx, p: P) => agents.updateAgentTags(a.engine, c, str(p.agent_id), body(p, 'agent_id')),
+  'agents.logs': (a: Api, c: Ctx, p: P) => agents.agentLogs(a.engine, c, str(p.agent_id)),
+  'agents.reset': (a: Api, c: Ctx, p: P) => agents.resetAgent(a.engine, c, str(p.agent_id)),
+  'agents.rerun': (a: Api, c: Ctx, p: P) => ingestion.rerunIngestion(a.engine, a.queue, c, body(p)),
+  'agents.webhookLogs': (a: Api, c: Ctx, p: P) => agents.webhookLogs(a.engine, c, str(p.agent_id), body(p, 'agent_id')),
+  'plugins.tools': () => system.pluginTools(),
+  'langfuse.get': () => system.langfuseNone(),
+  'langfuse.delete': () => system.langfuseNone(),
+  'users.me': (a: Api, c: Ctx) => identity.currentUser(a.engine, c),
   'users.create': (a: Api, c: Ctx, p: P) => identity.createUser(a.engine, c, body(p)),
   'tenants.members.add': (a: Api, c: Ctx, p: P) => identity.addMember(a.engine, c, body(p)),
   'auth.verify': (a: Api, _c: Ctx, p: P) => identity.verifyApiKey(a.engine, p),

@@ -166,7 +166,8 @@ export function validateParserConfig(is: Issues, cfg: Record<string, unknown>, l
     else {
       checkExtra(is, p, ['use_parent_child', 'children_delimiter'], `${loc}.parent_child.`);
       if ('use_parent_child' in p) checkBool(is, `${loc}.parent_child.use_parent_child`, p.use_parent_child);
-      if ('children_delimiter' in p) checkStr(is, `${loc}.parent_child.children_delimiter`, p.children_delimiter);
+      // ParentChildConfig.children_delimiter: min_length=1, so an empty delimiter is refused.
+      if ('children_delimiter' in p) checkStr(is, `${loc}.parent_child.children_delimiter`, p.children_delimiter, { min: 1 });
     }
   }
   if ('children_delimiter' in v) checkStr(is, at('children_delimiter'), v.children_delimiter);

@@ -8,9 +8,10 @@ import { chatModel, keywordExtraction, crossLanguages, DEFAULT_CHAT_MODEL, type 
 import type { ChatModel } from '../llm/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import {
-  hybridSearch, createReranker, operatorOf, RerankError,
-  type Reranker, type RetrieveResult, type MetadataFilter, type MetaCondition,
+  hybridSearch, createReranker, RerankError,
+  type Reranker, type RetrieveResult, type MetadataFilter,
 } from '../search/index.js';
+import { readMetadataCondition } from './metadata.js';
 import { apiError, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
 
@@ -137,27 +138,9 @@ async function defaultChatModelId(e: Engine, ctx: Ctx): Promise<string> {
 
 // ---- metadata_condition
 
-const bad = (msg: string): never => fail('METADATA_CONDITION', msg);
-
-/** Validates the wire value of `metadata_condition`; null when absent or without conditions. */
+/** The wire value of `metadata_condition`, read as RAGFlow reads it (src/api/metadata.ts); null when absent or falsy. */
 export function parseMetadataCondition(v: unknown): MetadataFilter | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== 'object' || Array.isArray(v)) bad('`metadata_condition` should be an object');
-  const o = v as Record<string, unknown>;
-  const logic = o.logic === undefined || o.logic === null ? 'and' : pyStr(o.logic).toLowerCase();
-  if (logic !== 'and' && logic !== 'or') bad("`metadata_condition.logic` should be 'and' or 'or'");
-  if (o.conditions === undefined || o.conditions === null) return null;
-  if (!Array.isArray(o.conditions)) bad('`metadata_condition.conditions` should be a list');
-  const conditions = (o.conditions as unknown[]).map((c, i): MetaCondition => {
-    if (!c || typeof c !== 'object') return bad(`\`metadata_condition.conditions[${i}]\` should be an object`);
-    const r = c as Record<string, unknown>;
-    const name = r.name ?? r.key;
-    if (typeof name !== 'string' || !name) return bad(`\`metadata_condition.conditions[${i}].name\` is required`);
-    const op = operatorOf(r.comparison_operator ?? r.op);
-    if (!op) return fail('UNSUPPORTED_OPERATOR', pyStr(r.comparison_operator ?? r.op));
-    return { name, op, value: r.value };
-  });
-  return conditions.length ? { logic: logic as 'and' | 'or', conditions } : null;
+  return readMetadataCondition(v);
 }
 
 // ---- rerank_id

@@ -24,6 +24,12 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export const API_PREFIX = '/api/v1';
 
 /**
+ * The prefix of RAGFlow's few routes outside `/api/v1`: backward_compat.py's `legacy_v1_manager`
+ * and the web app's `llm_app.py` (`/v1/llm/*`). A row says so with `prefix`.
+ */
+export const LEGACY_PREFIX = '/v1';
+
+/**
  * How a route authenticates; the two differ only in their failure bodies (always HTTP 401), §1:
  * - `login` (RAGFlow `login_required`): missing or unknown key →
  *   `{"code":401,"message":"<Unauthorized '401: Unauthorized'>","data":null}`.
@@ -31,8 +37,17 @@ export const API_PREFIX = '/api/v1';
  *   ``{"code":0,"message":"`Authorization` can't be empty","data":null}`` (code 0!); a header of one
  *   word → `{"code":109,"message":"Please check your authorization format.","data":null}`; an
  *   unknown key → `{"code":109,"message":"Authentication error: API key is invalid!","data":null}`.
+ * - `none`: RAGFlow asks for no key (`/system/ping`, `/system/version`, `/system/config`,
+ *   `/system/healthz`, `/documents/images/{id}`, agent webhooks); a key that is sent is ignored.
+ * - `beta`: the embedded-widget routes (`/searchbots/*`, `/chatbots/*`, `/agentbots/*`), which
+ *   RAGFlow checks inside the handler, after `@validate_request`, with HTTP 200 failures: not two
+ *   words → 102 `Authorization is not valid!`; an unknown key → 102 `Authentication error: API key
+ *   is invalid!"` (the stray quote is RAGFlow's). ragloom takes its API keys as the widget key.
+ * - `apikey` (RAGFlow `apikey_required`, the Dify-compatible retrieval): failures are
+ *   `{code: 403, message}` with HTTP 403 — no header `Authorization header is missing!`, one word
+ *   `Please check your authorization format.`, an unknown key `API-KEY is invalid!`.
  */
-export type AuthKind = 'login' | 'token';
+export type AuthKind = 'login' | 'token' | 'none' | 'beta' | 'apikey';
 
 /**
  * Where the request body goes and how it is read.
@@ -48,8 +63,10 @@ export type AuthKind = 'login' | 'token';
  *   another non-object → 101 `Invalid request payload: expected object, got <list|str|int|float|bool>`.
  * - `multipart`: `multipart/form-data`; every part named `file` becomes `{display_name, blob}` in
  *   `files` (no such part → the op answers 101 `No file part!`); other fields are ignored.
+ * - `json-args`: read as `json`, but a body that cannot be read is 101 `invalid or malformed
+ *   arguments: <the Python error's text>; ` (Dify's retrieval catches the read's exceptions).
  */
-export type BodyKind = 'none' | 'json' | 'json-strict' | 'multipart';
+export type BodyKind = 'none' | 'json' | 'json-strict' | 'json-args' | 'multipart';
 
 /**
  * How one query-string key is turned into a param, as RAGFlow's handler reads it. Absent keys are
@@ -80,10 +97,14 @@ export type QueryField = QueryKind | { kind: QueryKind; from: readonly string[] 
  * - `json-true`: memory routes: `{code: 0, message: true, data}` (the message is the boolean).
  * - `message`: the op's result is the message: `{code: 0, message: <result>, data: null}`
  *   (`POST /messages` → "All add to task.", forget / status → `true`).
- * - `bytes`: the document's bytes, `application/octet-stream`, `Content-Disposition: attachment`.
+ * - `bytes`: a file's bytes (a `Uint8Array`); its name and type ride on the result as
+ *   {@link FILE_INFO_KEY} (default: `application/octet-stream`, `Content-Disposition: attachment`).
  * - `openai`: the op's object as it is, no envelope (OpenAI-compatible non-streamed answer).
+ * - `raw`: the op's result as it is, no envelope: a string as `text/html` (Quart's default for a
+ *   returned string: `/system/ping` → `pong`), anything else as JSON (`/system/healthz`); the HTTP
+ *   status is {@link HTTP_STATUS_KEY} on the result when it carries one, else 200.
  */
-export type Envelope = 'result' | 'json' | 'json-true' | 'message' | 'bytes' | 'openai';
+export type Envelope = 'result' | 'json' | 'json-true' | 'message' | 'bytes' | 'openai' | 'raw';
 
 /** What a failure envelope carries besides `{code, message}`: no `data` key, `data: null` or `data: false`. */
 export type ErrorData = 'none' | 'null' | 'false';
@@ -132,15 +153,47 @@ export interface RouteSpec {
   errors?: ErrorStyle;
   /** HTTP status of a success (business errors are HTTP 200 too, §1). */
   status: 200;
+  /**
+   * Failures are sent with the HTTP status of their code (RAGFlow `build_error_result`: 403, 404,
+   * 500); a code that is no HTTP error status (101) is sent as 400.
+   */
+  errorStatus?: 'code';
+  /** Params the route itself supplies (the legacy `/run_graphrag` is the index route with `type: 'graph'`). */
+  fixed?: Readonly<Record<string, unknown>>;
   /** The RAGFlow handler this row follows. */
   source: string;
+  /** The path's prefix when it is not {@link API_PREFIX}. */
+  prefix?: typeof LEGACY_PREFIX;
 }
+
+/**
+ * A RAGFlow 0.25.6 route that needs what ragloom cannot have offline or does not keep (a speech
+ * model, a knowledge-graph builder, RAGFlow's file manager, connectors to other services, …).
+ * It is served all the same: after the route's own authentication it answers RAGFlow's envelope
+ * with {@link NOT_SUPPORTED_CODE} and a message naming the route and why (never a bare 404 for a
+ * path RAGFlow has). docs/server.md lists them.
+ */
+export interface UnsupportedRoute {
+  method: HttpMethod;
+  path: string;
+  auth: AuthKind;
+  /** Why ragloom does not serve it, one sentence (the message's tail). */
+  why: string;
+  source: string;
+  /** The path's prefix when it is not {@link API_PREFIX}. */
+  prefix?: typeof LEGACY_PREFIX;
+}
+
+/** The code of an unsupported route's answer (HTTP 200, as every business error): HTTP's "Not Implemented". */
+export const NOT_SUPPORTED_CODE = RetCode.NOT_SUPPORTED;
 
 const JSON_ERRORS: ErrorStyle = { data: 'none', byCode: { 109: 'false', 103: 'false' } };
 const MEMORY_ERRORS: ErrorStyle = { data: 'null', byCode: { 101: 'none' } };
 /** Agent routes: `get_json_result(data=False, code=101|103)` for argument and access errors, `get_data_error_result` (no data) for 102. */
 const AGENT_ERRORS: ErrorStyle = { data: 'none', byCode: { 101: 'false', 103: 'false' } };
 const PAGE = { page: 'int', page_size: 'int' } as const;
+/** Chunk routes that answer `get_result(data=False, …)` keep no data either (get_result drops it on failure). */
+const SEARCH_ERRORS: ErrorStyle = { data: 'none', byCode: { 103: 'false', 109: 'false' } };
 
 /**
  * Every `/api/v1` route the RAGFlow Python SDK (0.25.6) uses for datasets, documents, chunks,
@@ -152,7 +205,7 @@ const ROUTE_LIST: RouteSpec[] = [
   { op: 'datasets.create', method: 'POST', path: '/datasets', auth: 'login', body: 'json-strict', envelope: 'result', status: 200, source: 'dataset_api.create' },
   {
     op: 'datasets.list', method: 'GET', path: '/datasets', auth: 'login', body: 'none', envelope: 'result', lift: true, status: 200, source: 'dataset_api.list_datasets',
-    query: { page: 'lax-int', page_size: 'lax-int', orderby: 'str', desc: 'lax-bool', id: 'str', name: 'str', include_parsing_status: 'lax-bool', ext: 'ignore' },
+    query: { page: 'lax-int', page_size: 'lax-int', orderby: 'str', desc: 'lax-bool', id: 'str', name: 'str', include_parsing_status: 'lax-bool', ext: 'str' },
     queryRest: 'str',
   },
   { op: 'datasets.update', method: 'PUT', path: '/datasets/:dataset_id', auth: 'login', body: 'json-strict', envelope: 'result', status: 200, source: 'dataset_api.update' },
@@ -165,6 +218,7 @@ const ROUTE_LIST: RouteSpec[] = [
     query: {
       ...PAGE, orderby: 'str', desc: 'not-false', keywords: 'str', id: 'str', name: 'str', ids: 'list', suffix: 'list', types: 'list',
       run: { kind: 'list', from: ['run[]', 'run_status', 'run_status[]'] }, create_time_from: 'int', create_time_to: 'int',
+      metadata_condition: 'str', metadata: 'str', return_empty_metadata: 'str', type: 'str',
     },
   },
   { op: 'documents.update', method: 'PATCH', path: '/datasets/:dataset_id/documents/:document_id', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'document_api.update_document' },
@@ -182,7 +236,8 @@ const ROUTE_LIST: RouteSpec[] = [
   },
   { op: 'chunks.add', method: 'POST', path: '/datasets/:dataset_id/documents/:document_id/chunks', auth: 'login', body: 'json', envelope: 'result', wrap: 'chunk', status: 200, source: 'chunk_api.add_chunk' },
   { op: 'chunks.update', method: 'PATCH', path: '/datasets/:dataset_id/documents/:document_id/chunks/:chunk_id', auth: 'login', body: 'json', envelope: 'result', dropData: true, status: 200, source: 'chunk_api.update_chunk' },
-  { op: 'chunks.delete', method: 'DELETE', path: '/datasets/:dataset_id/documents/:document_id/chunks', auth: 'login', body: 'json', envelope: 'result', dropData: true, status: 200, source: 'chunk_api.rm_chunk' },
+  // `{"code":0}`, or `{success_count, errors}` when ids were repeated.
+  { op: 'chunks.delete', method: 'DELETE', path: '/datasets/:dataset_id/documents/:document_id/chunks', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'chunk_api.rm_chunk' },
 
   // ------------------------------------------------------------------ retrieval (chunk_api.py, token_required)
   { op: 'retrieval', method: 'POST', path: '/retrieval', auth: 'token', body: 'json', envelope: 'result', status: 200, source: 'chunk_api.retrieval_test' },
@@ -223,6 +278,10 @@ const ROUTE_LIST: RouteSpec[] = [
   {
     op: 'agents.completion', method: 'POST', path: '/agents/chat/completions', auth: 'login', body: 'json', envelope: 'result', stream: 'events',
     errors: AGENT_ERRORS, status: 200, source: 'agent_api.agent_chat_completion',
+  },
+  {
+    op: 'agents.completion', method: 'POST', path: '/agents/chat/completion', auth: 'login', body: 'json', envelope: 'result', stream: 'events',
+    errors: AGENT_ERRORS, status: 200, source: 'agent_api.agent_chat_completion (its second path)',
   },
   {
     op: 'agents.completion', method: 'POST', path: '/agents/:agent_id/completions', auth: 'login', body: 'json', envelope: 'result', stream: 'events',
@@ -285,10 +344,272 @@ const ROUTE_LIST: RouteSpec[] = [
   { op: 'agentSessions.get', method: 'GET', path: '/agents/:agent_id/sessions/:session_id', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.get_agent_session' },
   { op: 'agentSessions.delete', method: 'DELETE', path: '/agents/:agent_id/sessions', auth: 'token', body: 'json', envelope: 'result', errors: AGENT_ERRORS, status: 200, source: 'bot_api.delete_agent_session' },
 
+  // ------------------------------------------------------------------ more datasets (dataset_api.py); static paths before `:dataset_id`
+  { op: 'datasets.aggregateTags', method: 'GET', path: '/datasets/tags/aggregation', auth: 'login', body: 'none', envelope: 'result', query: { dataset_ids: 'str' }, status: 200, source: 'dataset_api.aggregate_tags' },
+  { op: 'datasets.flattenedMetadata', method: 'GET', path: '/datasets/metadata/flattened', auth: 'login', body: 'none', envelope: 'result', query: { dataset_ids: 'str' }, status: 200, source: 'dataset_api.get_flattened_metadata' },
+  { op: 'datasets.search', method: 'POST', path: '/datasets/search', auth: 'login', body: 'json-strict', envelope: 'result', status: 200, source: 'dataset_api.search_datasets' },
+  { op: 'datasets.get', method: 'GET', path: '/datasets/:dataset_id', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.get_dataset' },
+  { op: 'datasets.ingestionSummary', method: 'GET', path: '/datasets/:dataset_id/ingestions/summary', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.get_ingestion_summary' },
+  {
+    op: 'datasets.ingestionLogs', method: 'GET', path: '/datasets/:dataset_id/ingestions', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.list_ingestion_logs',
+    // page/page_size: the operation's own int() (this handler answers a ValueError 101).
+    query: { page: 'str', page_size: 'str', orderby: 'str', desc: 'str', operation_status: 'list', create_date_from: 'str', create_date_to: 'str', log_type: 'str', keywords: 'str' },
+  },
+  { op: 'datasets.ingestionLog', method: 'GET', path: '/datasets/:dataset_id/ingestions/:log_id', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.get_ingestion_log' },
+  { op: 'datasets.tags', method: 'GET', path: '/datasets/:dataset_id/tags', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.list_tags' },
+  { op: 'datasets.deleteTags', method: 'DELETE', path: '/datasets/:dataset_id/tags', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'dataset_api.delete_tags' },
+  { op: 'datasets.renameTag', method: 'PUT', path: '/datasets/:dataset_id/tags', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'dataset_api.rename_tag' },
+  { op: 'datasets.search', method: 'POST', path: '/datasets/:dataset_id/search', auth: 'login', body: 'json-strict', envelope: 'result', status: 200, source: 'dataset_api.search' },
+  { op: 'datasets.graph', method: 'GET', path: '/datasets/:dataset_id/graph', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.get_knowledge_graph' },
+  { op: 'datasets.runIndex', method: 'POST', path: '/datasets/:dataset_id/index', auth: 'login', body: 'none', envelope: 'result', query: { type: 'str' }, status: 200, source: 'dataset_api.run_index' },
+  { op: 'datasets.traceIndex', method: 'GET', path: '/datasets/:dataset_id/index', auth: 'login', body: 'none', envelope: 'result', query: { type: 'str' }, status: 200, source: 'dataset_api.trace_index' },
+  { op: 'datasets.deleteIndex', method: 'DELETE', path: '/datasets/:dataset_id/index', auth: 'login', body: 'none', envelope: 'result', query: { type: 'str', wipe: 'str' }, status: 200, source: 'dataset_api.delete_index' },
+  { op: 'datasets.runEmbedding', method: 'POST', path: '/datasets/:dataset_id/embedding', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.run_embedding' },
+  { op: 'datasets.checkEmbedding', method: 'POST', path: '/datasets/:dataset_id/embedding/check', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'dataset_api.check_embedding' },
+  { op: 'datasets.getAutoMetadata', method: 'GET', path: '/datasets/:dataset_id/metadata/config', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'dataset_api.get_auto_metadata' },
+  { op: 'datasets.updateAutoMetadata', method: 'PUT', path: '/datasets/:dataset_id/metadata/config', auth: 'login', body: 'json-strict', envelope: 'result', status: 200, source: 'dataset_api.update_auto_metadata' },
+  // Legacy index routes (backward_compat.py): `_index_result` answers with get_json_result.
+  { op: 'datasets.graph', method: 'GET', path: '/datasets/:dataset_id/knowledge_graph', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'backward_compat.deprecated_get_knowledge_graph' },
+  { op: 'datasets.deleteIndex', method: 'DELETE', path: '/datasets/:dataset_id/knowledge_graph', auth: 'login', body: 'none', envelope: 'result', fixed: { type: 'graph' }, status: 200, source: 'backward_compat.deprecated_delete_knowledge_graph → DELETE /datasets/{id}/graph' },
+  { op: 'datasets.runIndex', method: 'POST', path: '/datasets/:dataset_id/run_graphrag', auth: 'login', body: 'none', envelope: 'json', fixed: { type: 'graph' }, status: 200, source: 'backward_compat.deprecated_run_graphrag' },
+  { op: 'datasets.traceIndex', method: 'GET', path: '/datasets/:dataset_id/trace_graphrag', auth: 'login', body: 'none', envelope: 'json', fixed: { type: 'graph' }, status: 200, source: 'backward_compat.deprecated_trace_graphrag' },
+  { op: 'datasets.runIndex', method: 'POST', path: '/datasets/:dataset_id/run_raptor', auth: 'login', body: 'none', envelope: 'json', fixed: { type: 'raptor' }, status: 200, source: 'backward_compat.deprecated_run_raptor' },
+  { op: 'datasets.traceIndex', method: 'GET', path: '/datasets/:dataset_id/trace_raptor', auth: 'login', body: 'none', envelope: 'json', fixed: { type: 'raptor' }, status: 200, source: 'backward_compat.deprecated_trace_raptor' },
+  // `DELETE /datasets/{id}/{index_type}` (graph, raptor, mindmap): every more specific DELETE above wins.
+  { op: 'datasets.deleteIndex', method: 'DELETE', path: '/datasets/:dataset_id/:index_type', auth: 'login', body: 'none', envelope: 'result', query: { wipe: 'str' }, status: 200, source: 'dataset_api.delete_index' },
+
+  // ------------------------------------------------------------------ more documents (document_api.py)
+  { op: 'documents.startParsing', method: 'POST', path: '/datasets/:dataset_id/documents/parse', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'document_api.parse_documents' },
+  { op: 'documents.stopParsing', method: 'POST', path: '/datasets/:dataset_id/documents/stop', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'document_api.stop_parse_documents' },
+  { op: 'documents.updateMetadata', method: 'PATCH', path: '/datasets/:dataset_id/documents/metadatas', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'document_api.update_metadata' },
+  { op: 'documents.updateMetadata', method: 'POST', path: '/datasets/:dataset_id/metadata/update', auth: 'login', body: 'json', envelope: 'result', fixed: { _route: 'metadata/update' }, status: 200, source: 'document_api.metadata_batch_update' },
+  { op: 'documents.metadataSummary', method: 'GET', path: '/datasets/:dataset_id/metadata/summary', auth: 'login', body: 'none', envelope: 'result', query: { doc_ids: 'str' }, status: 200, source: 'document_api.metadata_summary' },
+  { op: 'documents.updateMetadataConfig', method: 'PUT', path: '/datasets/:dataset_id/documents/:document_id/metadata/config', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'document_api.update_metadata_config' },
+  {
+    op: 'documents.batchUpdateStatus', method: 'POST', path: '/datasets/:dataset_id/documents/batch-update-status', auth: 'login', body: 'json', envelope: 'json', errors: { data: 'none', byCode: { 500: 'none' } },
+    status: 200, source: 'document_api.batch_update_document_status',
+  },
+  { op: 'documents.update', method: 'PUT', path: '/datasets/:dataset_id/documents/:document_id', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'backward_compat.deprecated_update_document' },
+  // RAGFlow asks no key here; ragloom asks one (the ids would name another tenant's documents).
+  { op: 'documents.thumbnails', method: 'GET', path: '/thumbnails', auth: 'login', body: 'none', envelope: 'json', query: { doc_ids: 'list' }, errors: { data: 'none', byCode: { 101: 'false' } }, status: 200, source: 'document_api.list_thumbnails' },
+  { op: 'documents.ingest', method: 'POST', path: '/documents/ingest', auth: 'login', body: 'json', envelope: 'json', status: 200, source: 'document_api.ingest' },
+  { op: 'documents.image', method: 'GET', path: '/documents/images/:image_id', auth: 'none', body: 'none', envelope: 'bytes', status: 200, source: 'document_api.get_document_image' },
+  { op: 'documents.artifact', method: 'GET', path: '/documents/artifact/:filename', auth: 'login', body: 'none', envelope: 'bytes', status: 200, source: 'document_api.get_artifact' },
+  { op: 'documents.preview', method: 'GET', path: '/documents/:document_id/preview', auth: 'login', body: 'none', envelope: 'bytes', status: 200, source: 'document_api.get' },
+  { op: 'documents.preview', method: 'GET', path: '/document/get/:document_id', auth: 'login', body: 'none', envelope: 'bytes', status: 200, source: 'backward_compat.deprecated_document_get' },
+  { op: 'documents.downloadById', method: 'GET', path: '/documents/:document_id', auth: 'login', body: 'none', envelope: 'bytes', status: 200, source: 'document_api.download_document' },
+
+  // ------------------------------------------------------------------ more chunks (chunk_api.py)
+  { op: 'chunks.get', method: 'GET', path: '/datasets/:dataset_id/documents/:document_id/chunks/:chunk_id', auth: 'login', body: 'none', envelope: 'result', status: 200, source: 'chunk_api.get_chunk' },
+  { op: 'chunks.switch', method: 'PATCH', path: '/datasets/:dataset_id/documents/:document_id/chunks', auth: 'login', body: 'json', envelope: 'result', status: 200, source: 'chunk_api.switch_chunks' },
+  { op: 'chunks.update', method: 'PUT', path: '/datasets/:dataset_id/documents/:document_id/chunks/:chunk_id', auth: 'login', body: 'json', envelope: 'result', dropData: true, status: 200, source: 'backward_compat.deprecated_update_chunk' },
+
+  // ------------------------------------------------------------------ Dify's external knowledge API (dify_retrieval_api.py)
+  { op: 'dify.retrieval', method: 'POST', path: '/dify/retrieval', auth: 'apikey', body: 'json-args', envelope: 'raw', errorStatus: 'code', status: 200, source: 'dify_retrieval_api.retrieval' },
+  {
+    op: 'dify.retrieval', method: 'GET', path: '/dify/retrieval', auth: 'apikey', body: 'none', envelope: 'raw', errorStatus: 'code', fixed: { _query: true }, status: 200, source: 'dify_retrieval_api.retrieval',
+    query: { knowledge_id: 'str', query: 'str', use_kg: 'str', top_k: 'str', score_threshold: 'str' },
+  },
+
+  // ------------------------------------------------------------------ more chats and sessions (chat_api.py)
+  { op: 'chats.deleteOne', method: 'DELETE', path: '/chats/:chat_id', auth: 'login', body: 'none', envelope: 'json', errors: JSON_ERRORS, status: 200, source: 'chat_api.delete_chat' },
+  { op: 'sessions.update', method: 'PUT', path: '/chats/:chat_id/sessions/:session_id', auth: 'login', body: 'json', envelope: 'json', errors: JSON_ERRORS, status: 200, source: 'backward_compat.deprecated_update_session' },
+  { op: 'sessions.deleteMessage', method: 'DELETE', path: '/chats/:chat_id/sessions/:session_id/messages/:message_id', auth: 'login', body: 'none', envelope: 'json', errors: JSON_ERRORS, status: 200, source: 'chat_api.delete_session_message' },
+  { op: 'sessions.feedback', method: 'PUT', path: '/chats/:chat_id/sessions/:session_id/messages/:message_id/feedback', auth: 'login', body: 'json', envelope: 'json', errors: JSON_ERRORS, status: 200, source: 'chat_api.update_message_feedback' },
+  { op: 'chats.recommendation', method: 'POST', path: '/chat/recommendation', auth: 'login', body: 'json', validates: ['question'], envelope: 'json', status: 200, source: 'chat_api.recommendation' },
+  { op: 'chats.recommendation', method: 'POST', path: '/sessions/related_questions', auth: 'login', body: 'json', validates: ['question'], envelope: 'json', status: 200, source: 'backward_compat.deprecated_related_questions' },
+  {
+    op: 'openai.completion', method: 'POST', path: '/chats_openai/:chat_id/chat/completions', auth: 'login', body: 'json', validates: ['model', 'messages'], envelope: 'openai', stream: 'openai',
+    status: 200, source: 'backward_compat.deprecated_openai_chat_completions',
+  },
+
+  // ------------------------------------------------------------------ search apps (search_api.py)
+  { op: 'searches.create', method: 'POST', path: '/searches', auth: 'login', body: 'json', validates: ['name'], envelope: 'json', status: 200, source: 'search_api.create' },
+  {
+    op: 'searches.list', method: 'GET', path: '/searches', auth: 'login', body: 'none', envelope: 'json', errors: SEARCH_ERRORS, status: 200, source: 'search_api.list_searches',
+    query: { ...PAGE, keywords: 'str', orderby: 'str', desc: 'not-false', owner_ids: 'list' },
+  },
+  { op: 'searches.get', method: 'GET', path: '/searches/:search_id', auth: 'login', body: 'none', envelope: 'json', errors: SEARCH_ERRORS, status: 200, source: 'search_api.detail' },
+  { op: 'searches.update', method: 'PUT', path: '/searches/:search_id', auth: 'login', body: 'json', validates: ['name', 'search_config'], envelope: 'json', errors: { data: 'none', byCode: { 109: 'false', 102: 'none' } }, status: 200, source: 'search_api.update' },
+  { op: 'searches.delete', method: 'DELETE', path: '/searches/:search_id', auth: 'login', body: 'none', envelope: 'json', errors: SEARCH_ERRORS, status: 200, source: 'search_api.delete_search' },
+  { op: 'searches.completion', method: 'POST', path: '/searches/:search_id/completions', auth: 'login', body: 'json', validates: ['question'], envelope: 'json', stream: 'native', errors: SEARCH_ERRORS, status: 200, source: 'search_api.completion' },
+  { op: 'searches.completion', method: 'POST', path: '/searches/:search_id/completion', auth: 'login', body: 'json', validates: ['question'], envelope: 'json', stream: 'native', errors: SEARCH_ERRORS, status: 200, source: 'search_api.completion' },
+  // The embedded search widget (bot_api.py): the same operations behind a widget key.
+  { op: 'searches.ask', method: 'POST', path: '/searchbots/ask', auth: 'beta', body: 'json', validates: ['question', 'kb_ids'], envelope: 'json', stream: 'native', status: 200, source: 'bot_api.ask_about_embedded' },
+  { op: 'searches.retrievalTest', method: 'POST', path: '/searchbots/retrieval_test', auth: 'beta', body: 'json', validates: ['kb_id', 'question'], envelope: 'json', status: 200, source: 'bot_api.retrieval_test_embedded' },
+  { op: 'chats.recommendation', method: 'POST', path: '/searchbots/related_questions', auth: 'beta', body: 'json', validates: ['question'], envelope: 'json', status: 200, source: 'bot_api.related_questions_embedded' },
+  { op: 'searches.get', method: 'GET', path: '/searchbots/detail', auth: 'beta', body: 'none', envelope: 'json', errors: SEARCH_ERRORS, query: { search_id: 'str' }, status: 200, source: 'bot_api.detail_share_embedded' },
+
+  // ------------------------------------------------------------------ system (system_api.py, stats_api.py)
+  { op: 'system.ping', method: 'GET', path: '/system/ping', auth: 'none', body: 'none', envelope: 'raw', status: 200, source: 'system_api.ping' },
+  { op: 'system.version', method: 'GET', path: '/system/version', auth: 'none', body: 'none', envelope: 'json', status: 200, source: 'system_api.version' },
+  { op: 'system.status', method: 'GET', path: '/system/status', auth: 'login', body: 'none', envelope: 'json', status: 200, source: 'system_api.status' },
+  { op: 'system.config', method: 'GET', path: '/system/config', auth: 'none', body: 'none', envelope: 'json', status: 200, source: 'system_api.get_config' },
+  { op: 'system.healthz', method: 'GET', path: '/system/healthz', auth: 'none', body: 'none', envelope: 'raw', status: 200, source: 'system_api.healthz' },
+  { op: 'system.healthz', method: 'GET', path: '/system/healthz', prefix: LEGACY_PREFIX, auth: 'none', body: 'none', envelope: 'raw', status: 200, source: 'backward_compat.deprecated_system_healthz' },
+  { op: 'system.tokens', method: 'GET', path: '/system/tokens', auth: 'login', body: 'none', envelope: 'json', status: 200, source: 'system_api.token_list' },
+  { op: 'system.newToken', method: 'POST', path: '/system/tokens', auth: 'login', body: 'none', envelope: 'json', query: { name: 'str' }, status: 200, source: 'system_api.new_token' },
+  { op: 'system.deleteToken', method: 'DELETE', path: '/system/tokens/:token', auth: 'login', body: 'none', envelope: 'json', status: 200, source: 'system_api.rm' },
+  { op: 'system.stats', method: 'GET', path: '/system/stats', auth: 'login', body: 'none', envelope: 'json', query: { from_date: 'str', to_date: 'str', canvas_id: 'str' }, status: 200, source: 'stats_api.stats' },
+
+  // ------------------------------------------------------------------ tasks: the parse queue (task_api.py)
+  { op: 'tasks.cancel', method: 'POST', path: '/tasks/:task_id/cancel', auth: 'login', body: 'none', envelope: 'json', status: 200, source: 'task_api.cancel_task' },
+  { op: 'tasks.cancel', method: 'PATCH', path: '/tasks/:task_id', auth: 'login', body: 'json', validates: ['action'], envelope: 'json', status: 200, source: 'task_api.patch_task' },
+
+  // ------------------------------------------------------------------ more agents (agent_api.py)
+  { op: 'agentSessions.deleteOne', method: 'DELETE', path: '/agents/:agent_id/sessions/:session_id', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.delete_agent_session_item' },
+  { op: 'agents.tags', method: 'GET', path: '/agents/tags', auth: 'login', body: 'none', envelope: 'json', query: { canvas_category: 'str' }, status: 200, source: 'agent_api.list_agent_tags' },
+  { op: 'agents.updateTags', method: 'PUT', path: '/agents/:agent_id/tags', auth: 'login', body: 'json', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.update_agent_tags' },
+  { op: 'agents.logs', method: 'GET', path: '/agents/:agent_id/logs/:message_id', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.get_agent_logs' },
+  { op: 'agents.reset', method: 'POST', path: '/agents/:agent_id/reset', auth: 'login', body: 'none', envelope: 'json', errors: AGENT_ERRORS, status: 200, source: 'agent_api.reset_agent' },
+  { op: 'agents.rerun', method: 'POST', path: '/agents/rerun', auth: 'login', body: 'json', validates: ['id', 'dsl', 'component_id'], envelope: 'json', status: 200, source: 'agent_api.rerun_agent' },
+  {
+    op: 'agents.webhookLogs', method: 'GET', path: '/agents/:agent_id/webhook/logs', auth: 'login', body: 'none', envelope: 'json', query: { since_ts: 'str', webhook_id: 'str' },
+    status: 200, source: 'agent_api.webhook_trace',
+  },
+
+  // ------------------------------------------------------------------ plugins, Langfuse (plugin_api.py, langfuse_api.py)
+  { op: 'plugins.tools', method: 'GET', path: '/plugin/tools', auth: 'login', body: 'none', envelope: 'json', status: 200, source: 'plugin_api.llm_tools' },
+  { op: 'langfuse.get', method: 'GET', path: '/langfuse/api-key', auth: 'login', body: 'none', envelope: 'json', lift: true, status: 200, source: 'langfuse_api.get_api_key' },
+  { op: 'langfuse.delete', method: 'DELETE', path: '/langfuse/api-key', auth: 'login', body: 'none', envelope: 'json', lift: true, status: 200, source: 'langfuse_api.delete_api_key' },
+
+  // ------------------------------------------------------------------ the caller (user_api.py)
+  { op: 'users.me', method: 'GET', path: '/users/me', auth: 'login', body: 'none', envelope: 'json', status: 200, source: 'user_api.user_profile' },
+
   // ------------------------------------------------------------------ identity (ragloom; shaped like user_api / tenant_api)
   { op: 'users.create', method: 'POST', path: '/users', auth: 'login', body: 'json', validates: ['email', 'nickname'], envelope: 'json', errors: JSON_ERRORS, status: 200, source: 'ragloom (cf. user_api.user_add)' },
   { op: 'tenants.members.add', method: 'POST', path: '/tenants/:tenant_id/members', auth: 'login', body: 'json', validates: ['user_id'], envelope: 'json', errors: JSON_ERRORS, status: 200, source: 'ragloom (cf. tenant_api.create)' },
 ];
+
+
+// ---------------------------------------------------------------------------- routes ragloom does not serve
+
+const FILES = "RAGFlow's file manager (folders of files outside datasets) has no counterpart in ragloom: upload files into a dataset instead";
+const CONNECTORS = 'ragloom syncs no external data sources (connectors reach other services); upload the files into a dataset';
+const MCP = 'ragloom keeps no MCP server registry: agents reach tools that the embedding program configures';
+const TENANTS = 'ragloom has no invitations: add members with POST /api/v1/tenants/{tenant_id}/members';
+const LOGIN = 'ragloom authenticates API keys only (no passwords, sessions or OAuth); keys are issued by `ragloom serve` and POST /api/v1/users';
+const WIDGET = "ragloom's embedded widgets stop at search (/searchbots); use the chat and agent completion routes with an API key";
+const WEBHOOK = 'ragloom runs no agents on incoming webhooks; call POST /api/v1/agents/chat/completions';
+const LLM_SETTINGS = "the web app's model settings have no counterpart: ragloom's models are configured by the embedding program (Client registerModel) or `ragloom serve` options (models, default_chat_model, default_embedding_model)";
+const ATTACH = "ragloom keeps no agent attachments; a dataset's files are read with GET /api/v1/documents/{document_id}";
+
+/** Every other `/api/v1` route of RAGFlow 0.25.6 (restful_apis/*.py and backward_compat.py). */
+const UNSUPPORTED_LIST: UnsupportedRoute[] = [
+  // chat_api.py
+  { method: 'POST', path: '/chat/audio/speech', auth: 'login', why: 'text to speech needs a speech model, and ragloom has none', source: 'chat_api.tts' },
+  { method: 'POST', path: '/chat/audio/transcription', auth: 'login', why: 'transcription needs a speech-to-text model, and ragloom has none', source: 'chat_api.transcription' },
+  { method: 'POST', path: '/chat/mindmap', auth: 'login', why: 'ragloom builds no mind maps (they need a generative model drawing one from the retrieved chunks)', source: 'chat_api.mindmap' },
+  { method: 'POST', path: '/searchbots/mindmap', auth: 'beta', why: 'ragloom builds no mind maps (they need a generative model drawing one from the retrieved chunks)', source: 'bot_api.mindmap' },
+  // bot_api.py: chat and agent widgets
+  { method: 'POST', path: '/chatbots/:dialog_id/completions', auth: 'beta', why: WIDGET, source: 'bot_api.chatbot_completions' },
+  { method: 'GET', path: '/chatbots/:dialog_id/info', auth: 'beta', why: WIDGET, source: 'bot_api.chatbots_inputs' },
+  { method: 'POST', path: '/agentbots/:agent_id/completions', auth: 'beta', why: WIDGET, source: 'bot_api.agent_bot_completions' },
+  { method: 'GET', path: '/agentbots/:agent_id/inputs', auth: 'beta', why: WIDGET, source: 'bot_api.begin_inputs' },
+  // agent_api.py
+  { method: 'GET', path: '/agents/download', auth: 'login', why: ATTACH, source: 'agent_api.download_agent_file' },
+  { method: 'GET', path: '/agents/templates', auth: 'login', why: "ragloom ships no agent templates (RAGFlow's are web-app examples tied to its own tools)", source: 'agent_api.list_agent_template' },
+  { method: 'GET', path: '/agents/prompts', auth: 'login', why: "ragloom's Agent component does not plan with RAGFlow's task-analysis and reflection prompts", source: 'agent_api.prompts' },
+  { method: 'POST', path: '/agents/:agent_id/upload', auth: 'login', why: ATTACH, source: 'agent_api.upload_agent_file' },
+  { method: 'GET', path: '/agents/:agent_id/components/:component_id/input-form', auth: 'login', why: "ragloom runs whole canvases only (the web editor's per-component forms are not served)", source: 'agent_api.get_agent_component_input_form' },
+  { method: 'POST', path: '/agents/:agent_id/components/:component_id/debug', auth: 'login', why: "ragloom runs whole canvases only (the web editor's per-component debugging is not served)", source: 'agent_api.debug_agent_component' },
+  { method: 'POST', path: '/agents/test_db_connection', auth: 'login', why: 'ragloom connects to no database servers (ExeSQL reads SQLite files the embedding program allows)', source: 'agent_api.test_db_connection' },
+  ...(['POST', 'GET', 'PUT', 'PATCH', 'DELETE'] as const).flatMap((method): UnsupportedRoute[] => [
+    { method, path: '/agents/:agent_id/webhook', auth: 'none', why: WEBHOOK, source: 'agent_api.webhook' },
+    { method, path: '/agents/:agent_id/webhook/test', auth: 'none', why: WEBHOOK, source: 'agent_api.webhook' },
+  ]),
+  { method: 'GET', path: '/agents/attachments/:attachment_id/download', auth: 'login', why: ATTACH, source: 'agent_api.download_attachment' },
+  { method: 'POST', path: '/agents_openai/:agent_id/chat/completions', auth: 'login', why: "ragloom's agents answer in RAGFlow's event stream only; call POST /api/v1/agents/chat/completions", source: 'backward_compat.deprecated_agents_openai_chat_completions' },
+  { method: 'GET', path: '/document/download/:document_id', auth: 'login', why: ATTACH, source: 'backward_compat.deprecated_document_download' },
+  { method: 'GET', path: '/document/download/:attachment_id', prefix: LEGACY_PREFIX, auth: 'login', why: ATTACH, source: 'backward_compat.document_download_v1' },
+  // document_api.py
+  { method: 'POST', path: '/documents/upload', auth: 'login', why: `${FILES} (chat attachments are not kept either)`, source: 'document_api.upload_info' },
+  { method: 'POST', path: '/file/upload_info', auth: 'login', why: `${FILES} (chat attachments are not kept either)`, source: 'backward_compat.deprecated_file_upload_info' },
+  // file_api.py, file2document_api.py and their legacy /file/* paths
+  { method: 'POST', path: '/files', auth: 'login', why: FILES, source: 'file_api.create_or_upload' },
+  { method: 'GET', path: '/files', auth: 'login', why: FILES, source: 'file_api.list_files' },
+  { method: 'DELETE', path: '/files', auth: 'login', why: FILES, source: 'file_api.delete' },
+  { method: 'POST', path: '/files/move', auth: 'login', why: FILES, source: 'file_api.move' },
+  { method: 'POST', path: '/files/link-to-datasets', auth: 'login', why: FILES, source: 'file2document_api.convert' },
+  { method: 'GET', path: '/files/:file_id', auth: 'login', why: FILES, source: 'file_api.download' },
+  { method: 'GET', path: '/files/:file_id/parent', auth: 'login', why: FILES, source: 'file_api.parent_folder' },
+  { method: 'GET', path: '/files/:file_id/ancestors', auth: 'login', why: FILES, source: 'file_api.ancestors' },
+  { method: 'GET', path: '/file/get/:file_id', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_get' },
+  { method: 'GET', path: '/file/list', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_list' },
+  { method: 'GET', path: '/file/all_parent_folder', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_all_parent_folder' },
+  { method: 'GET', path: '/file/parent_folder', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_parent_folder' },
+  { method: 'GET', path: '/file/root_folder', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_root_folder' },
+  { method: 'POST', path: '/file/create', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_create' },
+  { method: 'POST', path: '/file/upload', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_upload' },
+  { method: 'POST', path: '/file/convert', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_convert' },
+  { method: 'POST', path: '/file/mv', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_mv' },
+  { method: 'POST', path: '/file/rename', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_rename' },
+  { method: 'POST', path: '/file/rm', auth: 'login', why: FILES, source: 'backward_compat.deprecated_file_rm' },
+  // connector_api.py
+  { method: 'POST', path: '/connectors', auth: 'login', why: CONNECTORS, source: 'connector_api.create_connector' },
+  { method: 'GET', path: '/connectors', auth: 'login', why: CONNECTORS, source: 'connector_api.list_connector' },
+  { method: 'GET', path: '/connectors/:connector_id', auth: 'login', why: CONNECTORS, source: 'connector_api.get_connector' },
+  { method: 'PATCH', path: '/connectors/:connector_id', auth: 'login', why: CONNECTORS, source: 'connector_api.update_connector' },
+  { method: 'DELETE', path: '/connectors/:connector_id', auth: 'login', why: CONNECTORS, source: 'connector_api.rm_connector' },
+  { method: 'GET', path: '/connectors/:connector_id/logs', auth: 'login', why: CONNECTORS, source: 'connector_api.list_logs' },
+  { method: 'POST', path: '/connectors/:connector_id/rebuild', auth: 'login', why: CONNECTORS, source: 'connector_api.rebuild' },
+  { method: 'POST', path: '/connectors/:connector_id/test', auth: 'login', why: CONNECTORS, source: 'connector_api.test_connector' },
+  { method: 'POST', path: '/connectors/google/oauth/web/start', auth: 'login', why: CONNECTORS, source: 'connector_api.start_google_web_oauth' },
+  { method: 'GET', path: '/connectors/gmail/oauth/web/callback', auth: 'none', why: CONNECTORS, source: 'connector_api.google_gmail_web_oauth_callback' },
+  { method: 'GET', path: '/connectors/google-drive/oauth/web/callback', auth: 'none', why: CONNECTORS, source: 'connector_api.google_drive_web_oauth_callback' },
+  { method: 'POST', path: '/connectors/google/oauth/web/result', auth: 'login', why: CONNECTORS, source: 'connector_api.poll_google_web_result' },
+  { method: 'POST', path: '/connectors/box/oauth/web/start', auth: 'login', why: CONNECTORS, source: 'connector_api.start_box_web_oauth' },
+  { method: 'GET', path: '/connectors/box/oauth/web/callback', auth: 'none', why: CONNECTORS, source: 'connector_api.box_web_oauth_callback' },
+  { method: 'POST', path: '/connectors/box/oauth/web/result', auth: 'login', why: CONNECTORS, source: 'connector_api.poll_box_web_result' },
+  // mcp_api.py
+  { method: 'GET', path: '/mcp/servers', auth: 'login', why: MCP, source: 'mcp_api.list_mcp' },
+  { method: 'POST', path: '/mcp/servers', auth: 'login', why: MCP, source: 'mcp_api.create' },
+  { method: 'POST', path: '/mcp/servers/import', auth: 'login', why: MCP, source: 'mcp_api.import_multiple' },
+  { method: 'GET', path: '/mcp/servers/:mcp_id', auth: 'login', why: MCP, source: 'mcp_api.detail' },
+  { method: 'PUT', path: '/mcp/servers/:mcp_id', auth: 'login', why: MCP, source: 'mcp_api.update' },
+  { method: 'DELETE', path: '/mcp/servers/:mcp_id', auth: 'login', why: MCP, source: 'mcp_api.rm' },
+  { method: 'POST', path: '/mcp/servers/:mcp_id/test', auth: 'login', why: MCP, source: 'mcp_api.test_mcp' },
+  // langfuse_api.py: saving keys checks them with Langfuse, a service ragloom does not reach
+  { method: 'POST', path: '/langfuse/api-key', auth: 'login', why: 'ragloom sends no traces to Langfuse (saving a key checks it with the Langfuse service)', source: 'langfuse_api.set_api_key' },
+  { method: 'PUT', path: '/langfuse/api-key', auth: 'login', why: 'ragloom sends no traces to Langfuse (saving a key checks it with the Langfuse service)', source: 'langfuse_api.set_api_key' },
+  // system_api.py
+  { method: 'GET', path: '/system/oceanbase/status', auth: 'login', why: "ragloom's store is SQLite (or PostgreSQL), never OceanBase; see GET /api/v1/system/status", source: 'system_api.oceanbase_status' },
+  { method: 'GET', path: '/system/config/log', auth: 'login', why: "ragloom has no per-package log levels (the server's request log is `startServer({ logger })`)", source: 'system_api.get_logger_levels' },
+  { method: 'PUT', path: '/system/config/log', auth: 'login', why: "ragloom has no per-package log levels (the server's request log is `startServer({ logger })`)", source: 'system_api.set_logger_level' },
+  // tenant_api.py
+  { method: 'GET', path: '/tenants', auth: 'login', why: TENANTS, source: 'tenant_api.tenant_list' },
+  { method: 'PATCH', path: '/tenants/:tenant_id', auth: 'login', why: TENANTS, source: 'tenant_api.agree' },
+  { method: 'GET', path: '/tenants/:tenant_id/users', auth: 'login', why: TENANTS, source: 'tenant_api.user_list' },
+  { method: 'POST', path: '/tenants/:tenant_id/users', auth: 'login', why: TENANTS, source: 'tenant_api.create' },
+  { method: 'DELETE', path: '/tenants/:tenant_id/users', auth: 'login', why: TENANTS, source: 'tenant_api.rm' },
+  // user_api.py
+  { method: 'POST', path: '/auth/login', auth: 'none', why: LOGIN, source: 'user_api.login' },
+  { method: 'GET', path: '/auth/login/channels', auth: 'none', why: LOGIN, source: 'user_api.get_login_channels' },
+  { method: 'GET', path: '/auth/login/:channel', auth: 'none', why: LOGIN, source: 'user_api.oauth_login' },
+  { method: 'GET', path: '/auth/oauth/:channel/callback', auth: 'none', why: LOGIN, source: 'user_api.oauth_callback' },
+  { method: 'POST', path: '/auth/logout', auth: 'login', why: LOGIN, source: 'user_api.log_out' },
+  { method: 'POST', path: '/auth/password/forgot/captcha', auth: 'none', why: LOGIN, source: 'user_api.forget_get_captcha' },
+  { method: 'POST', path: '/auth/password/forgot/otp', auth: 'none', why: LOGIN, source: 'user_api.forget_send_otp' },
+  { method: 'POST', path: '/auth/password/forgot/otp/verify', auth: 'none', why: LOGIN, source: 'user_api.forget_verify_otp' },
+  { method: 'POST', path: '/auth/password/reset', auth: 'none', why: LOGIN, source: 'user_api.forget_reset_password' },
+  { method: 'PATCH', path: '/users/me', auth: 'login', why: 'ragloom keeps no editable profile (nickname, avatar, password, language)', source: 'user_api.setting_user' },
+  { method: 'GET', path: '/users/me/models', auth: 'login', why: "models are the server's configuration (startServer({ models, default_chat_model, default_embedding_model }))", source: 'user_api.tenant_info' },
+  { method: 'PATCH', path: '/users/me/models', auth: 'login', why: "models are the server's configuration (startServer({ models, default_chat_model, default_embedding_model }))", source: 'user_api.set_tenant_info' },
+  // llm_app.py (the web app's model settings, under /v1/llm)
+  ...(['GET /factories', 'POST /set_api_key', 'POST /add_llm', 'POST /delete_llm', 'POST /enable_llm', 'POST /delete_factory', 'GET /my_llms', 'GET /list'] as const).map((r): UnsupportedRoute => {
+    const [method, path] = r.split(' ') as [HttpMethod, string];
+    return { method, path: `/llm${path}`, prefix: LEGACY_PREFIX, auth: 'login', why: LLM_SETTINGS, source: `llm_app.${path.slice(1) === 'list' ? 'list_app' : path.slice(1)}` };
+  }),
+];
+
+/** The unsupported routes (frozen). */
+export const UNSUPPORTED_ROUTES: readonly UnsupportedRoute[] = Object.freeze(UNSUPPORTED_LIST);
+
+/** The answer of an unsupported route: 501 naming it and why; `data.error_code` lets a client tell it apart. */
+export function notSupportedError(r: Pick<UnsupportedRoute, 'method' | 'path' | 'why' | 'prefix'>): ApiError {
+  const path = (r.prefix ?? API_PREFIX) + r.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+  return new ApiError(NOT_SUPPORTED_CODE, `${r.method} ${path} is not supported by ragloom: ${r.why}.`, { data: { error_code: 'NOT_SUPPORTED_BY_RAGLOOM' } });
+}
 
 /** The table (frozen). */
 export const ROUTES: readonly RouteSpec[] = Object.freeze(ROUTE_LIST);
@@ -346,21 +667,54 @@ export function templateRegex(template: string): RegExp {
   return new RegExp(`^${body}/?$`);
 }
 
-const MATCHERS = ROUTES.map((r) => ({ r, re: templateRegex(r.path) }));
+interface Matcher {
+  method: HttpMethod;
+  re: RegExp;
+  /** How many params the template has: where several templates match a path, the fewest wins (a static segment beats a param, as in RAGFlow's and Fastify's routers). */
+  params: number;
+  route?: RouteSpec;
+  unsupported?: UnsupportedRoute;
+}
+
+let matchers: Matcher[] | undefined;
+const allMatchers = (): Matcher[] =>
+  (matchers ??= [
+    ...ROUTES.filter((r) => !r.prefix).map((r) => ({ method: r.method, re: templateRegex(r.path), params: pathParams(r.path).length, route: r })),
+    ...UNSUPPORTED_ROUTES.filter((u) => !u.prefix).map((u) => ({ method: u.method, re: templateRegex(u.path), params: pathParams(u.path).length, unsupported: u })),
+  ]);
+
+/** The result of {@link matchRoute}. */
+export interface RouteMatch {
+  route?: RouteSpec;
+  /** A RAGFlow route ragloom does not serve (answered with {@link notSupportedError}). */
+  unsupported?: UnsupportedRoute;
+  params: Record<string, string>;
+  /** Every method the path has (for `Allow`). */
+  allowed: HttpMethod[];
+}
 
 /**
- * The route for a method and a path under {@link API_PREFIX} (decoded), with its params; `route`
- * is undefined when the path exists with other methods only (`allowed` lists them).
+ * The route for a method and a path under {@link API_PREFIX} (decoded), with its params; neither
+ * `route` nor `unsupported` is set when the path exists with other methods only (`allowed` lists
+ * them); undefined when no route has the path.
  */
-export function matchRoute(method: string, path: string): { route?: RouteSpec; params: Record<string, string>; allowed: HttpMethod[] } | undefined {
-  let found: { route?: RouteSpec; params: Record<string, string>; allowed: HttpMethod[] } | undefined;
-  for (const { r, re } of MATCHERS) {
-    const m = re.exec(path);
+export function matchRoute(method: string, path: string): RouteMatch | undefined {
+  const m2 = method === 'HEAD' ? 'GET' : method;
+  let found: RouteMatch | undefined;
+  let best: Matcher | undefined;
+  for (const x of allMatchers()) {
+    const m = x.re.exec(path);
     if (!m) continue;
     found ??= { params: {}, allowed: [] };
-    found.allowed.push(r.method);
-    const m2 = method === 'HEAD' ? 'GET' : method;
-    if (r.method === m2 && !found.route) found = { ...found, route: r, params: { ...(m.groups ?? {}) } };
+    if (!found.allowed.includes(x.method)) found.allowed.push(x.method);
+    if (x.method === m2 && (!best || x.params < best.params)) {
+      best = x;
+      found.params = { ...(m.groups ?? {}) };
+    }
+  }
+  if (found && best) {
+    if (best.route) found.route = best.route;
+    else found.unsupported = best.unsupported;
   }
   return found;
 }
@@ -455,7 +809,7 @@ export interface UploadPart {
 
 export interface SplitRequest {
   method: HttpMethod;
-  /** Under {@link API_PREFIX}, params filled in. */
+  /** Under the route's prefix ({@link API_PREFIX} nearly always), params filled in. */
   path: string;
   /** Query pairs (lists become repeated keys; booleans `true`/`false`). */
   query: [string, string][];
@@ -495,6 +849,27 @@ export function splitRequest(route: RouteSpec, params: Readonly<Record<string, u
 
 /** The non-enumerable message a result may carry (partial deletes), for `json` envelopes. */
 export const RESULT_MESSAGE_KEY = Symbol.for('ragloom.resultMessage');
+
+/** The non-enumerable HTTP status a `raw` result may carry (`/system/healthz`: 500 when a part is down). */
+export const HTTP_STATUS_KEY = Symbol.for('ragloom.httpStatus');
+
+/** What a `bytes` result may carry (non-enumerable): its file name, content type and disposition. */
+export const FILE_INFO_KEY = Symbol.for('ragloom.fileInfo');
+
+export interface FileInfo {
+  /** The file's name (Content-Disposition). */
+  name?: string;
+  /** @default 'application/octet-stream' */
+  contentType?: string;
+  /** @default 'attachment' */
+  disposition?: 'attachment' | 'inline' | 'none';
+}
+
+/** `bytes` with its FileInfo attached (non-enumerable, so the bytes stay a plain Uint8Array to callers). */
+export function withFileInfo(bytes: Uint8Array, info: FileInfo): Uint8Array {
+  Object.defineProperty(bytes, FILE_INFO_KEY, { value: info, enumerable: false });
+  return bytes;
+}
 
 export type EnvelopeBody = Record<string, unknown>;
 
@@ -559,7 +934,7 @@ export function missingArguments(route: RouteSpec, body: Readonly<Record<string,
 export function decodeEnvelope(route: RouteSpec, body: unknown): { ok: true; result: unknown } | { ok: false; error: ApiError } {
   const b = (body ?? {}) as Record<string, unknown>;
   const isEnvelope = typeof b.code === 'number' && ('message' in b || 'data' in b || Object.keys(b).length === 1);
-  if ((route.envelope === 'openai' || route.envelope === 'bytes') && !isEnvelope) return { ok: true, result: body };
+  if ((route.envelope === 'openai' || route.envelope === 'bytes' || route.envelope === 'raw') && !isEnvelope) return { ok: true, result: body };
   if (typeof b.code !== 'number') return { ok: false, error: new ApiError(RetCode.EXCEPTION_ERROR, `Unexpected response: ${JSON.stringify(body).slice(0, 200)}`) };
   if (b.code !== 0) return { ok: false, error: new ApiError(b.code, String(b.message ?? ''), b.data !== undefined && b.data !== null && b.data !== false ? { data: b.data } : undefined) };
   switch (route.envelope) {

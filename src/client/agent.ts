@@ -41,4 +41,9 @@ export class Agent extends Resource {
   async deleteSessions(p: { ids?: string[] | null; delete_all?: boolean } = {}): Promise<void> {
     await this.t.call('agentSessions.delete', { ids: p.ids ?? null, ...(p.delete_all ? { delete_all: true } : {}), agent_id: this.id });
   }
+
+  /** Deletes one session (`DELETE /agents/{id}/sessions/{session_id}`); resolves to whether it existed. */
+  async deleteSession(session_id: string): Promise<boolean> {
+    return (await this.t.call<number>('agentSessions.deleteOne', { agent_id: this.id, session_id })) > 0;
+  }
 }

@@ -69,6 +69,16 @@ export class Session extends Resource {
     this.assign(d);
   }
 
+  /** Removes a question and its answer (they share `message_id`: a Message's `id`) from the session. */
+  async deleteMessage(message_id: string): Promise<void> {
+    this.assign(await this.t.call<Record<string, unknown>>('sessions.deleteMessage', { chat_id: this.chat_id, session_id: this.id, message_id }));
+  }
+
+  /** Marks an answer liked or not; a dislike keeps `feedback`. */
+  async feedback(message_id: string, p: { thumbup: boolean; feedback?: string }): Promise<void> {
+    this.assign(await this.t.call<Record<string, unknown>>('sessions.feedback', { ...p, chat_id: this.chat_id, session_id: this.id, message_id }));
+  }
+
   /**
    * Asks the chat in this session. Resolves to the answer; with `{ stream: true }` an
    * AsyncIterable of Messages whose `content` grows cumulatively, the last one carrying the
@@ -155,5 +165,10 @@ export class Chat extends Resource {
 
   async deleteSessions(p: { ids?: string[] | null; delete_all?: boolean } = {}): Promise<void> {
     await this.t.call('sessions.delete', { ids: p.ids ?? null, delete_all: p.delete_all ?? false, chat_id: this.id });
+  }
+
+  /** Deletes this chat assistant (`DELETE /chats/{id}`; its sessions stay, as in RAGFlow). */
+  async delete(): Promise<void> {
+    await this.t.call('chats.deleteOne', { chat_id: this.id });
   }
 }

@@ -10,7 +10,7 @@ import { Chat } from './chat.js';
 import { Memory, type MemoryMessage } from './memory.js';
 import { Agent } from './agent.js';
 import { ApiError } from '../api/errors.js';
-import type { CreateDatasetParams, RetrieveParams, RetrieveWithTotals, DocAgg, CreateChatParams, CreateMemoryParams, OpenAIExtraBody, ChatCompletion, ChatCompletionChunk } from './params.js';
+import type { CreateDatasetParams, RetrieveParams, RetrieveWithTotals, DocAgg, CreateChatParams, CreateMemoryParams, OpenAIExtraBody, ChatCompletion, ChatCompletionChunk, MetadataCondition, SearchConfig } from './params.js';
 
 export interface ClientOptions {
   /** SQLite database file of the embedded engine; ':memory:' allowed. */
@@ -190,6 +190,80 @@ export class Client {
     const q = { page: 1, page_size: 30, orderby: 'create_time', desc: true, ...p };
     const r = await this.t.call<{ chats: Record<string, unknown>[] }>('chats.list', q);
     return r.chats.map((c) => new Chat(this.t, c));
+  }
+
+  /** One dataset by id (`GET /datasets/{id}`), with `size` (its files' bytes) and `connectors`. */
+  async getDatasetById(dataset_id: string): Promise<DataSet> {
+    return new DataSet(this.t, await this.t.call<Record<string, unknown>>('datasets.get', { dataset_id }));
+  }
+
+  /**
+   * A retrieval test over datasets (`POST /datasets/search`): `{chunks, total, doc_aggs, labels}`,
+   * the chunks with RAGFlow's index field names. Defaults differ from `retrieve`: threshold 0,
+   * `size` 30; `search_id` takes a search app's settings.
+   */
+  searchDatasets(p: {
+    dataset_ids: string[]; question: string; doc_ids?: string[]; page?: number; size?: number; top_k?: number; similarity_threshold?: number;
+    vector_similarity_weight?: number; rerank_id?: string; keyword?: boolean; search_id?: string;
+    meta_data_filter?: { method: 'manual'; manual: MetadataCondition['conditions']; logic?: 'and' | 'or' };
+  }): Promise<{ chunks: Record<string, unknown>[]; total: number; doc_aggs: DocAgg[]; labels: unknown[] }> {
+    return this.t.call('datasets.search', { ...p });
+  }
+
+  /** Creates a search app (a named `search_config` over datasets); resolves to its id. */
+  async createSearch(p: { name: string; description?: string; avatar?: string; search_config?: SearchConfig }): Promise<string> {
+    return (await this.t.call<{ search_id: string }>('searches.create', { ...p })).search_id;
+  }
+
+  /** The search apps of the caller's tenants: `{search_apps, total}` (page / page_size 0: all). */
+  listSearches(p: { page?: number; page_size?: number; keywords?: string; orderby?: string; desc?: boolean } = {}): Promise<{ search_apps: Array<Record<string, unknown>>; total: number }> {
+    return this.t.call('searches.list', { ...p });
+  }
+
+  /** One search app with its `search_config`. */
+  getSearch(search_id: string): Promise<Record<string, unknown>> {
+    return this.t.call('searches.get', { search_id });
+  }
+
+  /** Renames a search app and merges `search_config` over its stored one (its creator only). */
+  updateSearch(search_id: string, p: { name: string; search_config: SearchConfig; description?: string; avatar?: string }): Promise<Record<string, unknown>> {
+    return this.t.call('searches.update', { ...p, search_id });
+  }
+
+  async deleteSearch(search_id: string): Promise<void> {
+    await this.t.call('searches.delete', { search_id });
+  }
+
+  /**
+   * Asks a search app: its datasets' passages and a summary by its chat model citing them,
+   * streamed — deltas (`final: false`), then the whole answer with its `reference` (`final: true`).
+   */
+  askSearch(search_id: string, question: string, opts: { kb_ids?: string[]; signal?: AbortSignal } = {}): Promise<AsyncIterable<{ answer: string; reference: Record<string, unknown>; final: boolean }>> {
+    return this.t.call('searches.completion', { ...opts, search_id, question });
+  }
+
+  /**
+   * Related search terms for a question (`POST /chat/recommendation`), by the search app's chat
+   * model (`search_id`) or the tenant's default; needs a model that writes text (the built-in
+   * extractive model: 102).
+   */
+  relatedQuestions(question: string, opts: { search_id?: string } = {}): Promise<string[]> {
+    return this.t.call('chats.recommendation', { ...opts, question });
+  }
+
+  /** Deletes one chat assistant (`DELETE /chats/{id}`). */
+  async deleteChat(chat_id: string): Promise<void> {
+    await this.t.call('chats.deleteOne', { chat_id });
+  }
+
+  /** Stops a document's parse by its task id (an ingestion log's `id`); resolves whether or not it was running. */
+  async cancelTask(task_id: string): Promise<void> {
+    await this.t.call('tasks.cancel', { task_id });
+  }
+
+  /** The health of the store and the parse queue (`GET /system/status`). */
+  systemStatus(): Promise<Record<string, unknown>> {
+    return this.t.call('system.status', {});
   }
 
   /** One chat by id (RAGFlow SDK's get_chat). */

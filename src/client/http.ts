@@ -107,7 +107,7 @@ export class HttpTransport implements Transport {
     if (this.closed) throw new ApiError(RetCode.OPERATING_ERROR, 'The client is closed.');
     const route = routeFor(op, params ?? {});
     const req = this.split(route, params ?? {});
-    const url = this.url(req);
+    const url = this.url(route, req);
     const ctl = new AbortController();
     const outer = params?.signal instanceof AbortSignal ? params.signal : undefined;
     const onAbort = () => ctl.abort(outer!.reason);
@@ -149,6 +149,15 @@ export class HttpTransport implements Transport {
       } catch (e) {
         throw this.failure(e, ctl, what);
       }
+      // A `raw` route answers as it is: ping's text, healthz's object (HTTP 500 when a part is down).
+      if (route.envelope === 'raw' && (res.status === 200 || (res.status === 500 && !type.startsWith('text/')))) {
+        try {
+          const body = JSON.parse(text) as { code?: unknown };
+          if (typeof body?.code !== 'number') return body as T;
+        } catch {
+          return text as T;
+        }
+      }
       return decode(route, res, text, what) as T;
     } finally {
       if (!streaming) release();
@@ -183,8 +192,8 @@ export class HttpTransport implements Transport {
     return req;
   }
 
-  private url(req: SplitRequest): string {
-    const u = new URL(this.baseUrl + API_PREFIX + req.path);
+  private url(route: RouteSpec, req: SplitRequest): string {
+    const u = new URL(this.baseUrl + (route.prefix ?? API_PREFIX) + req.path);
     for (const [k, v] of req.query) u.searchParams.append(k, v);
     return u.toString();
   }

@@ -1,7 +1,7 @@
 export { Client } from './client.js';
 export type { ClientOptions } from './client.js';
 export type {
-  ChunkMethod, DatasetChunkMethod, DocumentChunkMethod, ParserConfig, RaptorConfig, GraphragConfig, CreateDatasetParams, UpdateDatasetParams, ListDocumentsParams, UpdateDocumentParams, UpdateChunkParams, MetadataOperator, MetadataCondition, RetrieveParams, RetrieveWithTotals, DocAgg, LlmSetting, PromptConfig, CreateChatParams, UpdateChatParams, UpdateSessionParams, MemoryType, CreateMemoryParams, UpdateMemoryParams, OpenAIExtraBody, ChatCompletion, ChatCompletionChunk, ChatCompletionUsage,
+  ChunkMethod, DatasetChunkMethod, DocumentChunkMethod, ParserConfig, RaptorConfig, GraphragConfig, CreateDatasetParams, UpdateDatasetParams, ListDocumentsParams, UpdateDocumentParams, UpdateChunkParams, MetadataOperator, MetadataCondition, RetrieveParams, RetrieveWithTotals, DocAgg, LlmSetting, PromptConfig, CreateChatParams, UpdateChatParams, UpdateSessionParams, MemoryType, CreateMemoryParams, UpdateMemoryParams, OpenAIExtraBody, ChatCompletion, ChatCompletionChunk, ChatCompletionUsage, AutoMetadataConfig, AutoMetadataField, SearchConfig,
 } from './params.js';
 export { DataSet, Document, Chunk } from './resources.js';
 export type { ParseStatus, ParseProgress } from './resources.js';

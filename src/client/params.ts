@@ -100,17 +100,47 @@ export interface CreateDatasetParams {
 }
 
 /**
- * `dataset.update(...)`: the create fields, all optional (`embedding_model` only while the dataset
- * has no chunks; `parser_config` deep-merged into the stored one), plus `pagerank` and `language`
- * (reference §3).
+ * `dataset.update(...)`: the create fields, all optional (`parser_config` deep-merged into the
+ * stored one), plus `pagerank`, `language` and `connectors` (reference §3). `embedding_model` may
+ * change while the dataset has chunks (RAGFlow 0.25.6): they keep the old model's vectors until
+ * `dataset.reembed()` parses the documents again.
  */
 export interface UpdateDatasetParams extends Partial<CreateDatasetParams> {
   /** 0–100, added to every chunk's similarity in ranking. */
   pagerank?: number;
   language?: string;
+  /** Echoed back as given (ragloom links no data-source connectors). */
+  connectors?: Array<Record<string, unknown>>;
 }
 
 /** `dataset.listDocuments(...)` (reference §4). */
+/** A search app's settings (RAGFlow's `search_config`); other keys are kept as given. */
+export interface SearchConfig {
+  kb_ids?: string[];
+  doc_ids?: string[];
+  similarity_threshold?: number;
+  vector_similarity_weight?: number;
+  top_k?: number;
+  rerank_id?: string;
+  /** The chat model that summarises (`name@factory`); default: the tenant's. */
+  chat_id?: string;
+  llm_setting?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** A dataset's auto-metadata configuration (RAGFlow's AutoMetadataConfig). */
+export interface AutoMetadataField {
+  key: string;
+  type: 'string' | 'list' | 'time' | 'number';
+  description?: string | null;
+  enum?: string[] | null;
+}
+
+export interface AutoMetadataConfig {
+  metadata: AutoMetadataField[];
+  built_in_metadata: AutoMetadataField[];
+}
+
 export interface ListDocumentsParams {
   /** One document (other filters ignored); not together with `ids`. */
   id?: string;

@@ -1,5 +1,6 @@
 import type { Transport } from './transport.js';
-import type { ChunkMethod, ListDocumentsParams, UpdateChunkParams, UpdateDatasetParams, UpdateDocumentParams } from './params.js';
+import { fail } from '../api/errors.js';
+import type { AutoMetadataConfig, ChunkMethod, ListDocumentsParams, MetadataCondition, UpdateChunkParams, UpdateDatasetParams, UpdateDocumentParams } from './params.js';
 
 /** Wire fields as plain properties plus the transport; `toJSON()` gives the wire shape. */
 export abstract class Resource {
@@ -108,6 +109,19 @@ export class Document extends Resource {
   async deleteChunks(p: { ids?: string[] | null; delete_all?: boolean } = {}): Promise<void> {
     await this.t.call('chunks.delete', { chunk_ids: p.ids ?? null, delete_all: p.delete_all ?? false, dataset_id: this.dataset_id, document_id: this.id });
   }
+
+  /**
+   * One chunk as RAGFlow's index stores it (`GET …/chunks/{id}`: `doc_id`, `content_with_weight`,
+   * `important_kwd`, …). An unknown id rejects with 102 `Chunk not found!`.
+   */
+  getChunk(chunk_id: string): Promise<Record<string, unknown>> {
+    return this.t.call<Record<string, unknown>>('chunks.get', { dataset_id: this.dataset_id, document_id: this.id, chunk_id });
+  }
+
+  /** Switches chunks on or off for retrieval (`PATCH …/chunks`). */
+  async switchChunks(p: { chunk_ids: string[]; available: boolean }): Promise<void> {
+    await this.t.call('chunks.switch', { dataset_id: this.dataset_id, document_id: this.id, chunk_ids: p.chunk_ids, available_int: p.available ? 1 : 0 });
+  }
 }
 
 export class DataSet extends Resource {
@@ -136,6 +150,8 @@ export class DataSet extends Resource {
   }
 
   async listDocuments(p: ListDocumentsParams = {}): Promise<Document[]> {
+    // The SDK's own check, before any request (the server answers RAGFlow's handler's error).
+    if (p.id && p.ids?.length) fail('ID_AND_IDS');
     const r = await this.t.call<{ docs: Record<string, unknown>[] }>('documents.list', { ...p, dataset_id: this.id });
     return r.docs.map((d) => new Document(this.t, d));
   }
@@ -151,6 +167,69 @@ export class DataSet extends Resource {
 
   async asyncCancelParseDocuments(ids: string[]): Promise<void> {
     await this.t.call('documents.stopParse', { dataset_id: this.id, document_ids: ids });
+  }
+
+  /** The auto-metadata configuration (RAGFlow SDK's get_auto_metadata): `{metadata, built_in_metadata}`. */
+  getAutoMetadata(): Promise<AutoMetadataConfig> {
+    return this.t.call<AutoMetadataConfig>('datasets.getAutoMetadata', { dataset_id: this.id });
+  }
+
+  /** Replaces the auto-metadata configuration (RAGFlow SDK's update_auto_metadata); resolves to it as stored. ragloom keeps it but extracts no metadata with a model. */
+  updateAutoMetadata(cfg: Partial<AutoMetadataConfig>): Promise<AutoMetadataConfig> {
+    return this.t.call<AutoMetadataConfig>('datasets.updateAutoMetadata', { ...cfg, dataset_id: this.id });
+  }
+
+  /**
+   * Changes the `meta_fields` of documents in one request: `updates` (`{key, value, match?}`) and
+   * `deletes` (`{key, value?}`) applied to the documents of `selector.document_ids`, narrowed by
+   * `selector.metadata_condition`. Resolves to `{updated, matched_docs}`.
+   */
+  updateMetadata(p: { selector?: { document_ids?: string[]; metadata_condition?: MetadataCondition }; updates?: Array<{ key: string; value: unknown; match?: unknown }>; deletes?: Array<{ key: string; value?: unknown }> }): Promise<{ updated: number; matched_docs: number }> {
+    return this.t.call('documents.updateMetadata', { ...p, dataset_id: this.id });
+  }
+
+  /** Per metadata key: its type and its values with how many documents hold each (most first). */
+  async metadataSummary(p: { doc_ids?: string[] } = {}): Promise<Record<string, { type: string; values: Array<[string, number]> }>> {
+    const r = await this.t.call<{ summary: Record<string, { type: string; values: Array<[string, number]> }> }>('documents.metadataSummary', {
+      dataset_id: this.id, ...(p.doc_ids ? { doc_ids: p.doc_ids.join(',') } : {}),
+    });
+    return r.summary;
+  }
+
+  /** The tags of this dataset's chunks with how many chunks hold each, most used first. */
+  listTags(): Promise<Array<[string, number]>> {
+    return this.t.call('datasets.tags', { dataset_id: this.id });
+  }
+
+  /** Removes tags from every chunk of the dataset. */
+  async deleteTags(tags: string[]): Promise<void> {
+    await this.t.call('datasets.deleteTags', { dataset_id: this.id, tags });
+  }
+
+  /** Renames a tag on every chunk of the dataset. */
+  async renameTag(from_tag: string, to_tag: string): Promise<void> {
+    await this.t.call('datasets.renameTag', { dataset_id: this.id, from_tag, to_tag });
+  }
+
+  /** The documents by parse state, and the dataset's counters (`GET …/ingestions/summary`). */
+  ingestionSummary(): Promise<{ doc_num: number; chunk_num: number; token_num: number; status: Record<string, number> }> {
+    return this.t.call('datasets.ingestionSummary', { dataset_id: this.id });
+  }
+
+  /**
+   * One entry per parse of a document, newest first (`GET …/ingestions?log_type=file`); an entry's
+   * `id` is also its task's (`POST /tasks/{id}/cancel`).
+   */
+  ingestionLogs(p: { page?: number; page_size?: number; keywords?: string; operation_status?: string[]; orderby?: string; desc?: boolean } = {}): Promise<{ total: number; logs: Array<Record<string, unknown>> }> {
+    return this.t.call('datasets.ingestionLogs', { ...p, log_type: 'file', dataset_id: this.id });
+  }
+
+  /**
+   * Parses every document again with the dataset's current embedding model (after
+   * `update({ embedding_model })`); resolves to how many were queued.
+   */
+  async reembed(): Promise<number> {
+    return (await this.t.call<{ scheduled_count: number }>('datasets.runEmbedding', { dataset_id: this.id })).scheduled_count;
   }
 
   /**

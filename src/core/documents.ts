@@ -88,3 +88,14 @@ export function documentChunkMethod(suffix: string, datasetMethod: string, type:
   if (['msg', 'eml'].includes(suffix)) return 'email';
   return datasetMethod;
 }
+
+/** A document as RAGFlow's `Document.to_dict()` (the model's own field names: kb_id, parser_id, chunk_num, run as a digit). */
+export function documentRaw(r: DocumentRow): Record<string, unknown> {
+  return {
+    id: r.id, thumbnail: r.thumbnail, kb_id: r.dataset_id, parser_id: r.parser_id, pipeline_id: null, parser_config: JSON.parse(r.parser_config),
+    source_type: r.source_type, type: r.type, created_by: r.created_by, name: r.name, location: r.location, size: r.size, token_num: r.token_num,
+    chunk_num: r.chunk_num, progress: r.progress, progress_msg: r.progress_msg,
+    process_begin_at: r.process_begin_at === null ? null : isoLocal(r.process_begin_at), process_duration: r.process_duration, suffix: r.suffix,
+    run: r.run, status: r.status, create_time: r.create_time, create_date: isoLocal(r.create_time), update_time: r.update_time, update_date: isoLocal(r.update_time),
+  };
+}

@@ -2,7 +2,7 @@ export { Engine } from './engine.js';
 export type { Ctx, EngineOptions, AgentOptions } from './engine.js';
 export { datasetToWire, getDataset, ownedDataset, visibleDataset, nameTaken } from './datasets.js';
 export type { DatasetRow } from './datasets.js';
-export { documentToWire, getDocument, fileType, uploadFileType, documentChunkMethod, RUN, RUN_NAMES } from './documents.js';
+export { documentToWire, documentRaw, getDocument, fileType, uploadFileType, documentChunkMethod, RUN, RUN_NAMES } from './documents.js';
 export type { DocumentRow, RunName, FileType } from './documents.js';
 export { chunkToWire } from './chunks.js';
 export { embedCached, chunkVectors } from './embedding.js';

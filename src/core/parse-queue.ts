@@ -113,6 +113,11 @@ export class ParseQueue {
     }
   }
 
+  /** Documents queued and not yet started (`/system/status`). */
+  get pendingCount(): number {
+    return this.queued.size;
+  }
+
   /** Worker time parsing and embedding, main-thread time writing (ms), documents and batches written. */
   get stats(): ParseStats {
     return {

@@ -12,3 +12,4 @@ export type { ModelConfig, ModelType, ModelStatus } from './registry.js';
 export { parseModelId } from './model-id.js';
 export type { ModelId } from './model-id.js';
 export { UseLiteEmbedder, normalize } from './use.js';
+export { cosine } from './similarity.js';

@@ -9,13 +9,15 @@
  * numbers as numbers, anything else as lower-cased strings. A list-valued field matches
  * `contains`/`start with`/`end with`/comparisons when any element does, and `in` when every
  * element is in the list. A missing field is empty. `in`/`not in` take a list or a
- * comma-separated string. When conditions are given and no document matches, retrieval returns
- * nothing (never "no filter"). The wire value is validated in src/api/retrieval.ts.
+ * comma-separated string. An operator RAGFlow does not know matches nothing (as in its
+ * meta_filter), and so does a filter without conditions. When no document matches, retrieval
+ * returns nothing (never "no filter"). The wire value is read in src/api/metadata.ts.
  */
 
 export interface MetaCondition {
   name: string;
-  op: Op;
+  /** `undefined`: an operator nobody knows, which matches no document. */
+  op: Op | undefined;
   value: unknown;
 }
 
@@ -96,6 +98,7 @@ function scalarMatch(field: unknown, op: Op, value: unknown): boolean {
 
 /** Whether one document's meta_fields satisfy one condition. */
 export function matches(meta: Record<string, unknown>, c: MetaCondition): boolean {
+  if (c.op === undefined) return false;
   const field = Object.prototype.hasOwnProperty.call(meta, c.name) ? meta[c.name] : undefined;
   if (c.op === 'empty') return isEmpty(field);
   if (c.op === 'not empty') return !isEmpty(field);
@@ -105,7 +108,7 @@ export function matches(meta: Record<string, unknown>, c: MetaCondition): boolea
     if (c.op === 'not in') return !field.some((x) => scalarMatch(x, 'in', c.value));
     if (c.op === 'not contains') return !field.some((x) => scalarMatch(x, 'contains', c.value));
     if (c.op === '≠') return !field.some((x) => scalarMatch(x, '=', c.value));
-    return field.some((x) => scalarMatch(x, c.op, c.value));
+    return field.some((x) => scalarMatch(x, c.op!, c.value));
   }
   return scalarMatch(field, c.op, c.value);
 }
@@ -113,6 +116,7 @@ export function matches(meta: Record<string, unknown>, c: MetaCondition): boolea
 /** Ids of the documents (from `docs`: id + meta_fields JSON) that satisfy the filter. */
 export function filterDocuments(docs: Iterable<{ id: string; meta_fields: string }>, f: MetadataFilter): Set<string> {
   const out = new Set<string>();
+  if (!f.conditions.length) return out;
   for (const d of docs) {
     let meta: Record<string, unknown> = {};
     try {

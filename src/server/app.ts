@@ -7,8 +7,9 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import multipart from '@fastify/multipart';
 import { ApiError, RetCode, type Api } from '../api/index.js';
 import {
-  ROUTES, API_PREFIX, parseTemplate, coerceQuery, matchRoute, successEnvelope, errorEnvelope, missingArguments, bearerToken, notFoundBody,
-  httpExceptionBody, UNAUTHORIZED_BODY, TOKEN_EMPTY_BODY, TOKEN_FORMAT_BODY, TOKEN_INVALID_BODY, type RouteSpec,
+  ROUTES, UNSUPPORTED_ROUTES, API_PREFIX, LEGACY_PREFIX, parseTemplate, coerceQuery, matchRoute, successEnvelope, errorEnvelope, missingArguments, bearerToken, notFoundBody,
+  httpExceptionBody, notSupportedError, UNAUTHORIZED_BODY, TOKEN_EMPTY_BODY, TOKEN_FORMAT_BODY, TOKEN_INVALID_BODY, FILE_INFO_KEY, HTTP_STATUS_KEY,
+  type RouteSpec, type UnsupportedRoute, type AuthKind, type FileInfo,
 } from '../api/routes.js';
 import { readBody, type UploadLimits } from './body.js';
 import { eventsSse, nativeSse, openaiSse, SSE_HEADERS } from './sse.js';
@@ -25,6 +26,7 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     route?: RouteSpec;
+    unsupported?: UnsupportedRoute;
   }
 }
 
@@ -87,6 +89,7 @@ export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortCo
       reply.code(503).header('connection', 'close').send({ code: RetCode.SERVER_ERROR, message: 'The server is shutting down.', data: null });
       return reply;
     }
+    if (mergedSlashes(req, reply)) return reply;
     const abort = new AbortController();
     req.abort = abort;
     inflight.add(abort);
@@ -97,7 +100,7 @@ export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortCo
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
-    if (err instanceof ApiError) return reply.code(200).send(errorEnvelope(req.routeOptions.config.route, err));
+    if (err instanceof ApiError) return sendError(reply, req.routeOptions.config.route, err);
     const status = err.statusCode;
     if (status === 413) return reply.code(413).header('connection', 'close').send(httpExceptionBody(413));
     if (status === 400 || status === 415) return reply.code(200).send(httpExceptionBody(status));
@@ -115,7 +118,7 @@ export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortCo
     }
     if (path.startsWith(`${API_PREFIX}/`)) {
       const m = matchRoute(req.method, path.slice(API_PREFIX.length));
-      if (m && !m.route) {
+      if (m && !m.route && !m.unsupported) {
         const allow = [...new Set([...m.allowed, ...(m.allowed.includes('GET') ? ['HEAD'] : []), 'OPTIONS'])].join(', ');
         if (req.method === 'OPTIONS') return reply.code(200).header('allow', allow).send('');
         return reply.code(200).header('allow', allow).send(httpExceptionBody(405));
@@ -124,29 +127,112 @@ export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortCo
     return reply.code(404).send(notFoundBody(path));
   });
 
-  await app.register(
-    async (scope) => {
-      scope.addHook('onRequest', async (req, reply) => authenticate(api, req, reply));
-      for (const spec of ROUTES) {
-        const { url, composite } = fastifyPath(spec.path);
-        scope.route({
-          method: spec.method,
-          url,
-          config: { route: spec },
-          handler: (req, reply) => handle(api, spec, composite, opts, req, reply),
-        });
-      }
-    },
-    { prefix: API_PREFIX },
-  );
+  // Each prefix's rows in their own scope (nearly all are under /api/v1; a few legacy ones under /v1).
+  for (const prefix of [API_PREFIX, LEGACY_PREFIX] as const) {
+    const mine = <T extends { prefix?: string }>(x: T) => (x.prefix ?? API_PREFIX) === prefix;
+    await app.register(
+      async (scope) => {
+        scope.addHook('onRequest', async (req, reply) => authenticate(api, req, reply));
+        for (const spec of ROUTES.filter(mine)) {
+          const { url, composite } = fastifyPath(spec.path);
+          scope.route({
+            method: spec.method,
+            url,
+            config: { route: spec },
+            handler: (req, reply) => handle(api, spec, composite, opts, req, reply),
+          });
+        }
+        // RAGFlow's routes ragloom does not serve: after their authentication, the 501 envelope.
+        for (const u of UNSUPPORTED_ROUTES.filter(mine)) {
+          scope.route({
+            method: u.method,
+            url: fastifyPath(u.path).url,
+            config: { unsupported: u },
+            handler: async (req, reply) => {
+              if (u.auth === 'beta') {
+                const who = await betaCaller(api, req.headers.authorization);
+                if (who instanceof ApiError) return reply.code(200).send(errorEnvelope(undefined, who));
+              }
+              return reply.code(200).send(errorEnvelope(undefined, notSupportedError(u)));
+            },
+          });
+        }
+      },
+      { prefix },
+    );
+  }
   return app;
 }
 
-/** RAGFlow's `login_required` / `token_required`: the 401 bodies of §1, else `req.ctx`. */
+/**
+ * A path with an empty segment (`/datasets//documents`), as Werkzeug routes it for RAGFlow
+ * (`merge_slashes`): a route parameter never matches an empty segment, so the path is tried again
+ * with the doubled slashes merged — a route of this method there answers HTTP 308 to the merged
+ * path (clients follow it), one of another method 405 (code 100), none 404. Returns true when it
+ * answered.
+ */
+function mergedSlashes(req: FastifyRequest, reply: FastifyReply): boolean {
+  const [raw, qs] = splitUrl(req.url);
+  if (!raw.startsWith(`${API_PREFIX}/`) || !raw.slice(API_PREFIX.length).includes('//')) return false;
+  const merged = raw.replace(/\/\//g, '/');
+  let decoded = merged;
+  try {
+    decoded = decodeURI(merged);
+  } catch {
+    /* keep it raw */
+  }
+  const m = matchRoute(req.method, decoded.slice(API_PREFIX.length));
+  if (m?.route || m?.unsupported) {
+    reply.code(308).header('location', merged + (qs === undefined ? '' : `?${qs}`)).send('');
+  } else if (m) {
+    reply.code(200).header('allow', [...m.allowed, 'OPTIONS'].join(', ')).send(httpExceptionBody(405));
+  } else reply.code(404).send(notFoundBody(raw));
+  return true;
+}
+
+function splitUrl(url: string): [string, string | undefined] {
+  const i = url.indexOf('?');
+  return i < 0 ? [url, undefined] : [url.slice(0, i), url.slice(i + 1)];
+}
+
+/** A failure envelope, sent with HTTP 200 — or with its code as the HTTP status on `errorStatus: 'code'` routes (400 for a code that is no error status). */
+function sendError(reply: FastifyReply, spec: RouteSpec | undefined, err: ApiError): FastifyReply {
+  if (spec?.errorStatus === 'code') {
+    const status = err.code >= 400 && err.code <= 599 ? err.code : 400;
+    return reply.code(status).send({ code: err.code, message: err.message });
+  }
+  return reply.code(200).send(errorEnvelope(spec, err));
+}
+
+/**
+ * The key of an embedded-widget request (`beta` routes, bot_api.py): exactly two words, the
+ * second a key; else RAGFlow's 102 answers (HTTP 200).
+ */
+async function betaCaller(api: Api, header: string | undefined): Promise<Ctx | ApiError> {
+  const words = (header ?? '').split(/\s+/).filter(Boolean);
+  if (words.length !== 2) return new ApiError(RetCode.DATA_ERROR, 'Authorization is not valid!');
+  return (await verify(api, words[1]!)) ?? new ApiError(RetCode.DATA_ERROR, 'Authentication error: API key is invalid!"');
+}
+
+/** RAGFlow's `apikey_required` (Dify's retrieval): `{code: 403, message}` with HTTP 403. */
+async function apikeyCaller(api: Api, header: string | undefined): Promise<Ctx | string> {
+  if (!header) return 'Authorization header is missing!';
+  const words = header.split(/\s+/).filter(Boolean);
+  if (words.length < 2) return 'Please check your authorization format.';
+  return (await verify(api, words[1]!)) ?? 'API-KEY is invalid!';
+}
+
+/** RAGFlow's `login_required` / `token_required` / `apikey_required`: the 401 (403) bodies of §1, else `req.ctx`. */
 async function authenticate(api: Api, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  const spec = req.routeOptions.config.route;
-  if (!spec) return undefined;
+  const spec: { auth: AuthKind } | undefined = req.routeOptions.config.route ?? req.routeOptions.config.unsupported;
+  if (!spec || spec.auth === 'none' || spec.auth === 'beta') return undefined; // `beta`: checked in the handler, as RAGFlow does
   const header = req.headers.authorization;
+  if (spec.auth === 'apikey') {
+    const who = await apikeyCaller(api, header);
+    if (typeof who === 'string') return reply.code(403).send({ code: RetCode.FORBIDDEN, message: who });
+    req.ctx = who;
+    return undefined;
+  }
   if (spec.auth === 'token') {
     if (!header) return reply.code(401).send(TOKEN_EMPTY_BODY);
     const token = bearerToken('token', header);
@@ -185,11 +271,17 @@ async function handle(
     const body = await readBody(req, spec.body, opts.uploads, !!spec.validates);
     const missing = missingArguments(spec, body);
     if (missing) throw missing;
+    if (spec.auth === 'beta') {
+      const who = await betaCaller(api, req.headers.authorization);
+      if (who instanceof ApiError) throw who;
+      req.ctx = who;
+    }
     const params: Record<string, unknown> = { ...query, ...body };
     for (const [k, v] of Object.entries(path)) {
       if ((spec.bodyWins ?? []).includes(k) && body[k]) continue;
       params[k] = v;
     }
+    Object.assign(params, spec.fixed);
     if (spec.stream) params.signal = abort.signal;
     // OpenAI's clients leave `stream` out of a plain call and ask for JSON: they get JSON (RAGFlow
     // would stream, which they cannot read). Without such an Accept, a missing `stream` streams.
@@ -207,20 +299,26 @@ async function handle(
     switch (spec.envelope) {
       case 'openai':
         return reply.code(spec.status).send(result);
+      case 'raw': {
+        const status = (result as { [HTTP_STATUS_KEY]?: number } | null)?.[HTTP_STATUS_KEY] ?? spec.status;
+        if (typeof result === 'string') return reply.code(status).header('content-type', 'text/html; charset=utf-8').send(result);
+        return reply.code(status).send(result);
+      }
       case 'bytes': {
-        const listed = (await api.call('documents.list', { dataset_id: params.dataset_id, id: params.document_id }, req.ctx)) as { docs: Array<{ name: string }> };
-        const bytes = result as Uint8Array;
-        return reply
-          .code(spec.status)
-          .header('content-type', 'application/octet-stream')
-          .header('content-disposition', contentDisposition(listed.docs[0]?.name ?? String(params.document_id)))
-          .send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        const bytes = result as Uint8Array & { [FILE_INFO_KEY]?: FileInfo };
+        const info = bytes[FILE_INFO_KEY] ?? {};
+        reply.code(spec.status).header('content-type', info.contentType ?? 'application/octet-stream');
+        if (info.disposition !== 'none') {
+          reply.header('content-disposition', info.disposition === 'inline' || !info.name ? info.disposition ?? 'attachment' : contentDisposition(info.name));
+        }
+        if (info.disposition === 'attachment' && !info.name) reply.header('x-content-type-options', 'nosniff');
+        return reply.send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       }
       default:
         return reply.code(spec.status).send(successEnvelope(spec, result));
     }
   } catch (e) {
-    if (e instanceof ApiError) return reply.code(200).send(errorEnvelope(spec, e));
+    if (e instanceof ApiError) return sendError(reply, spec, e);
     throw e;
   }
 }

@@ -132,5 +132,18 @@ export async function readBody(req: FastifyRequest, kind: BodyKind, limits: Uplo
         if (lenient && e instanceof ApiError) return {};
         throw e;
       }
+    case 'json-args':
+      try {
+        return await lenientJson(req);
+      } catch (e) {
+        if (e instanceof ApiError) throw argument(`invalid or malformed arguments: ${pyStrOf(e.message)}; `);
+        throw e;
+      }
   }
+}
+
+/** `str(e)` of the exception whose repr a lenient read reports (Werkzeug's BadRequest, a TypeError, …). */
+function pyStrOf(repr: string): string {
+  if (repr === "<BadRequest '400: Bad Request'>") return '400 Bad Request: The browser (or proxy) sent a request that this server could not understand.';
+  return /^\w+\((['"])(.*)\1\)$/s.exec(repr)?.[2] ?? repr;
 }

@@ -47,6 +47,9 @@ const TABLES: ReadonlyArray<{ name: string; key: readonly string[]; sqliteOrder:
   { name: 'agent_version', key: ['id'], sqliteOrder: 'rowid', pgOrder: 'ord' },
   { name: 'agent_session', key: ['id'], sqliteOrder: 'rowid', pgOrder: 'ord' },
   { name: 'agent_message', key: ['session_id', 'seq'], sqliteOrder: 'rowid', pgOrder: 'session_id, seq' },
+  { name: 'parse_log', key: ['id'], sqliteOrder: 'rowid', pgOrder: 'ord' },
+  { name: 'search', key: ['id'], sqliteOrder: 'rowid', pgOrder: 'ord' },
+  { name: 'chunk_image', key: ['id'], sqliteOrder: 'rowid', pgOrder: 'id' },
 ];
 
 /** PostgreSQL identity columns set past the copied ids (new rows must not reuse them). */
@@ -184,6 +187,8 @@ function pgTarget(s: PgStore): Target {
         names = [...cols, 'vector'];
       } else if (t.name === 'memory_message' || t.name === 'embedding_cache') {
         out = rows.map((r) => ({ ...r, vector: hex(r.vector as Buffer | null) }));
+      } else if (t.name === 'chunk_image') {
+        out = rows.map((r) => ({ ...r, data: hex(r.data as Buffer) }));
       }
       // Columns by name, typed by the table (json_populate_recordset); rows already there are skipped.
       return db.run(`INSERT INTO ${q(t.name)} (${names.map(q).join(', ')}) SELECT ${names.map(q).join(', ')} FROM json_populate_recordset(NULL::${q(t.name)}, $1)

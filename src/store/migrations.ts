@@ -377,6 +377,49 @@ export const MIGRATIONS: ReadonlyArray<(db: Database) => void> = [
   (db) => db.exec(`
     ALTER TABLE chunk ADD COLUMN titled INTEGER NOT NULL DEFAULT 1;
   `),
+  // 15: the rest of RAGFlow's REST interface (src/api/routes.ts). `parse_log` is one row per parse
+  // of a document (RAGFlow's pipeline_operation_log, and its id is the parse's task id): written
+  // when the parse is queued, finished from the document's row when it ends. `search` holds search
+  // apps (RAGFlow's search; deleted = status '0'). `chunk_image` keeps the image a chunk was given
+  // (`image_base64`), served as /documents/images/{dataset_id}-{chunk_id}.
+  (db) => db.exec(`
+    CREATE TABLE IF NOT EXISTS parse_log (
+      id TEXT PRIMARY KEY,
+      document_id TEXT NOT NULL,
+      dataset_id TEXT NOT NULL REFERENCES dataset(id) ON DELETE CASCADE,
+      tenant_id TEXT NOT NULL,
+      parser_id TEXT NOT NULL,
+      document_name TEXT NOT NULL,
+      document_suffix TEXT NOT NULL DEFAULT '',
+      document_type TEXT NOT NULL DEFAULT '',
+      source_from TEXT NOT NULL DEFAULT 'local',
+      progress REAL NOT NULL DEFAULT 0,
+      progress_msg TEXT NOT NULL DEFAULT '',
+      process_begin_at INTEGER,
+      process_duration REAL NOT NULL DEFAULT 0,
+      operation_status TEXT NOT NULL DEFAULT '1',
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS parse_log_dataset ON parse_log(dataset_id, create_time);
+    CREATE INDEX IF NOT EXISTS parse_log_open ON parse_log(document_id) WHERE operation_status = '1';
+    CREATE TABLE IF NOT EXISTS search (
+      id TEXT PRIMARY KEY,
+      tenant_id TEXT NOT NULL REFERENCES tenant(id),
+      name TEXT NOT NULL COLLATE NOCASE,
+      description TEXT NOT NULL DEFAULT '',
+      avatar TEXT NOT NULL DEFAULT '',
+      search_config TEXT NOT NULL DEFAULT '{}',
+      status TEXT NOT NULL DEFAULT '1',
+      created_by TEXT NOT NULL,
+      create_time INTEGER NOT NULL, update_time INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS search_tenant ON search(tenant_id, status, create_time);
+    CREATE TABLE IF NOT EXISTS chunk_image (
+      id TEXT PRIMARY KEY,
+      dataset_id TEXT NOT NULL REFERENCES dataset(id) ON DELETE CASCADE,
+      data BLOB NOT NULL
+    );
+  `),
 ];
 
 /**

@@ -7,3 +7,4 @@ export { importOptional, MissingPackageError, OPTIONAL_PACKAGES } from './option
 export type { OptionalPackage } from './optional.js';
 export { clip, serverErrorMessage } from './http.js';
 export { faultPoint } from './fault.js';
+export { VERSION } from './version.js';

@@ -211,7 +211,7 @@ describe('DataSet#update()', () => {
   });
 
   test.for([
-    [{}, 'No properties were modified', 101],
+    [{}, 'No properties were modified', 102],
     [{ name: null }, 'Input should be a valid string', 101],
     [{ name: '' }, 'String should have at least 1 character', 101],
     [{ name: 'emoji 😀' }, 'Basic Multilingual Plane', 101],
@@ -244,7 +244,7 @@ describe('DataSet#update()', () => {
     expect([e.code, e.message]).toEqual([102, "Dataset name 'TAKEN' already exists"]);
   });
 
-  test('embedding_model may change only while the dataset has no chunks', async ({ client }) => {
+  test('embedding_model may change with chunks too (RAGFlow 0.25.6), to an available model only', async ({ client }) => {
     client.registerModel({ type: 'embedding', name: 'e2', factory: 'OpenAI-API-Compatible', base_url: 'http://127.0.0.1:1/v1' });
     const ds = await client.createDataset({ name: 'a' });
     await ds.update({ embedding_model: 'e2@OpenAI-API-Compatible' });
@@ -252,8 +252,15 @@ describe('DataSet#update()', () => {
     await ds.update({ embedding_model: 'ragloom-static-en-256@Builtin' });
     const [doc] = await ds.uploadDocuments([{ display_name: 'a.txt', blob: new TextEncoder().encode('x') }]);
     await doc!.addChunk({ content: 'some text' });
-    const e = await apiError(ds.update({ embedding_model: 'e2@OpenAI-API-Compatible' }));
-    expect([e.code, e.message]).toEqual([102, 'When chunk_num (1) > 0, embedding_model must remain ragloom-static-en-256@Builtin']);
+    await ds.update({ embedding_model: 'e2@OpenAI-API-Compatible' });
+    expect(ds.embedding_model).toBe('e2@OpenAI-API-Compatible');
+    expect(ds.chunk_count).toBe(1);
+    const e = await apiError(ds.update({ embedding_model: 'nope@OpenAI-API-Compatible' }));
+    expect(e.code).toBe(102);
+    expect(e.message).toMatch(/^Unsupported model: <?nope@OpenAI-API-Compatible>?$/);
+    // null keeps the model.
+    await ds.update({ embedding_model: null as never, name: 'a2' });
+    expect(ds.embedding_model).toBe('e2@OpenAI-API-Compatible');
   });
 });
 

@@ -159,7 +159,7 @@ describe('DataSet#listDocuments()', () => {
   test.for([
     [{ name: 'ghost.txt' }, "You don't own the document ghost.txt."],
     [{ id: 'ghost' }, "You don't own the document ghost."],
-    [{ run: ['SOMETIMES'] }, "Invalid filter run status conditions: ['SOMETIMES']"],
+    [{ run: ['SOMETIMES'] }, 'Invalid filter run status conditions: SOMETIMES'],
     [{ id: 'a', ids: ['b'] }, "Cannot use both 'id' and 'ids' parameters at the same time."],
   ])('rejects %j', async (row, { client }) => {
     const [q, msg] = row as unknown as [Record<string, unknown>, string];
@@ -205,7 +205,7 @@ describe('Document#update()', () => {
   });
 
   test.for([
-    [{ name: 'a.pdf' }, "The extension of file can't be changed", 102],
+    [{ name: 'a.pdf' }, "The extension of file can't be changed", 101],
     [{ name: `${'x'.repeat(252)}.txt` }, 'File name must be 255 bytes or less.', 101],
     [{ chunk_count: 5 }, "Can't change `chunk_count`.", 102],
     [{ token_count: 5 }, "Can't change `token_count`.", 102],
@@ -214,8 +214,9 @@ describe('Document#update()', () => {
     [{ chunk_method: 'other_chunk_method' }, "Field: <chunk_method> - Message: <`chunk_method` other_chunk_method doesn't exist> - Value: <other_chunk_method>", 102],
     [{ chunk_method: '' }, '`chunk_method` (empty string) is not valid', 102],
     [{ chunk_method: 'resume' }, "`chunk_method` resume doesn't exist", 102],
-    [{ meta_fields: 'x' }, 'meta_fields must be a dictionary', 102],
-    [{ meta_fields: { a: { b: 1 } } }, 'meta_fields.a', 102],
+    [{ meta_fields: 'x' }, 'Field: <meta_fields> - Message: <Input should be a valid dictionary> - Value: <x>', 102],
+    [{ meta_fields: { a: { b: 1 } } }, "Field: <meta_fields> - Message: <The type is not supported: {'b': 1}> - Value: <{'a': {'b': 1}}>", 102],
+    [{ meta_fields: { a: ['x', null] } }, "Field: <meta_fields> - Message: <The type is not supported in list: ['x', None]> - Value: <{'a': ['x', None]}>", 102],
     [{ parser_config: { bogus: 1 } }, 'Extra inputs are not permitted', 102],
   ])('rejects %j and changes nothing', async (row, { client }) => {
     const [msg0, msg, code] = row as unknown as [Record<string, unknown>, string, number];

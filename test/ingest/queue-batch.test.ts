@@ -122,7 +122,7 @@ describe('ParseQueue batches', () => {
       const files = [0, 1, 2].map((i) => ({ display_name: `a${i}.txt`, blob: enc(note(i)) }));
       const docs = (await api.call('documents.upload', { dataset_id: ds.id, files: [...files, { display_name: 'deep.html', blob: enc(deep) }, { display_name: 'z.txt', blob: enc(note(9)) }] })) as Array<{ id: string; name: string }>;
       const e = api.engine;
-      await e.store.parse.reset(docs.map((d) => d.id));
+      await e.store.parse.reset(docs.map((d) => d.id), e.local.tenantId);
       await queue.enqueue(docs.map((d) => d.id));
       const state = e.db.prepare('SELECT name, run, progress_msg FROM document WHERE id = ?');
       const all = () => docs.map((d) => state.get(d.id) as { name: string; run: string; progress_msg: string });
@@ -146,7 +146,7 @@ describe('ParseQueue batches', () => {
         { display_name: 'small.txt', blob: enc(note(1)) }, { display_name: 'big.txt', blob: enc(prose) },
       ] })) as Array<{ id: string }>;
       const e = api.engine;
-      await e.store.parse.reset([small!.id, big!.id]);
+      await e.store.parse.reset([small!.id, big!.id], e.local.tenantId);
       await queue.enqueue([small!.id, big!.id]);
       const worker = (queue as unknown as { workers: Array<{ pending: Map<number, unknown> }> }).workers[0]!;
       for (const until = Date.now() + 60_000; worker.pending.size < 2 && Date.now() < until;) await new Promise((r) => setTimeout(r, 2));

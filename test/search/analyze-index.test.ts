@@ -55,11 +55,17 @@ describe('metadata filter', () => {
     expect(run('empty', null, 's')).toEqual(['c']);
     expect(run('not empty', null, 's')).toEqual(['a', 'b']);
   });
-  test('no conditions means no filter; bad shapes are rejected', () => {
-    expect(parseMetadataCondition({ conditions: [] })).toBeNull();
+  test("read as RAGFlow reads it: falsy is no filter; a filter without conditions matches nothing; bad shapes fail with RAGFlow's Python errors", () => {
     expect(parseMetadataCondition(null)).toBeNull();
-    expect(() => parseMetadataCondition([])).toThrow(/should be an object/);
-    expect(() => parseMetadataCondition({ logic: 'xor', conditions: [] })).toThrow(/logic/);
+    expect(parseMetadataCondition({})).toBeNull();
+    expect(parseMetadataCondition([])).toBeNull();
+    expect(parseMetadataCondition({ conditions: [] })).toEqual({ logic: 'and', conditions: [] });
+    expect(parseMetadataCondition({ logic: 'xor', conditions: [] })).toEqual({ logic: 'or', conditions: [] });
+    expect(() => parseMetadataCondition([1])).toThrow(`AttributeError("'list' object has no attribute 'get'")`);
+    expect(() => parseMetadataCondition({ conditions: 5 })).toThrow(`TypeError("'int' object is not iterable")`);
+    expect(() => parseMetadataCondition({ conditions: [{ name: 'a', value: 1 }] })).toThrow("KeyError('comparison_operator')");
+    expect(() => parseMetadataCondition({ conditions: ['x'] })).toThrow(`TypeError("string indices must be integers, not 'str'")`);
+    expect(parseMetadataCondition({ conditions: [{ name: 'a', comparison_operator: '~', value: 1 }] })!.conditions[0]!.op).toBeUndefined();
   });
 });
 

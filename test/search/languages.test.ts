@@ -115,7 +115,8 @@ test('a store of analyzer version 2 is upgraded in the background (migration 13)
     UPDATE search_meta SET value = '2' WHERE key = 'analyzer_version'; PRAGMA user_version = 12;`);
   expect(raw.prepare(`SELECT COUNT(*) AS n FROM chunk_fts WHERE chunk_fts MATCH '"一律平等"'`).get()).toEqual({ n: 0 });
   raw.close();
-  expect(SCHEMA_VERSION).toBe(14); // 13: languages; 14: chunk.titled (every chunk of this file keeps its title terms)
+  // 13: languages; 14: chunk.titled (every chunk of this file keeps its title terms); those after it run on open too.
+  expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(14);
 
   client = new Client({ path });
   const q = { dataset_ids: [ds.id], question: 'heated wings in a slipstream', page_size: 10 };

@@ -399,7 +399,11 @@ describe('malformed and mistyped requests', () => {
     const message = String((await api.call('GET', `/messages?memory_id=${memory}`)).body.data[0].message_id);
     const user = (await api.call('POST', '/users', { email: 'fuzz@example.com', nickname: 'Fuzz' })).body.data;
     const agent = (await api.call('POST', '/agents', { title: 'fuzz', dsl: AGENT_DSL })).body.data.id as string;
-    return { dataset_id: datasetId, document_id: docIds[0]!, chunk_id: chunk, chat_id: chat, session_id: session, memory_id: memory, message_id: message, tenant_id: user.tenant_id, agent_id: agent };
+    const search = (await api.call('POST', '/searches', { name: 'fuzz', search_config: { kb_ids: [datasetId] } })).body.data.search_id as string;
+    return {
+      dataset_id: datasetId, document_id: docIds[0]!, chunk_id: chunk, chat_id: chat, session_id: session, memory_id: memory, message_id: message, tenant_id: user.tenant_id,
+      agent_id: agent, search_id: search, task_id: 'f'.repeat(32),
+    };
   }
   const AGENT_DSL = {
     components: {
@@ -408,13 +412,16 @@ describe('malformed and mistyped requests', () => {
     },
   };
   const fill = (path: string, ids: Record<string, string>) => path.replace(/:([A-Za-z_]+)/g, (_m, k: string) => ids[k]!);
-  const JSON_ROUTES = ROUTES.filter((r) => r.body === 'json' || r.body === 'json-strict');
-  // What must never reach a client: a SQLite error, a JavaScript internal, a stack trace.
-  const LEAK = /SqliteError|SQLITE_|Cannot read propert|is not a function|is not iterable|is not defined|\n\s+at \S+ \(/;
+  const JSON_ROUTES = ROUTES.filter((r) => r.body === 'json' || r.body === 'json-strict' || r.body === 'json-args');
+  // What must never reach a client: a SQLite error, a JavaScript internal, a stack trace. (A
+  // Python-like `TypeError("'int' object is not iterable")` is RAGFlow's own answer to a malformed
+  // metadata_condition.)
+  const LEAK = /SqliteError|SQLITE_|Cannot read propert|is not a function|(?<!' object )is not iterable|is not defined|\n\s+at \S+ \(/;
 
   /** Why an answer is not a well-formed RAGFlow answer (or undefined when it is). */
-  function malformedAnswer(res: { status: number; text: string; type: string }, envelope: string): string | undefined {
-    if (res.status !== 200) return `HTTP ${res.status}`;
+  function malformedAnswer(res: { status: number; text: string; type: string }, envelope: string, errorStatus?: 'code'): string | undefined {
+    // `errorStatus: 'code'` routes (Dify's retrieval) send a failure with its code as the HTTP status.
+    if (res.status !== 200 && !(errorStatus === 'code' && [400, 403, 404, 500].includes(res.status))) return `HTTP ${res.status}`;
     if (LEAK.test(res.text)) return 'leaks internals';
     if (res.type.startsWith('text/event-stream')) {
       const events = res.text.split('\n\n').filter(Boolean);
@@ -428,6 +435,7 @@ describe('malformed and mistyped requests', () => {
       return 'not JSON';
     }
     if (envelope === 'openai' && b.object === 'chat.completion') return undefined;
+    if (envelope === 'raw' && res.status === 200) return undefined; // Dify's records: its own shape
     if (typeof b.code !== 'number') return 'no numeric code';
     if (b.code !== 0 && typeof b.message !== 'string') return 'an error without a message';
     return undefined;
@@ -441,7 +449,7 @@ describe('malformed and mistyped requests', () => {
       for (const p of payloads) {
         const res = await fetch(api.base + fill(r.path, ids), { method: r.method, headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json' }, body: p });
         const text = await res.text();
-        const why = malformedAnswer({ status: res.status, text, type: res.headers.get('content-type') ?? '' }, r.envelope);
+        const why = malformedAnswer({ status: res.status, text, type: res.headers.get('content-type') ?? '' }, r.envelope, r.errorStatus);
         if (why) bad.push(`${r.method} ${r.path} ${JSON.stringify(typeof p === 'string' ? p : [...p])}: ${why}: ${text.slice(0, 200)}`);
         else if (JSON.parse(text).code === 0) bad.push(`${r.method} ${r.path} ${JSON.stringify(p)}: accepted`);
       }
@@ -466,6 +474,15 @@ describe('malformed and mistyped requests', () => {
       'users.create': { email: 'v@example.com', nickname: 'V' }, 'tenants.members.add': { user_id: NONE },
       'agents.create': { title: 'a2', dsl: AGENT_DSL }, 'agents.update': { title: 'fuzz' }, 'agentSessions.create': {}, 'agentSessions.delete': { ids: [NONE] },
       'agents.completion': { agent_id: ids.agent_id, query: 'moon?', stream: false },
+      'datasets.search': { question: 'moon', dataset_ids: [ids.dataset_id] }, 'datasets.deleteTags': { tags: ['nope'] }, 'datasets.renameTag': { from_tag: 'a', to_tag: 'b' },
+      'datasets.checkEmbedding': { embd_id: 'ragloom-static-en-256@Builtin' }, 'datasets.updateAutoMetadata': { metadata: [] },
+      'documents.startParsing': { document_ids: [NONE] }, 'documents.stopParsing': { document_ids: [NONE] }, 'documents.updateMetadata': { selector: { document_ids: [] } },
+      'documents.updateMetadataConfig': { metadata: [] }, 'documents.batchUpdateStatus': { doc_ids: [NONE], status: '1' }, 'documents.ingest': { doc_ids: [NONE], run: '0' },
+      'chunks.switch': { chunk_ids: [NONE], available: true }, 'dify.retrieval': { knowledge_id: ids.dataset_id, query: 'moon' },
+      'sessions.feedback': { thumbup: true }, 'chats.recommendation': { question: 'moon' },
+      'searches.create': { name: 's2' }, 'searches.update': { name: 'fuzz', search_config: {} }, 'searches.completion': { question: 'moon?' },
+      'searches.ask': { question: 'moon?', kb_ids: [ids.dataset_id] }, 'searches.retrievalTest': { kb_id: ids.dataset_id, question: 'moon' },
+      'tasks.cancel': { action: 'stop' }, 'agents.updateTags': { tags: 'a' }, 'agents.rerun': { id: NONE, dsl: {}, component_id: 'begin' },
     };
     const datasetFields = ['name', 'avatar', 'description', 'embedding_model', 'permission', 'chunk_method', 'parser_config', 'pagerank'];
     const chatFields = ['name', 'dataset_ids', 'llm_id', 'llm_setting', 'prompt_config', 'icon', 'description', 'similarity_threshold', 'top_n', 'top_k', 'rerank_id', 'llm', 'prompt'];
@@ -488,6 +505,18 @@ describe('malformed and mistyped requests', () => {
       'agents.update': ['title', 'dsl', 'description', 'canvas_type', 'canvas_category', 'release', 'permission', 'avatar', 'tags'],
       'agentSessions.create': ['name', 'user_id', 'release', 'inputs'], 'agentSessions.delete': ['ids', 'delete_all'],
       'agents.completion': ['agent_id', 'query', 'question', 'session_id', 'inputs', 'user_id', 'stream', 'return_trace', 'release'],
+      'datasets.search': ['dataset_ids', 'question', 'doc_ids', 'page', 'size', 'top_k', 'similarity_threshold', 'vector_similarity_weight', 'use_kg', 'cross_languages', 'keyword', 'search_id', 'rerank_id', 'meta_data_filter'],
+      'datasets.deleteTags': ['tags'], 'datasets.renameTag': ['from_tag', 'to_tag'], 'datasets.checkEmbedding': ['embd_id', 'check_num'],
+      'datasets.updateAutoMetadata': ['metadata', 'built_in_metadata'],
+      'documents.startParsing': ['document_ids'], 'documents.stopParsing': ['document_ids'], 'documents.updateMetadata': ['selector', 'updates', 'deletes'],
+      'documents.updateMetadataConfig': ['metadata'], 'documents.batchUpdateStatus': ['doc_ids', 'status'], 'documents.ingest': ['doc_ids', 'run', 'delete'],
+      'chunks.switch': ['chunk_ids', 'available_int', 'available'],
+      'dify.retrieval': ['knowledge_id', 'query', 'retrieval_setting', 'metadata_condition', 'use_kg'],
+      'sessions.feedback': ['thumbup', 'feedback'], 'chats.recommendation': ['question', 'search_id'],
+      'searches.create': ['name', 'description', 'avatar', 'search_config'], 'searches.update': ['name', 'search_config', 'description', 'avatar'],
+      'searches.completion': ['question', 'kb_ids'], 'searches.ask': ['question', 'kb_ids', 'search_id'],
+      'searches.retrievalTest': ['kb_id', 'question', 'page', 'size', 'top_k', 'similarity_threshold', 'vector_similarity_weight', 'doc_ids', 'rerank_id', 'keyword', 'highlight', 'search_id'],
+      'tasks.cancel': ['action'], 'agents.updateTags': ['tags'], 'agents.rerun': ['id', 'dsl', 'component_id'],
     };
     const values: unknown[] = [-1, 1e308, 'x', '', ['x'], [null], { a: 1 }, null, false];
     const bad: string[] = [];
@@ -501,7 +530,7 @@ describe('malformed and mistyped requests', () => {
           });
           const text = await res.text();
           sent++;
-          const why = malformedAnswer({ status: res.status, text, type: res.headers.get('content-type') ?? '' }, r.envelope);
+          const why = malformedAnswer({ status: res.status, text, type: res.headers.get('content-type') ?? '' }, r.envelope, r.errorStatus);
           if (why) bad.push(`${r.method} ${r.path} ${f}=${JSON.stringify(v)}: ${why}: ${text.slice(0, 200)}`);
         }
       }

@@ -41,7 +41,7 @@ describe('ROUTES', () => {
   });
 
   it('one row per method and path; every row is documented', () => {
-    const keys = ROUTES.map((r) => `${r.method} ${r.path}`);
+    const keys = ROUTES.map((r) => `${r.method} ${r.prefix ?? ''}${r.path}`);
     expect(new Set(keys).size).toBe(keys.length);
     for (const r of ROUTES) {
       expect(r.source.length).toBeGreaterThan(0);
@@ -71,7 +71,7 @@ describe('query strings', () => {
       page: 2, page_size: 10, desc: false, suffix: ['md', 'txt'], run: ['DONE', '1'], ids: ['a'],
     });
     expect(() => q('documents.list', 'page=1.5')).toThrow(new ApiError(100, 'ValueError("invalid literal for int() with base 10: \'1.5\'")'));
-    expect(q('datasets.list', 'page=3&desc=yes&include_parsing_status=0&ext={}&extra=1&page_size=x')).toEqual({ page: 3, desc: true, include_parsing_status: false, extra: '1', page_size: 'x' });
+    expect(q('datasets.list', 'page=3&desc=yes&include_parsing_status=0&ext={}&extra=1&page_size=x')).toEqual({ page: 3, desc: true, include_parsing_status: false, ext: '{}', extra: '1', page_size: 'x' });
     expect(q('chats.list', 'desc=TRUE&owner_ids=a&owner_ids=b')).toEqual({ desc: true, owner_ids: ['a', 'b'] });
     expect(q('messages.search', 'memory_id=a,b&similarity_threshold=.5&top_n=3')).toEqual({ memory_id: ['a', 'b'], similarity_threshold: 0.5, top_n: 3 });
     expect(q('messages.recent', 'memory_id=a&memory_id=b')).toEqual({ memory_id: ['a', 'b'] });
@@ -114,7 +114,8 @@ describe('client-side helpers', () => {
       const r = ROUTE_BY_OP[op]!;
       expect(decodeEnvelope(r, JSON.parse(JSON.stringify(successEnvelope(r, result))))).toEqual({ ok: true, result });
     }
-    expect(successEnvelope(ROUTE_BY_OP['chunks.delete']!, { deleted: 3 })).toEqual({ code: 0 });
+    expect(successEnvelope(ROUTE_BY_OP['chunks.delete']!, undefined)).toEqual({ code: 0 });
+    expect(successEnvelope(ROUTE_BY_OP['chunks.delete']!, { success_count: 2, errors: ['Duplicate chunk ids: c'] })).toEqual({ code: 0, data: { success_count: 2, errors: ['Duplicate chunk ids: c'] } });
     expect(successEnvelope(ROUTE_BY_OP['documents.parse']!, undefined)).toEqual({ code: 0 });
     const partial = Object.defineProperty({ success_count: 1 }, Symbol.for('ragloom.resultMessage'), { value: 'Partially deleted 1 chats with 1 errors' });
     expect(successEnvelope(ROUTE_BY_OP['chats.delete']!, partial)).toEqual({ code: 0, message: 'Partially deleted 1 chats with 1 errors', data: { success_count: 1 } });

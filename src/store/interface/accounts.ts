@@ -24,6 +24,8 @@ export interface UserRow {
   id: string;
   nickname: string;
   email: string;
+  is_superuser: number;
+  create_time: number;
 }
 
 /** A user in a new tenant of its own, with its first API key (hash), as `users.create` makes it. */
@@ -71,6 +73,12 @@ export interface AccountStore {
   hasKey(userId: string, source: string): Promise<boolean>;
   /** Marks the user the admin and, with `key`, stores that key; one transaction. */
   makeAdmin(who: Ctx, key: NewApiKey | null, now: number): Promise<void>;
+  /** Stores another API key of the user in the tenant. */
+  addKey(who: Ctx, key: NewApiKey, time: number): Promise<void>;
+  /** The user's keys in the tenant (what is kept of them), oldest first. */
+  keysOf(who: Ctx): Promise<Array<{ hint: string; source: string; create_time: number }>>;
+  /** Revokes a key (by its sha256) of the user in the tenant; an unknown one changes nothing. */
+  deleteKey(who: Ctx, tokenSha256: string): Promise<void>;
   /** Who a key (by its sha256) acts as; undefined when unknown or its user or tenant is gone. */
   keyOwner(tokenSha256: string): Promise<Ctx | undefined>;
 }

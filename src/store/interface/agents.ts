@@ -86,7 +86,8 @@ export interface AgentListQuery {
   category?: string;
   /** any of these tags (lower case), each a whole item of the comma-separated list */
   tags?: readonly string[];
-  orderby: 'create_time' | 'update_time' | 'title';
+  /** a column of the agent (RAGFlow orders by any field of its UserCanvas) */
+  orderby: keyof AgentRow;
   desc: boolean;
   /** SQL's LIMIT and OFFSET; absent: every row. */
   page?: { limit: number; offset: number };
@@ -102,7 +103,8 @@ export interface AgentSessionListQuery {
   dateColumn: 'create_time' | 'update_time';
   from?: number;
   to?: number;
-  orderby: 'create_time' | 'update_time' | 'name' | 'round' | 'duration' | 'tokens' | 'thumb_up';
+  /** a column of the session (RAGFlow orders by any field of its API4Conversation) */
+  orderby: keyof AgentSessionRow;
   desc: boolean;
   /** SQL's LIMIT and OFFSET; absent: every row. */
   page?: { limit: number; offset: number };
@@ -141,6 +143,13 @@ export interface AgentStore {
   /** The agent, its versions, sessions and their messages. */
   delete(id: string): Promise<void>;
   list(q: AgentListQuery): Promise<{ total: number; rows: AgentRow[] }>;
+  /**
+   * The figures of the sessions of the tenant's agents created in [from, to] (ms), by creation:
+   * `t` its create_time, and its user, tokens, duration, rounds and thumb_up.
+   */
+  sessionFigures(tenantId: string, from: number, to: number): Promise<Array<{ t: number; user_id: string; tokens: number; duration: number; round: number; thumb_up: number }>>;
+  /** The `tags` (comma-separated) of every agent `list` would show for these owners (and category), those with tags only. */
+  tagLists(q: Pick<AgentListQuery, 'tenantIds' | 'ownTenantId' | 'category'>): Promise<string[]>;
   /** Per agent, the create_time of its newest released version (agents without one absent). */
   releaseTimes(agentIds: readonly string[]): Promise<Map<string, number>>;
   /** The update_time of the agent's newest released version, or null. */

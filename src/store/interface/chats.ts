@@ -59,7 +59,8 @@ export interface ChatListQuery {
   name?: string;
   /** a substring of the name, lower case */
   keywords?: string;
-  orderby: 'create_time' | 'update_time' | 'name';
+  /** a column of the chat (RAGFlow orders by any field of its Dialog) */
+  orderby: keyof ChatRow;
   desc: boolean;
   /** SQL's LIMIT and OFFSET; absent: every row. */
   page?: { limit: number; offset: number };
@@ -71,7 +72,8 @@ export interface SessionListQuery {
   /** compared case-insensitively */
   name?: string;
   userId?: string;
-  orderby: 'create_time' | 'update_time' | 'name';
+  /** a column of the session (RAGFlow orders by any field of its Conversation) */
+  orderby: keyof SessionRow;
   desc: boolean;
   /** SQL's LIMIT and OFFSET; absent: every row. */
   page?: { limit: number; offset: number };
@@ -115,4 +117,16 @@ export interface ChatStore {
    * stored messages; then `append` is appended and update_time set.
    */
   saveTurn(sessionId: string, turn: { replace: boolean; append: readonly StoredMessage[]; time: number }): Promise<boolean>;
+  /**
+   * Deletes a question and its answer (the two messages of id `messageId`; the answer's reference
+   * goes with it) and sets the session's update_time, one transaction. 'absent': no message has
+   * that id (nothing changes); 'unanswered': the question is the last message, 'mismatched': the
+   * next message has another id (nothing changes either).
+   */
+  deleteExchange(sessionId: string, messageId: string, time: number): Promise<'deleted' | 'absent' | 'unanswered' | 'mismatched'>;
+  /**
+   * Marks the session's answer of id `messageId` liked (`thumbup`, feedback dropped) or not
+   * (`feedback` kept when given and truthy), one transaction; no such answer: nothing changes.
+   */
+  rateAnswer(sessionId: string, messageId: string, thumbup: boolean, feedback: unknown): Promise<void>;
 }

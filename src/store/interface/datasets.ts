@@ -39,6 +39,10 @@ export interface DatasetListQuery {
   id?: string;
   /** this name, compared case-insensitively */
   name?: string;
+  /** a substring of the name, lower case (the name is compared lowercased) */
+  keywords?: string;
+  /** this chunk method */
+  parser_id?: string;
   orderby: 'create_time' | 'update_time';
   desc: boolean;
   /** SQL's LIMIT and OFFSET: a negative limit is no limit. */
@@ -77,6 +81,8 @@ export interface DatasetStore {
   /** Per dataset, its documents counted by `run` ('0'…'4'; runs without documents absent). */
   runCounts(datasetIds: readonly string[]): Promise<Map<string, Record<string, number>>>;
   update(id: string, changes: DatasetChanges): Promise<void>;
+  /** The total size in bytes of the dataset's documents' files. */
+  filesSize(id: string): Promise<number>;
   /** Every dataset id of the tenant (any status). */
   idsOfTenant(tenantId: string): Promise<string[]>;
   /**

@@ -63,13 +63,16 @@ export interface DocumentListQuery {
   name?: string;
   /** only these ids */
   ids?: readonly string[];
+  /** only documents without metadata (meta_fields `{}`) */
+  noMetadata?: boolean;
   /** a substring of the name, lower case (the name is compared lowercased) */
   keywords?: string;
   suffixes?: readonly string[];
   types?: readonly string[];
   /** run digits */
   runs?: readonly string[];
-  orderby: 'create_time' | 'update_time' | 'name' | 'size';
+  /** a column of the document (RAGFlow orders by any field of its Document) */
+  orderby: keyof DocumentRow;
   desc: boolean;
   /** SQL's LIMIT and OFFSET: a negative limit is no limit. */
   limit: number;
@@ -122,6 +125,14 @@ export interface DocumentStore {
    * chunks' `available`; a new name re-titles the chunks' full-text rows (unless reset).
    */
   update(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, u: DocumentUpdate): Promise<void>;
+  /**
+   * Switches documents on ('1') or off ('0'), their chunks' `available` with them, one
+   * transaction; per id (in order): 'set' (a document of the dataset; written when its status
+   * differs, with update_time `time`), 'absent' (no such document), 'elsewhere' (another dataset's).
+   */
+  setStatus(datasetId: string, ids: readonly string[], status: '0' | '1', time: number): Promise<Array<'set' | 'absent' | 'elsewhere'>>;
+  /** Sets documents' `run` as given and their progress 0, one transaction (the web app's run states other than parse and stop). */
+  setRun(ids: readonly string[], run: string): Promise<void>;
   /** Every document of the dataset. */
   allOf(datasetId: string): Promise<DocumentRow[]>;
   /**
@@ -138,6 +149,19 @@ export interface DocumentStore {
    * the dataset's update_time moves.
    */
   replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, bytes: Uint8Array, time: number): Promise<ReplaceResult>;
+  /**
+   * The suffix, run and meta_fields of the dataset's documents that pass these filters (as in
+   * list), in the order they were stored: what a listing's `type=filter` counts.
+   */
+  facetRows(datasetId: string, f: Pick<DocumentListQuery, 'keywords' | 'runs' | 'types' | 'suffixes'>): Promise<Array<Pick<DocumentRow, 'suffix' | 'run' | 'meta_fields'>>>;
+  /** Every document of the dataset as (id, meta_fields JSON), by creation; with `nonEmpty`, only those with metadata. */
+  metaFieldsOf(datasetId: string, nonEmpty?: boolean): Promise<Array<{ id: string; meta_fields: string }>>;
+  /**
+   * Edits the meta_fields of the dataset's documents among `ids`, one transaction: `edit` (pure,
+   * called inside it) gets each one's row as it is and returns its new meta_fields JSON, or null
+   * to leave it; a written one gets update_time `time`. Returns how many were written.
+   */
+  editMetaFields(datasetId: string, ids: readonly string[], edit: (doc: { id: string; meta_fields: string }) => string | null, time: number): Promise<number>;
   /** Per document id, its meta_fields JSON (absent ids left out). */
   metaFields(ids: readonly string[]): Promise<Map<string, string>>;
   /** Which of `ids` are documents of one of the datasets. */

@@ -6,7 +6,7 @@ export type {
   DocumentRow, NewFile, FileKind, UploadTarget, DocumentListQuery, DocumentChanges, DocumentUpdate, FileBytes, ReplaceResult, DocumentStore,
 } from './documents.js';
 export type { ChunkRow, NewChunk, ChunkRewrite, CachedVector, ChunkStore } from './chunks.js';
-export type { ParseOwner, ParseClaim, ParseDataset, ParseOutcomeRow, ParseWorkStore } from './parse.js';
+export type { ParseOwner, ParseClaim, ParseDataset, ParseOutcomeRow, ParseLogRow, ParseLogOrder, ParseWorkStore } from './parse.js';
 export type { ChatRow, SessionRow, StoredMessage, Transcript, ChatListQuery, SessionListQuery, ChatChanges, ChatStore } from './chats.js';
 export { MemoryFullError } from './memories.js';
 export type {
@@ -18,6 +18,7 @@ export type {
   AgentRow, AgentVersionRow, AgentSessionRow, AgentTurnMessage, VersionSave, AgentListQuery, AgentSessionListQuery, AgentChanges,
   NewAgentSession, AgentStore,
 } from './agents.js';
+export type { SearchAppRow, NewSearchApp, SearchAppListQuery, SearchAppChanges, SearchAppStore } from './search-apps.js';
 export { VECTOR_SOURCES, FTS_COLUMN_WEIGHTS } from './search.js';
 export type {
   FeedName, FeedPosition, FeedAt, CatchUp, LogFollower, ChangeFeed, VectorRow, VectorSink, TermRow, TextTokenizer, PageChunk, FtsTable, FullTextEngine,

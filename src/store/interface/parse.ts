@@ -52,6 +52,33 @@ export interface ParseOutcomeRow {
   began: number;
 }
 
+/**
+ * One parse of a document as its log keeps it (RAGFlow's pipeline_operation_log; its id is also
+ * the parse's task id). `operation_status` reads as now: a row left open whose document is gone
+ * or no longer parsing reads as the document's state, or CANCEL.
+ */
+export interface ParseLogRow {
+  id: string;
+  document_id: string;
+  dataset_id: string;
+  tenant_id: string;
+  parser_id: string;
+  document_name: string;
+  document_suffix: string;
+  document_type: string;
+  source_from: string;
+  progress: number;
+  progress_msg: string;
+  process_begin_at: number | null;
+  process_duration: number;
+  operation_status: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The columns a dataset's parse logs can be ordered by. */
+export type ParseLogOrder = keyof ParseLogRow;
+
 export interface ParseWorkStore {
   /** RUNNING documents, each with its claim when one is stored. */
   running(): Promise<Array<{ id: string; claim: ParseClaim | null }>>;
@@ -59,8 +86,12 @@ export interface ParseWorkStore {
   staleClaims(): Promise<Array<{ id: string; claim: ParseClaim }>>;
   /** Drops these claims (each only while still held by that pid). */
   dropClaims(claims: ReadonlyArray<{ id: string; pid: number }>): Promise<void>;
-  /** Marks documents for parsing: RUNNING, counts zeroed, their datasets' counters lowered by as much. */
-  reset(ids: readonly string[]): Promise<void>;
+  /**
+   * Marks documents for parsing: RUNNING, counts zeroed, their datasets' counters lowered by as
+   * much, and a parse-log row opened for each (of `tenantId`; a row still open for it, a parse
+   * superseded, closed as CANCEL). One transaction.
+   */
+  reset(ids: readonly string[], tenantId: string): Promise<void>;
   /** Claims documents for `owner` (replacing any other claim), stamped `now`. */
   claim(ids: readonly string[], owner: ParseOwner, now: number): Promise<void>;
   /** Drops `pid`'s claims of these documents. */
@@ -78,14 +109,22 @@ export interface ParseWorkStore {
    * with chunks has its old chunks swapped for them (DONE, counts set, `doneLines` logged); one
    * still RUNNING without chunks FAILs (`failLine`, its old chunks and their counts restored); a
    * CANCELed one gets its duration and its counts restored; datasets' counters move by the
-   * differences; `pid`'s claims of all of them are released.
+   * differences; their open parse-log rows finish with the documents' end state; `pid`'s claims
+   * of all of them are released.
    */
   finish(puts: readonly CachedVector[], docs: readonly ParseOutcomeRow[], pid: number, time: number): Promise<void>;
   /**
    * The store refused `finish`: every document still RUNNING FAILs with the line `line` after its
-   * log (counts restored); `pid`'s claims are released. One transaction.
+   * log (counts restored, parse-log rows finished); `pid`'s claims are released. One transaction.
    */
   failAll(docs: ReadonlyArray<Pick<ParseOutcomeRow, 'id' | 'dataset_id' | 'log' | 'seconds'>>, line: string, pid: number): Promise<void>;
-  /** Stops documents' parses: CANCEL, progress 0, their old chunks' counts restored. One transaction. */
+  /** Stops documents' parses: CANCEL, progress 0, their old chunks' counts restored, their parse-log rows finished. One transaction. */
   cancel(ids: readonly string[]): Promise<void>;
+  /** A parse-log row by its id (the parse's task id). */
+  log(id: string): Promise<ParseLogRow | undefined>;
+  /**
+   * A dataset's parse-log rows, ordered by `orderby` (then by insertion, the same way); with
+   * `keywords`, only rows whose document name contains it (lower case; the name lowercased).
+   */
+  logs(datasetId: string, q: { keywords?: string; orderby: ParseLogOrder; desc: boolean }): Promise<ParseLogRow[]>;
 }

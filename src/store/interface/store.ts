@@ -25,6 +25,7 @@ import type { ChatStore } from './chats.js';
 import type { MemoryStore } from './memories.js';
 import type { AgentStore } from './agents.js';
 import type { SearchReader } from './search.js';
+import type { SearchAppStore } from './search-apps.js';
 
 /**
  * Where a store lives, in a form another thread or process can open it from (search threads,
@@ -49,6 +50,13 @@ export interface Store {
   readonly memories: MemoryStore;
   readonly agents: AgentStore;
   readonly search: SearchReader;
+  readonly searchApps: SearchAppStore;
   readonly isOpen: boolean;
+  /**
+   * One small read of a part of the store, for a health check; rejects with the part's error.
+   * 'records': the tables of datasets, documents and the rest; 'search': the full-text index;
+   * 'files': the stored file bytes.
+   */
+  probe(part: 'records' | 'search' | 'files'): Promise<void>;
   close(): Promise<void>;
 }

@@ -58,7 +58,7 @@ export class PgAccounts implements AccountStore {
   }
 
   async getUser(id: string): Promise<UserRow | undefined> {
-    return this.db.one<UserRow>('SELECT id, nickname, email FROM "user" WHERE id = $1', [id]);
+    return this.db.one<UserRow>('SELECT id, nickname, email, is_superuser, create_time FROM "user" WHERE id = $1', [id]);
   }
 
   async isSuperuser(userId: string): Promise<boolean> {
@@ -104,6 +104,18 @@ export class PgAccounts implements AccountStore {
       await t.run('UPDATE "user" SET is_superuser = 1 WHERE id = $1', [who.userId]);
       if (key) await this.insertKey(t, who, key, now);
     });
+  }
+
+  async addKey(who: Ctx, key: NewApiKey, time: number): Promise<void> {
+    await this.db.tx((t) => this.insertKey(t, who, key, time));
+  }
+
+  async keysOf(who: Ctx): Promise<Array<{ hint: string; source: string; create_time: number }>> {
+    return this.db.rows('SELECT hint, source, create_time FROM api_token WHERE user_id = $1 AND tenant_id = $2 ORDER BY create_time, ord', [who.userId, who.tenantId]);
+  }
+
+  async deleteKey(who: Ctx, tokenSha256: string): Promise<void> {
+    await this.db.run('DELETE FROM api_token WHERE token_sha256 = $1 AND tenant_id = $2 AND user_id = $3', [tokenSha256, who.tenantId, who.userId], { idempotent: true });
   }
 
   async keyOwner(tokenSha256: string): Promise<Ctx | undefined> {

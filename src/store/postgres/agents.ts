@@ -7,7 +7,7 @@ import type {
 import { faultPoint, jsonEqual, parseJson } from '../../util/index.js';
 import type { PgDb, PgTx } from './db.js';
 import { lockNames } from './datasets.js';
-import { dir, insertRow, setList, strip, stripAll, valuesOf } from './sql.js';
+import { dir, insertRow, orderColumn, setList, strip, stripAll, valuesOf } from './sql.js';
 
 type P = Record<string, unknown>;
 
@@ -107,8 +107,20 @@ export class PgAgents implements AgentStore {
     const w = where.join(' AND ');
     const total = (await this.db.one<{ n: number }>(`SELECT count(*) AS n FROM agent WHERE ${w}`, p))!.n;
     const d = dir(q.desc);
-    const order = ({ create_time: 'create_time', update_time: 'update_time', title: 'ragloom_nocase(title)' } as const)[q.orderby] ?? 'create_time';
+    const order = orderColumn(q.orderby, ['title']);
     return { total, rows: stripAll(await this.db.rows(`SELECT * FROM agent WHERE ${w} ORDER BY ${order} ${d}, ord ${d}${page(q.page)}`, p)) };
+  }
+
+  async sessionFigures(tenantId: string, from: number, to: number): Promise<Array<{ t: number; user_id: string; tokens: number; duration: number; round: number; thumb_up: number }>> {
+    return this.db.rows(`SELECT s.create_time AS t, s.user_id, s.tokens, s.duration, s.round, s.thumb_up FROM agent_session s JOIN agent a ON a.id = s.agent_id
+      WHERE a.tenant_id = $1 AND s.create_time >= $2 AND s.create_time <= $3 ORDER BY s.create_time, s.ord`, [tenantId, from, to]);
+  }
+
+  async tagLists(q: Pick<AgentListQuery, 'tenantIds' | 'ownTenantId' | 'category'>): Promise<string[]> {
+    const p: unknown[] = [[...q.tenantIds], q.ownTenantId];
+    let sql = "SELECT tags FROM agent WHERE tenant_id = ANY($1) AND (tenant_id = $2 OR permission = 'team') AND tags <> ''";
+    if (q.category) (p.push(q.category), (sql += ` AND canvas_category = $${p.length}`));
+    return (await this.db.rows<{ tags: string }>(`${sql} ORDER BY ord`, p)).map((r) => r.tags);
   }
 
   async releaseTimes(agentIds: readonly string[]): Promise<Map<string, number>> {
@@ -175,7 +187,7 @@ export class PgAgents implements AgentStore {
     const total = (await this.db.one<{ n: number }>(`SELECT count(*) AS n FROM agent_session WHERE ${w}`, p))!.n;
     if (q.page && q.page.limit === 0) return { total, rows: [] };
     const d = dir(q.desc);
-    const order = ({ create_time: 'create_time', update_time: 'update_time', name: 'name', round: 'round', duration: 'duration', tokens: 'tokens', thumb_up: 'thumb_up' } as const)[q.orderby] ?? 'create_time';
+    const order = orderColumn(q.orderby);
     return { total, rows: stripAll(await this.db.rows(`SELECT * FROM agent_session WHERE ${w} ORDER BY ${order} ${d}, ord ${d}${page(q.page)}`, p)) };
   }
 

@@ -3,11 +3,10 @@ import type { ChatChanges, ChatListQuery, ChatRow, ChatStore, SessionListQuery, 
 import { faultPoint, parseJson } from '../../util/index.js';
 import type { PgDb, PgTx } from './db.js';
 import { lockNames } from './datasets.js';
-import { dir, insertRow, setList, strip, stripAll, valuesOf } from './sql.js';
+import { dir, insertRow, orderColumn, setList, strip, stripAll, valuesOf } from './sql.js';
 
 /** chat.name is NOCASE on SQLite (its order folds ASCII case); chat_session.name is not. */
-const ORDER = { create_time: 'create_time', update_time: 'update_time', name: 'ragloom_nocase(name)' } as const;
-const SESSION_ORDER = { create_time: 'create_time', update_time: 'update_time', name: 'name' } as const;
+const CHAT_NOCASE = ['name'];
 
 export class PgChats implements ChatStore {
   constructor(private readonly db: PgDb) {}
@@ -57,7 +56,7 @@ export class PgChats implements ChatStore {
     const w = where.join(' AND ');
     const total = (await this.db.one<{ n: number }>(`SELECT count(*) AS n FROM chat WHERE ${w}`, p))!.n;
     const d = dir(q.desc);
-    let sql = `SELECT * FROM chat WHERE ${w} ORDER BY ${ORDER[q.orderby] ?? 'create_time'} ${d}, ord ${d}`;
+    let sql = `SELECT * FROM chat WHERE ${w} ORDER BY ${orderColumn(q.orderby, CHAT_NOCASE)} ${d}, ord ${d}`;
     if (q.page) sql += ` LIMIT ${q.page.limit < 0 ? 'ALL' : Math.floor(q.page.limit)} OFFSET ${Math.max(0, Math.floor(q.page.offset))}`;
     return { total, rows: stripAll(await this.db.rows(sql, p)) };
   }
@@ -113,7 +112,7 @@ export class PgChats implements ChatStore {
     if (q.name !== undefined) add((k) => `ragloom_nocase(name) = ragloom_nocase(${k})`, q.name);
     if (q.userId !== undefined) add((k) => `user_id = ${k}`, q.userId);
     const d = dir(q.desc);
-    let sql = `SELECT * FROM chat_session WHERE ${where.join(' AND ')} ORDER BY ${SESSION_ORDER[q.orderby] ?? 'create_time'} ${d}, ord ${d}`;
+    let sql = `SELECT * FROM chat_session WHERE ${where.join(' AND ')} ORDER BY ${orderColumn(q.orderby)} ${d}, ord ${d}`;
     if (q.page) sql += ` LIMIT ${q.page.limit < 0 ? 'ALL' : Math.floor(q.page.limit)} OFFSET ${Math.max(0, Math.floor(q.page.offset))}`;
     return stripAll(await this.db.rows(sql, p));
   }
@@ -151,6 +150,34 @@ export class PgChats implements ChatStore {
       if (r.reference !== null) tr.references.push(parseJson<unknown>(r.reference, {}));
     }
     return out;
+  }
+
+  async deleteExchange(sessionId: string, messageId: string, time: number): Promise<'deleted' | 'absent' | 'unanswered' | 'mismatched'> {
+    return this.db.tx(async (t) => {
+      await t.run('SELECT 1 FROM chat_session WHERE id = $1 FOR UPDATE', [sessionId]);
+      const rows = await t.rows<{ seq: number; extra: string }>('SELECT seq, extra FROM chat_message WHERE session_id = $1 ORDER BY seq', [sessionId]);
+      const idOf = (r: { extra: string }) => (JSON.parse(r.extra) as { id?: unknown }).id;
+      const i = rows.findIndex((r) => idOf(r) === messageId);
+      if (i < 0) return 'absent';
+      if (i + 1 >= rows.length) return 'unanswered';
+      if (idOf(rows[i + 1]!) !== messageId) return 'mismatched';
+      await t.run('DELETE FROM chat_message WHERE seq = ANY($1)', [[rows[i]!.seq, rows[i + 1]!.seq]]);
+      await t.run('UPDATE chat_session SET update_time = $1 WHERE id = $2', [time, sessionId]);
+      return 'deleted';
+    });
+  }
+
+  async rateAnswer(sessionId: string, messageId: string, thumbup: boolean, feedback: unknown): Promise<void> {
+    await this.db.tx(async (t) => {
+      const rows = await t.rows<{ seq: number; extra: string }>("SELECT seq, extra FROM chat_message WHERE session_id = $1 AND role = 'assistant' ORDER BY seq FOR UPDATE", [sessionId]);
+      const row = rows.find((r) => (JSON.parse(r.extra) as { id?: unknown }).id === messageId);
+      if (!row) return;
+      const extra = JSON.parse(row.extra) as Record<string, unknown>;
+      extra.thumbup = thumbup;
+      if (thumbup) delete extra.feedback;
+      else if (feedback) extra.feedback = feedback;
+      await t.run('UPDATE chat_message SET extra = $1 WHERE seq = $2', [JSON.stringify(extra), row.seq]);
+    }, { idempotent: true });
   }
 
   async saveTurn(sessionId: string, turn: { replace: boolean; append: readonly StoredMessage[]; time: number }): Promise<boolean> {

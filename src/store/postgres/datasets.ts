@@ -83,12 +83,18 @@ export class PgDatasets implements DatasetStore {
     const where = [visible('$1', '$2'), "d.status = '1'"];
     if (q.id !== undefined) (params.push(q.id), where.push(`d.id = $${params.length}`));
     if (q.name !== undefined) (params.push(q.name), where.push(`ragloom_nocase(d.name) = ragloom_nocase($${params.length})`));
+    if (q.keywords) (params.push(q.keywords), where.push(`strpos(ragloom_nocase(d.name), $${params.length}) > 0`));
+    if (q.parser_id) (params.push(q.parser_id), where.push(`d.parser_id = $${params.length}`));
     const w = where.join(' AND ');
     const total = (await this.db.one<{ n: number }>(`SELECT count(*) AS n FROM dataset d WHERE ${w}`, params))!.n;
     const d = dir(q.desc);
     const rows = await this.db.rows(`SELECT d.* FROM dataset d WHERE ${w} ORDER BY d.${q.orderby === 'update_time' ? 'update_time' : 'create_time'} ${d}, d.ord ${d}
       LIMIT ${limitSql(q.limit)} OFFSET ${Math.max(0, Math.floor(q.offset))}`, params);
     return { total, rows: stripAll(rows) };
+  }
+
+  async filesSize(id: string): Promise<number> {
+    return (await this.db.one<{ n: number }>('SELECT COALESCE(sum(size), 0)::bigint AS n FROM document WHERE dataset_id = $1', [id]))!.n;
   }
 
   async runCounts(datasetIds: readonly string[]): Promise<Map<string, Record<string, number>>> {

@@ -9,7 +9,7 @@ import type { PgDb, PgTx } from './db.js';
 import { BLOB_PART_BYTES, blobInfo, commitBlob, pruneBlobs, readBlob } from './blobs.js';
 import { refreshDatasetCounts, removeDocumentChunks, retitleDocumentChunks } from './chunk-rows.js';
 import { foldAscii } from './names.js';
-import { dir, limitSql, setList, strip, stripAll, valuesOf } from './sql.js';
+import { dir, limitSql, orderColumn, setList, strip, stripAll, valuesOf } from './sql.js';
 
 /** A stored file, read part by part from the database (never more than a part in memory while streaming). */
 class PgFileBytes implements FileBytes {
@@ -122,10 +122,11 @@ export class PgDocuments implements DocumentStore {
     if (q.suffixes?.length) add((k) => `suffix = ANY(${k})`, [...q.suffixes]);
     if (q.types?.length) add((k) => `type = ANY(${k})`, [...q.types]);
     if (q.runs?.length) add((k) => `run = ANY(${k})`, [...q.runs]);
+    if (q.noMetadata) where.push("meta_fields = '{}'");
     const w = where.join(' AND ');
     const total = (await this.db.one<{ n: number }>(`SELECT count(*) AS n FROM document WHERE ${w}`, p))!.n;
     const d = dir(q.desc);
-    const order = ({ create_time: 'create_time', update_time: 'update_time', name: 'name', size: 'size' } as const)[q.orderby] ?? 'create_time';
+    const order = orderColumn(q.orderby);
     const rows = await this.db.rows(`SELECT * FROM document WHERE ${w} ORDER BY ${order} ${d}, ord ${d}
       LIMIT ${limitSql(q.limit)} OFFSET ${Math.max(0, Math.floor(q.offset))}`, p);
     return { total, rows: stripAll(rows) };
@@ -185,6 +186,65 @@ export class PgDocuments implements DocumentStore {
     });
     if (r === 'replaced') faultPoint('replace:committed');
     return r;
+  }
+
+  async setStatus(datasetId: string, ids: readonly string[], status: '0' | '1', time: number): Promise<Array<'set' | 'absent' | 'elsewhere'>> {
+    return this.db.tx(async (t) => {
+      const rows = await t.rows<{ id: string; dataset_id: string; status: string }>('SELECT id, dataset_id, status FROM document WHERE id = ANY($1) ORDER BY id FOR UPDATE', [[...new Set(ids)]]);
+      const by = new Map(rows.map((r) => [r.id, r]));
+      const out: Array<'set' | 'absent' | 'elsewhere'> = [];
+      for (const id of ids) {
+        const doc = by.get(id);
+        if (!doc) out.push('absent');
+        else if (doc.dataset_id !== datasetId) out.push('elsewhere');
+        else {
+          if (doc.status !== status) {
+            await t.run('UPDATE document SET status = $1, update_time = $2 WHERE id = $3', [status, time, id]);
+            await t.run('UPDATE chunk SET available = $1 WHERE document_id = $2', [Number(status), id]);
+            doc.status = status;
+          }
+          out.push('set');
+        }
+      }
+      return out;
+    }, { idempotent: true });
+  }
+
+  async setRun(ids: readonly string[], run: string): Promise<void> {
+    if (ids.length) await this.db.run('UPDATE document SET run = $1, progress = 0 WHERE id = ANY($2)', [run, [...ids]], { idempotent: true });
+  }
+
+  async facetRows(datasetId: string, f: Pick<DocumentListQuery, 'keywords' | 'runs' | 'types' | 'suffixes'>): Promise<Array<Pick<DocumentRow, 'suffix' | 'run' | 'meta_fields'>>> {
+    const p: unknown[] = [datasetId];
+    const where = ['dataset_id = $1'];
+    const add = (sql: (k: string) => string, v: unknown) => (p.push(v), where.push(sql(`$${p.length}`)));
+    if (f.keywords) add((k) => `strpos(ragloom_nocase(name), ${k}) > 0`, f.keywords);
+    if (f.runs?.length) add((k) => `run = ANY(${k})`, [...f.runs]);
+    if (f.types?.length) add((k) => `type = ANY(${k})`, [...f.types]);
+    if (f.suffixes?.length) add((k) => `suffix = ANY(${k})`, [...f.suffixes]);
+    return this.db.rows(`SELECT suffix, run, meta_fields FROM document WHERE ${where.join(' AND ')} ORDER BY ord`, p);
+  }
+
+  async metaFieldsOf(datasetId: string, nonEmpty = false): Promise<Array<{ id: string; meta_fields: string }>> {
+    return this.db.rows(`SELECT id, meta_fields FROM document WHERE dataset_id = $1${nonEmpty ? " AND meta_fields <> '{}'" : ''} ORDER BY create_time, ord`, [datasetId]);
+  }
+
+  async editMetaFields(datasetId: string, ids: readonly string[], edit: (doc: { id: string; meta_fields: string }) => string | null, time: number): Promise<number> {
+    return this.db.tx(async (t) => {
+      const rows = stripAll<DocumentRow>(await t.rows('SELECT * FROM document WHERE id = ANY($1) AND dataset_id = $2 ORDER BY id FOR UPDATE', [[...new Set(ids)], datasetId]));
+      const by = new Map(rows.map((r) => [r.id, r]));
+      let n = 0;
+      for (const id of ids) {
+        const doc = by.get(id);
+        if (!doc) continue;
+        const next = edit(doc);
+        if (next === null) continue;
+        await t.run('UPDATE document SET meta_fields = $1, update_time = $2 WHERE id = $3', [next, time, id]);
+        doc.meta_fields = next;
+        n++;
+      }
+      return n;
+    });
   }
 
   async metaFields(ids: readonly string[]): Promise<Map<string, string>> {

@@ -216,7 +216,8 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
   async searchDocument(documentId: string, terms: readonly string[]): Promise<number[]> {
     await this.sync('chunk_fts');
     if (!terms.length) return [];
-    const match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
+    // Every field RAGFlow's full-text query reads, the title too (as SQLite's store).
+    const match = `{title content keywords questions} : (${terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ')})`;
     return this.mem.prepare(`SELECT f.rowid FROM chunk_fts f JOIN chunk c ON c.rowid = f.rowid WHERE chunk_fts MATCH ? AND c.document_id = ?
       ORDER BY bm25(chunk_fts, 1, 2, 30, 20)`).pluck().all(match, documentId) as number[];
   }

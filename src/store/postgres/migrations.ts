@@ -5,7 +5,7 @@
  * lock, so processes opening one database at once apply each step once. Steps are idempotent too
  * (IF NOT EXISTS, CREATE OR REPLACE). Never edit a released step: add a new one.
  *
- * Stock PostgreSQL ≥ 14, no extension. It mirrors the SQLite schema as of its step 13; a new
+ * Stock PostgreSQL ≥ 14, no extension. It mirrors the SQLite schema as of its step 15; a new
  * SQLite step that adds data must add it here too (a new step here once this one is released).
  * How it maps the SQLite schema:
  * - Text columns are written `TEXT` below and become `text COLLATE "C"`: byte order, as SQLite's
@@ -430,10 +430,53 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `),
   },
   {
+    // SQLite's step 15: the rest of RAGFlow's REST interface (src/api/routes.ts).
+    name: 'parse logs (one per parse of a document), search apps, chunk images',
+    sql: sql(`
+      CREATE TABLE IF NOT EXISTS parse_log (
+        id TEXT PRIMARY KEY,
+        document_id TEXT NOT NULL,
+        dataset_id TEXT NOT NULL REFERENCES dataset(id) ON DELETE CASCADE,
+        tenant_id TEXT NOT NULL,
+        parser_id TEXT NOT NULL,
+        document_name TEXT NOT NULL,
+        document_suffix TEXT NOT NULL DEFAULT '',
+        document_type TEXT NOT NULL DEFAULT '',
+        source_from TEXT NOT NULL DEFAULT 'local',
+        progress double precision NOT NULL DEFAULT 0,
+        progress_msg TEXT NOT NULL DEFAULT '',
+        process_begin_at bigint,
+        process_duration double precision NOT NULL DEFAULT 0,
+        operation_status TEXT NOT NULL DEFAULT '1',
+        create_time bigint NOT NULL, update_time bigint NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS parse_log_dataset ON parse_log (dataset_id, create_time);
+      CREATE INDEX IF NOT EXISTS parse_log_open ON parse_log (document_id) WHERE operation_status = '1';
+      CREATE TABLE IF NOT EXISTS search (
+        id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL REFERENCES tenant(id),
+        name TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        avatar TEXT NOT NULL DEFAULT '',
+        search_config TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL DEFAULT '1',
+        created_by TEXT NOT NULL,
+        create_time bigint NOT NULL, update_time bigint NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS search_tenant ON search (tenant_id, status, create_time);
+      CREATE TABLE IF NOT EXISTS chunk_image (
+        id TEXT PRIMARY KEY,
+        dataset_id TEXT NOT NULL REFERENCES dataset(id) ON DELETE CASCADE,
+        data bytea NOT NULL
+      );
+    `),
+  },
+  {
     name: 'the store interface (issue 29): insertion order of listed rows, parse claims of processes, the feed by topic',
     sql: sql(`
       -- SQLite breaks ties of every ORDER BY with rowid (insertion order): these tables get one.
       ALTER TABLE user_tenant ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE api_token ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
       ALTER TABLE dataset ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
       ALTER TABLE document ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
       ALTER TABLE chat ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
@@ -442,6 +485,8 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE agent ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
       ALTER TABLE agent_version ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
       ALTER TABLE agent_session ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE parse_log ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE search ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
       -- Which process parses which document (interface/parse.ts: pid, host, heartbeat), as SQLite's.
       CREATE TABLE IF NOT EXISTS parse_owner (
         document_id TEXT PRIMARY KEY, pid integer NOT NULL, host TEXT NOT NULL, heartbeat bigint NOT NULL
@@ -464,7 +509,7 @@ export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
 export const PG_TABLES = [
   'meta', 'tenant', 'user', 'user_tenant', 'api_token', 'dataset', 'blob_content', 'blob_part', 'blob', 'document', 'chunk',
   'embedding_cache', 'change_log', 'feed_reader', 'parse_job', 'chat', 'chat_session', 'chat_message', 'memory', 'memory_message',
-  'memory_task', 'agent', 'agent_version', 'agent_session', 'agent_message', 'parse_owner',
+  'memory_task', 'agent', 'agent_version', 'agent_session', 'agent_message', 'parse_log', 'search', 'chunk_image', 'parse_owner',
 ] as const;
 
 /** Advisory lock key of schema changes ('ragl' in ASCII): one process migrates at a time. */

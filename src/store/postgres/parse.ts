@@ -5,15 +5,44 @@
  * write that reads their state first, so a cancel and a finish on two processes take turns.
  */
 import { RUN } from '../interface/index.js';
-import type { CachedVector, DocumentRow, ParseClaim, ParseDataset, ParseOutcomeRow, ParseOwner, ParseWorkStore } from '../interface/index.js';
-import { faultPoint } from '../../util/index.js';
+import type {
+  CachedVector, DocumentRow, ParseClaim, ParseDataset, ParseLogOrder, ParseLogRow, ParseOutcomeRow, ParseOwner, ParseWorkStore,
+} from '../interface/index.js';
+import { faultPoint, newId } from '../../util/index.js';
 import { chunkLanguage, languageSetting } from '../../text/index.js';
 import type { PgDb, PgTx } from './db.js';
 import { removeDocumentChunks, upsertChunks } from './chunk-rows.js';
 import type { PgChunks } from './chunk-store.js';
-import { stripAll } from './sql.js';
+import { dir, orderColumn, stripAll } from './sql.js';
 
 type State = { run: string; chunk_num: number; token_num: number; dataset_id: string };
+
+/** Opens one parse-log row per document being (re)queued; a row still open for it (a parse superseded) is closed as CANCEL (store/parse-log.ts). */
+async function recordParseStarts(t: PgTx, documentIds: readonly string[], tenantId: string): Promise<void> {
+  if (!documentIds.length) return;
+  const now = Date.now();
+  await t.run("UPDATE parse_log SET operation_status = '2', update_time = $1 WHERE document_id = ANY($2) AND operation_status = '1'", [now, [...documentIds]]);
+  // In the order given (their insertion order is the log's).
+  await t.run(`INSERT INTO parse_log (id, document_id, dataset_id, tenant_id, parser_id, document_name, document_suffix, document_type, source_from, create_time, update_time)
+    SELECT x.lid, d.id, d.dataset_id, $2, d.parser_id, d.name, d.suffix, d.type, d.source_type, $3, $3
+    FROM unnest($1::text[], $4::text[]) WITH ORDINALITY AS x(id, lid, k) JOIN document d ON d.id = x.id ORDER BY x.k`,
+  [[...documentIds], tenantId, now, documentIds.map(() => newId())]);
+}
+
+/** Finishes the open parse-log rows of documents no longer RUNNING with their state. */
+async function finishParseLogs(t: PgTx, documentIds: readonly string[]): Promise<void> {
+  if (!documentIds.length) return;
+  await t.run(`UPDATE parse_log l SET operation_status = d.run, progress = d.progress, progress_msg = d.progress_msg, process_begin_at = d.process_begin_at,
+      process_duration = d.process_duration, update_time = $2
+    FROM document d WHERE d.id = l.document_id AND l.document_id = ANY($1) AND l.operation_status = '1' AND d.run <> '1'`, [[...documentIds], Date.now()]);
+}
+
+/** A row as it reads now: one left open whose document is gone or no longer parsing reads as that state, or CANCEL. */
+const PARSE_LOG_SELECT = `SELECT l.id, l.document_id, l.dataset_id, l.tenant_id, l.parser_id, l.document_name, l.document_suffix,
+    l.document_type, l.source_from, l.progress, l.progress_msg, l.process_begin_at, l.process_duration,
+    CASE WHEN l.operation_status = '1' AND (d.id IS NULL OR d.run <> '1') THEN COALESCE(d.run, '2') ELSE l.operation_status END AS operation_status,
+    l.create_time, l.update_time
+  FROM parse_log l LEFT JOIN document d ON d.id = l.document_id`;
 
 /** Document counts set in a transaction, and their datasets' counters moved by the same differences. */
 class Counts {
@@ -68,7 +97,7 @@ export class PgParseWork implements ParseWorkStore {
       [claims.map((c) => c.id), claims.map((c) => c.pid)], { idempotent: true });
   }
 
-  async reset(ids: readonly string[]): Promise<void> {
+  async reset(ids: readonly string[], tenantId: string): Promise<void> {
     await this.db.tx(async (t) => {
       const states = await lockStates(t, ids);
       const counts = new Counts(t);
@@ -76,6 +105,7 @@ export class PgParseWork implements ParseWorkStore {
         WHERE id = ANY($2)`, [RUN.RUNNING, [...states.keys()]]);
       for (const d of states.values()) counts.moved(d.dataset_id, d, 0, 0);
       await counts.apply();
+      await recordParseStarts(t, ids.filter((id) => states.has(id)), tenantId);
     });
   }
 
@@ -161,6 +191,7 @@ export class PgParseWork implements ParseWorkStore {
         await counts.restore(j.id, j.dataset_id, state.get(j.id)!);
       }
       await counts.apply();
+      await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
       faultPoint('parse:done-set');
     });
@@ -180,6 +211,7 @@ export class PgParseWork implements ParseWorkStore {
         }
       }
       await counts.apply();
+      await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
     }, { idempotent: true });
   }
@@ -191,6 +223,19 @@ export class PgParseWork implements ParseWorkStore {
       const counts = new Counts(t);
       for (const [id, d] of state) await counts.restore(id, d.dataset_id, d);
       await counts.apply();
+      await finishParseLogs(t, [...ids]);
     }, { idempotent: true });
+  }
+
+  async log(id: string): Promise<ParseLogRow | undefined> {
+    return this.db.one<ParseLogRow>(`${PARSE_LOG_SELECT} WHERE l.id = $1`, [id]);
+  }
+
+  async logs(datasetId: string, q: { keywords?: string; orderby: ParseLogOrder; desc: boolean }): Promise<ParseLogRow[]> {
+    const p: unknown[] = [datasetId];
+    let where = 'l.dataset_id = $1';
+    if (q.keywords) (p.push(q.keywords), (where += ` AND strpos(ragloom_nocase(l.document_name), $2) > 0`));
+    const d = dir(q.desc);
+    return this.db.rows<ParseLogRow>(`${PARSE_LOG_SELECT} WHERE ${where} ORDER BY ${orderColumn(q.orderby, [], 'l.')} ${d}, l.ord ${d}`, p);
   }
 }

@@ -20,6 +20,7 @@ import { PgChats } from './chats.js';
 import { PgMemories } from './memory-store.js';
 import { PgAgents } from './agents.js';
 import { FeedGate, PgSearch } from './search.js';
+import { PgSearchApps } from './search-apps.js';
 import { PgFullText } from './fulltext.js';
 
 export interface PgStoreOptions extends Omit<PostgresOptions, 'connection'> {
@@ -41,6 +42,7 @@ export class PgStore implements Store {
   readonly memories: PgMemories;
   readonly agents: PgAgents;
   readonly search: PgSearch;
+  readonly searchApps: PgSearchApps;
   private readonly fullText: PgFullText;
   private readonly gate: FeedGate;
 
@@ -65,6 +67,7 @@ export class PgStore implements Store {
     this.memories = new PgMemories(db, wrote);
     this.agents = new PgAgents(db);
     this.search = new PgSearch(db, this.fullText, gate);
+    this.searchApps = new PgSearchApps(db);
   }
 
   /**
@@ -90,6 +93,14 @@ export class PgStore implements Store {
       await db.close();
       throw e;
     }
+  }
+
+  /**
+   * One small read of a part of the store (a health check). Search reads the change feed (each
+   * process's indexes and FTS5 copy follow it), files their parts.
+   */
+  async probe(part: 'records' | 'search' | 'files'): Promise<void> {
+    await this.db.one(`SELECT 1 FROM ${part === 'records' ? 'dataset' : part === 'search' ? 'change_log' : 'blob_part'} LIMIT 1`);
   }
 
   get isOpen(): boolean {

@@ -71,7 +71,7 @@ export class SqliteAccounts implements AccountStore {
   }
 
   async getUser(id: string): Promise<UserRow | undefined> {
-    return this.db.prepare('SELECT id, nickname, email FROM user WHERE id = ?').get(id) as UserRow | undefined;
+    return this.db.prepare('SELECT id, nickname, email, is_superuser, create_time FROM user WHERE id = ?').get(id) as UserRow | undefined;
   }
 
   async isSuperuser(userId: string): Promise<boolean> {
@@ -95,6 +95,19 @@ export class SqliteAccounts implements AccountStore {
   private insertKey(who: Ctx, key: NewApiKey, time: number): void {
     this.db.prepare('INSERT INTO api_token (token_sha256, tenant_id, user_id, create_time, source, hint) VALUES (?, ?, ?, ?, ?, ?)')
       .run(key.token_sha256, who.tenantId, who.userId, time, key.source, key.hint);
+  }
+
+  async addKey(who: Ctx, key: NewApiKey, time: number): Promise<void> {
+    this.c.tx(() => this.insertKey(who, key, time));
+  }
+
+  async keysOf(who: Ctx): Promise<Array<{ hint: string; source: string; create_time: number }>> {
+    return this.db.prepare('SELECT hint, source, create_time FROM api_token WHERE user_id = ? AND tenant_id = ? ORDER BY create_time, rowid')
+      .all(who.userId, who.tenantId) as Array<{ hint: string; source: string; create_time: number }>;
+  }
+
+  async deleteKey(who: Ctx, tokenSha256: string): Promise<void> {
+    this.db.prepare('DELETE FROM api_token WHERE token_sha256 = ? AND tenant_id = ? AND user_id = ?').run(tokenSha256, who.tenantId, who.userId);
   }
 
   async createAccount(a: NewAccount): Promise<void> {

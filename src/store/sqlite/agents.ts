@@ -6,7 +6,7 @@ import type {
   VersionSave,
 } from '../interface/index.js';
 import { faultPoint, jsonEqual, parseJson } from '../../util/index.js';
-import { setList } from './sql.js';
+import { marks, setList } from './sql.js';
 import type { SqliteConn } from './store.js';
 
 type P = Record<string, unknown>;
@@ -105,6 +105,19 @@ export class SqliteAgents implements AgentStore {
   async delete(id: string): Promise<void> {
     // The foreign keys cascade to versions, sessions and their messages.
     this.c.tx(() => this.db.prepare('DELETE FROM agent WHERE id = ?').run(id));
+  }
+
+  async sessionFigures(tenantId: string, from: number, to: number): Promise<Array<{ t: number; user_id: string; tokens: number; duration: number; round: number; thumb_up: number }>> {
+    return this.db.prepare(`SELECT s.create_time AS t, s.user_id AS user_id, s.tokens AS tokens, s.duration AS duration, s.round AS round, s.thumb_up AS thumb_up
+    FROM agent_session s JOIN agent a ON a.id = s.agent_id WHERE a.tenant_id = ? AND s.create_time >= ? AND s.create_time <= ? ORDER BY s.create_time`)
+      .all(tenantId, from, to) as Array<{ t: number; user_id: string; tokens: number; duration: number; round: number; thumb_up: number }>;
+  }
+
+  async tagLists(q: Pick<AgentListQuery, 'tenantIds' | 'ownTenantId' | 'category'>): Promise<string[]> {
+    const args: unknown[] = [...q.tenantIds, q.ownTenantId];
+    let sql = `SELECT tags FROM agent WHERE tenant_id IN (${marks(q.tenantIds.length)}) AND (tenant_id = ? OR permission = 'team') AND tags != ''`;
+    if (q.category) (sql += ' AND canvas_category = ?'), args.push(q.category);
+    return this.db.prepare(sql).pluck().all(...args) as string[];
   }
 
   async list(q: AgentListQuery): Promise<{ total: number; rows: AgentRow[] }> {

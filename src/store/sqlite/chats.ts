@@ -170,4 +170,33 @@ export class SqliteChats implements ChatStore {
     faultPoint('completion:saved');
     return ok;
   }
+
+  async deleteExchange(sessionId: string, messageId: string, time: number): Promise<'deleted' | 'absent' | 'unanswered' | 'mismatched'> {
+    const db = this.db;
+    return this.c.tx(() => {
+      const rows = db.prepare('SELECT seq, extra FROM chat_message WHERE session_id = ? ORDER BY seq').all(sessionId) as Array<{ seq: number; extra: string }>;
+      const idOf = (r: { extra: string }) => (JSON.parse(r.extra) as { id?: unknown }).id;
+      const i = rows.findIndex((r) => idOf(r) === messageId);
+      if (i < 0) return 'absent';
+      if (i + 1 >= rows.length) return 'unanswered';
+      if (idOf(rows[i + 1]!) !== messageId) return 'mismatched';
+      db.prepare('DELETE FROM chat_message WHERE seq IN (?, ?)').run(rows[i]!.seq, rows[i + 1]!.seq);
+      db.prepare('UPDATE chat_session SET update_time = ? WHERE id = ?').run(time, sessionId);
+      return 'deleted';
+    });
+  }
+
+  async rateAnswer(sessionId: string, messageId: string, thumbup: boolean, feedback: unknown): Promise<void> {
+    const db = this.db;
+    this.c.tx(() => {
+      const rows = db.prepare("SELECT seq, extra FROM chat_message WHERE session_id = ? AND role = 'assistant' ORDER BY seq").all(sessionId) as Array<{ seq: number; extra: string }>;
+      const row = rows.find((r) => (JSON.parse(r.extra) as { id?: unknown }).id === messageId);
+      if (!row) return;
+      const extra = JSON.parse(row.extra) as Record<string, unknown>;
+      extra.thumbup = thumbup;
+      if (thumbup) delete extra.feedback;
+      else if (feedback) extra.feedback = feedback;
+      db.prepare('UPDATE chat_message SET extra = ? WHERE seq = ?').run(JSON.stringify(extra), row.seq);
+    });
+  }
 }

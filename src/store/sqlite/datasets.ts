@@ -97,6 +97,14 @@ export class SqliteDatasets implements DatasetStore {
       params.name = q.name;
       where.push('d.name = @name COLLATE NOCASE');
     }
+    if (q.keywords) {
+      params.kw = q.keywords;
+      where.push('instr(LOWER(d.name), @kw) > 0');
+    }
+    if (q.parser_id) {
+      params.parser = q.parser_id;
+      where.push('d.parser_id = @parser');
+    }
     const whereSql = where.join(' AND ');
     const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM dataset d WHERE ${whereSql}`).get(params) as { n: number }).n;
     const dir = q.desc ? 'DESC' : 'ASC';
@@ -121,6 +129,10 @@ export class SqliteDatasets implements DatasetStore {
       const cols = Object.keys(changes);
       this.db.prepare(`UPDATE dataset SET ${setList(cols)} WHERE id = @id`).run({ ...changes, id });
     });
+  }
+
+  async filesSize(id: string): Promise<number> {
+    return (this.db.prepare('SELECT COALESCE(SUM(size), 0) AS n FROM document WHERE dataset_id = ?').get(id) as { n: number }).n;
   }
 
   async idsOfTenant(tenantId: string): Promise<string[]> {

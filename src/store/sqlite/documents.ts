@@ -106,6 +106,7 @@ export class SqliteDocuments implements DocumentStore {
       // Looked up by id, not by scanning the dataset's index (10,000 documents: ~20 ms a page).
       where[0] = '+dataset_id = @ds';
     }
+    if (q.noMetadata) where.push("meta_fields = '{}'");
     if (q.keywords) {
       // instr(), not LIKE: a LIKE pattern over 50,000 bytes fails ("LIKE or GLOB pattern too complex").
       where.push('instr(LOWER(name), @kw) > 0');
@@ -145,6 +146,28 @@ export class SqliteDocuments implements DocumentStore {
       if (typeof sets.name === 'string' && !u.resetChunks) retitleDocumentChunks(db, doc.id, sets.name);
       if (u.resetChunks) refreshDatasetCounts(db, doc.dataset_id);
     });
+  }
+
+  async setStatus(datasetId: string, ids: readonly string[], status: '0' | '1', time: number): Promise<Array<'set' | 'absent' | 'elsewhere'>> {
+    const db = this.db;
+    return this.c.tx(() => {
+      const get = cachedStatement(db, 'SELECT id, dataset_id, status FROM document WHERE id = ?');
+      return ids.map((id) => {
+        const doc = get.get(id) as Pick<DocumentRow, 'id' | 'dataset_id' | 'status'> | undefined;
+        if (!doc) return 'absent';
+        if (doc.dataset_id !== datasetId) return 'elsewhere';
+        if (doc.status !== status) {
+          db.prepare('UPDATE document SET status = ?, update_time = ? WHERE id = ?').run(status, time, id);
+          db.prepare('UPDATE chunk SET available = ? WHERE document_id = ?').run(Number(status), id);
+        }
+        return 'set';
+      });
+    });
+  }
+
+  async setRun(ids: readonly string[], run: string): Promise<void> {
+    const set = cachedStatement(this.db, 'UPDATE document SET run = ?, progress = 0 WHERE id = ?');
+    this.c.tx(() => ids.forEach((id) => set.run(run, id)));
   }
 
   async allOf(datasetId: string): Promise<DocumentRow[]> {
@@ -189,6 +212,37 @@ export class SqliteDocuments implements DocumentStore {
     });
     if (r === 'replaced') faultPoint('replace:committed');
     return r;
+  }
+
+  async facetRows(datasetId: string, f: Pick<DocumentListQuery, 'keywords' | 'runs' | 'types' | 'suffixes'>): Promise<Array<Pick<DocumentRow, 'suffix' | 'run' | 'meta_fields'>>> {
+    const where = ['dataset_id = @ds'];
+    const p: Record<string, unknown> = { ds: datasetId };
+    if (f.keywords) (where.push('instr(LOWER(name), @kw) > 0'), (p.kw = f.keywords));
+    if (f.runs?.length) (where.push('run IN (SELECT value FROM json_each(@runs))'), (p.runs = JSON.stringify(f.runs)));
+    if (f.types?.length) (where.push('type IN (SELECT value FROM json_each(@ty))'), (p.ty = JSON.stringify(f.types)));
+    if (f.suffixes?.length) (where.push('suffix IN (SELECT value FROM json_each(@sf))'), (p.sf = JSON.stringify(f.suffixes)));
+    return this.db.prepare(`SELECT suffix, run, meta_fields FROM document WHERE ${where.join(' AND ')} ORDER BY rowid`).all(p) as Array<Pick<DocumentRow, 'suffix' | 'run' | 'meta_fields'>>;
+  }
+
+  async metaFieldsOf(datasetId: string, nonEmpty = false): Promise<Array<{ id: string; meta_fields: string }>> {
+    return cachedStatement(this.db, `SELECT id, meta_fields FROM document WHERE dataset_id = ?${nonEmpty ? " AND meta_fields != '{}'" : ''} ORDER BY create_time, rowid`)
+      .all(datasetId) as Array<{ id: string; meta_fields: string }>;
+  }
+
+  async editMetaFields(datasetId: string, ids: readonly string[], edit: (doc: { id: string; meta_fields: string }) => string | null, time: number): Promise<number> {
+    const write = cachedStatement(this.db, 'UPDATE document SET meta_fields = ?, update_time = ? WHERE id = ?');
+    return this.c.tx(() => {
+      let n = 0;
+      for (const id of ids) {
+        const doc = this.getNow(datasetId, id);
+        if (!doc) continue;
+        const next = edit(doc);
+        if (next === null) continue;
+        write.run(next, time, id);
+        n++;
+      }
+      return n;
+    });
   }
 
   async metaFields(ids: readonly string[]): Promise<Map<string, string>> {

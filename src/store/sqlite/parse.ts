@@ -2,7 +2,10 @@
 import { cachedStatement, type Db } from '../db.js';
 import { upsertChunks, removeDocumentChunks } from '../chunks.js';
 import { RUN } from '../interface/index.js';
-import type { CachedVector, DocumentRow, ParseClaim, ParseDataset, ParseOutcomeRow, ParseOwner, ParseWorkStore } from '../interface/index.js';
+import type {
+  CachedVector, DocumentRow, ParseClaim, ParseDataset, ParseLogOrder, ParseLogRow, ParseOutcomeRow, ParseOwner, ParseWorkStore,
+} from '../interface/index.js';
+import { recordParseStarts, finishParseLogs, getParseLog, PARSE_LOG_SELECT } from '../parse-log.js';
 import { faultPoint } from '../../util/index.js';
 import { chunkLanguage, languageSetting } from '../../text/index.js';
 import type { SqliteConn } from './store.js';
@@ -76,7 +79,7 @@ export class SqliteParseWork implements ParseWorkStore {
     this.dropClaimsNow(claims);
   }
 
-  async reset(ids: readonly string[]): Promise<void> {
+  async reset(ids: readonly string[], tenantId: string): Promise<void> {
     const db = this.db;
     const cur = cachedStatement(db, 'SELECT dataset_id, chunk_num, token_num FROM document WHERE id = ?');
     const reset = cachedStatement(db, `UPDATE document SET run = ?, progress = 0, progress_msg = '', chunk_num = 0, token_num = 0,
@@ -89,6 +92,7 @@ export class SqliteParseWork implements ParseWorkStore {
         counts.moved(d.dataset_id, d, 0, 0);
       }
       counts.apply();
+      recordParseStarts(db, ids, tenantId);
     });
   }
 
@@ -177,6 +181,7 @@ export class SqliteParseWork implements ParseWorkStore {
         counts.restore(j.id, j.dataset_id, state.get(j)!);
       }
       counts.apply();
+      finishParseLogs(db, docs.map((j) => j.id));
       const del = cachedStatement(db, 'DELETE FROM parse_owner WHERE document_id = ? AND pid = ?');
       for (const j of docs) del.run(j.id, pid);
       faultPoint('parse:done-set');
@@ -200,6 +205,7 @@ export class SqliteParseWork implements ParseWorkStore {
         del.run(j.id, pid);
       }
       counts.apply();
+      finishParseLogs(db, docs.map((j) => j.id));
     });
   }
 
@@ -215,6 +221,19 @@ export class SqliteParseWork implements ParseWorkStore {
         if (d) counts.restore(id, d.dataset_id, d);
       }
       counts.apply();
+      finishParseLogs(db, [...ids]);
     });
+  }
+
+  async log(id: string): Promise<ParseLogRow | undefined> {
+    return getParseLog(this.db, id);
+  }
+
+  async logs(datasetId: string, q: { keywords?: string; orderby: ParseLogOrder; desc: boolean }): Promise<ParseLogRow[]> {
+    const where = ['l.dataset_id = @ds'];
+    const args: Record<string, unknown> = { ds: datasetId };
+    if (q.keywords) (where.push('instr(LOWER(l.document_name), @kw) > 0'), (args.kw = q.keywords));
+    const dir = q.desc ? 'DESC' : 'ASC';
+    return this.db.prepare(`${PARSE_LOG_SELECT} WHERE ${where.join(' AND ')} ORDER BY l.${q.orderby} ${dir}, l.rowid ${dir}`).all(args) as ParseLogRow[];
   }
 }

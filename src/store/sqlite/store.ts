@@ -10,6 +10,7 @@ import { sqliteSearch, type SqliteSearch } from './search.js';
 import { SqliteAccounts } from './accounts.js';
 import { SqliteDatasets } from './datasets.js';
 import { SqliteDocuments } from './documents.js';
+import { SqliteSearchApps } from './search-apps.js';
 import { SqliteChunks } from './chunk-store.js';
 import { SqliteParseWork } from './parse.js';
 import { SqliteMemories } from './memories.js';
@@ -55,6 +56,7 @@ export class SqliteStore implements Store {
   readonly memories: SqliteMemories;
   readonly chats: SqliteChats;
   readonly agents: SqliteAgents;
+  readonly searchApps: SqliteSearchApps;
   protected readonly conn: SqliteConn;
 
   /** Opens (creating and migrating when needed) the database at `path`; throws what SQLite throws. */
@@ -79,10 +81,16 @@ export class SqliteStore implements Store {
     this.memories = new SqliteMemories(this.conn);
     this.chats = new SqliteChats(this.conn);
     this.agents = new SqliteAgents(this.conn);
+    this.searchApps = new SqliteSearchApps(this.conn);
   }
 
   get isOpen(): boolean {
     return this.db.open;
+  }
+
+  async probe(part: 'records' | 'search' | 'files'): Promise<void> {
+    const table = part === 'records' ? 'dataset' : part === 'search' ? 'chunk_fts' : 'blob';
+    this.db.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get();
   }
 
   async close(): Promise<void> {

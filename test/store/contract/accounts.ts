@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { newId } from '../../../src/util/index.js';
 import type { StoreFactory } from './factory.js';
 import { freshStore } from './harness.js';
-import { EMBD } from './seed.js';
+import { EMBD, seedOtherTenant, seedTenant } from './seed.js';
 
 const key = (n: string) => ({ token_sha256: `sha-${n}`, source: 'user', hint: `ragflow-${n}…` });
 
@@ -37,7 +37,7 @@ export function accountsContract(f: StoreFactory): void {
         tenant: { id: u.tenantId, name: "ann's Kingdom", embd_id: EMBD, llm_id: '' }, user: { id: u.userId, nickname: 'ann', email: 'Ann@Example.com', password: '' },
         key: key('ann'), create_time: 1,
       });
-      expect(await s().accounts.getUser(u.userId)).toEqual({ id: u.userId, nickname: 'ann', email: 'Ann@Example.com' });
+      expect(await s().accounts.getUser(u.userId)).toMatchObject({ id: u.userId, nickname: 'ann', email: 'Ann@Example.com', is_superuser: 0 });
       expect(await s().accounts.getUser('nope')).toBeUndefined();
       expect(await s().accounts.emailTaken('ann@example.COM')).toBe(true);
       expect(await s().accounts.emailTaken('bob@example.com')).toBe(false);
@@ -74,6 +74,21 @@ export function accountsContract(f: StoreFactory): void {
       expect(await s().accounts.hasKey(who.userId, 'admin')).toBe(true);
       expect(await s().accounts.keyOwner('sha-admin')).toEqual(who);
       expect(await s().accounts.isSuperuser('nope')).toBe(false);
+    });
+
+    test('API keys: addKey, keysOf (oldest first, only the user\'s in that tenant), deleteKey; probe reads every part', async () => {
+      const who = await seedTenant(s());
+      const other = await seedOtherTenant(s());
+      await s().accounts.addKey(who, { token_sha256: 'k1', source: 'user', hint: 'rag-1…' }, 10);
+      await s().accounts.addKey(who, { token_sha256: 'k2', source: '', hint: 'rag-2…' }, 20);
+      expect(await s().accounts.keysOf(who)).toEqual([{ hint: 'rag-1…', source: 'user', create_time: 10 }, { hint: 'rag-2…', source: '', create_time: 20 }]);
+      expect(await s().accounts.keyOwner('k2')).toEqual(who);
+      await s().accounts.deleteKey(other, 'k1'); // not theirs: nothing happens
+      await s().accounts.deleteKey(who, 'k1');
+      await s().accounts.deleteKey(who, 'unknown');
+      expect((await s().accounts.keysOf(who)).map((k) => k.hint)).toEqual(['rag-2…']);
+      expect(await s().accounts.keyOwner('k1')).toBeUndefined();
+      for (const part of ['records', 'search', 'files'] as const) await expect(s().probe(part)).resolves.toBeUndefined();
     });
   });
 }

@@ -110,5 +110,24 @@ export function agentsContract(f: StoreFactory): void {
       expect(await s().agents.saveTurn(s2, { append: [], dsl: {} }, 400)).toBe(false);
       expect(await s().agents.deleteSessions('another agent', [s1])).toEqual([false]);
     });
+
+    test('tagLists: tags of the agents a list would show (own, others\' team ones), by category; sessionFigures of the tenant\'s agents in a window', async () => {
+      const who = await seedTenant(s());
+      const other = await seedOtherTenant(s());
+      const mine = agent(who.tenantId, 'mine', 1, { tags: 'a,b' });
+      await s().agents.create(mine, save(0, 1));
+      await s().agents.create(agent(who.tenantId, 'untagged', 1), save(0, 1));
+      await s().agents.create(agent(who.tenantId, 'dataflow', 1, { tags: 'c', canvas_category: 'dataflow_canvas' }), save(0, 1));
+      await s().agents.create(agent(other.tenantId, 'shared', 1, { tags: 'b', permission: 'team' }), save(0, 1));
+      await s().agents.create(agent(other.tenantId, 'private', 1, { tags: 'z' }), save(0, 1));
+      expect((await s().agents.tagLists({ tenantIds: [who.tenantId, other.tenantId], ownTenantId: who.tenantId })).sort()).toEqual(['a,b', 'b', 'c']);
+      expect(await s().agents.tagLists({ tenantIds: [who.tenantId], ownTenantId: who.tenantId, category: 'dataflow_canvas' })).toEqual(['c']);
+      await s().agents.createSession({ id: newId(), agent_id: mine.id, user_id: 'u1', dsl: {}, messages: [], version_title: null }, 100);
+      await s().agents.createSession({ id: newId(), agent_id: mine.id, user_id: 'u2', dsl: {}, messages: [], version_title: null }, 200);
+      const [x] = await s().agents.sessionFigures(who.tenantId, 150, 250);
+      expect(x).toEqual({ t: 200, user_id: 'u2', tokens: 0, duration: 0, round: 0, thumb_up: 0 });
+      expect((await s().agents.sessionFigures(who.tenantId, 0, 1000)).map((r) => r.t)).toEqual([100, 200]);
+      expect(await s().agents.sessionFigures(other.tenantId, 0, 1000)).toEqual([]);
+    });
   });
 }

@@ -82,5 +82,36 @@ export function chatsContract(f: StoreFactory): void {
       expect(await s().chats.deleteSessions('another chat', [s1.id])).toEqual([false]);
       expect(await s().chats.getSession(s1.id)).toBeDefined();
     });
+
+    test('deleteExchange: a question and its answer go together (with the reference); absent, unanswered and mismatched change nothing; rateAnswer', async () => {
+      const who = await seedTenant(s());
+      const c = chat(who.tenantId, 'c');
+      await s().chats.create(c);
+      const s1 = session(c.id, 'first', 10);
+      await s().chats.createSession(s1, [{ role: 'assistant', content: 'Hi!' }]);
+      await s().chats.saveTurn(s1.id, { replace: false, append: [
+        { role: 'user', content: 'q1', id: 'm1' }, { role: 'assistant', content: 'a1', id: 'm1', reference: { chunks: [1] } },
+        { role: 'user', content: 'q2', id: 'm2' }, { role: 'assistant', content: 'a2', id: 'other' }, { role: 'user', content: 'q3', id: 'm3' },
+      ], time: 20 });
+      const before = (await s().chats.transcripts([s1.id])).get(s1.id);
+      expect(await s().chats.deleteExchange(s1.id, 'nope', 30)).toBe('absent');
+      expect(await s().chats.deleteExchange(s1.id, 'm2', 30)).toBe('mismatched');
+      expect(await s().chats.deleteExchange(s1.id, 'm3', 30)).toBe('unanswered');
+      expect((await s().chats.transcripts([s1.id])).get(s1.id)).toEqual(before);
+      expect((await s().chats.getSession(s1.id))!.update_time).toBe(20);
+      await s().chats.rateAnswer(s1.id, 'other', false, 'too short');
+      await s().chats.rateAnswer(s1.id, 'm2', true, 'ignored: a question'); // no answer has that id
+      expect(await s().chats.deleteExchange(s1.id, 'm1', 31)).toBe('deleted');
+      const t = (await s().chats.transcripts([s1.id])).get(s1.id)!;
+      expect(t.messages.map((m) => m.content)).toEqual(['Hi!', 'q2', 'a2', 'q3']);
+      expect(t.references).toEqual([]);
+      expect(t.messages[2]).toMatchObject({ id: 'other', thumbup: false, feedback: 'too short' });
+      expect(t.messages[1]).not.toHaveProperty('thumbup');
+      expect((await s().chats.getSession(s1.id))!.update_time).toBe(31);
+      await s().chats.rateAnswer(s1.id, 'other', true, 'dropped');
+      const liked = (await s().chats.transcripts([s1.id])).get(s1.id)!.messages[2]!;
+      expect(liked).toMatchObject({ thumbup: true });
+      expect(liked).not.toHaveProperty('feedback');
+    });
   });
 }

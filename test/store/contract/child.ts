@@ -31,6 +31,17 @@ try {
       out = names;
       break;
     }
+    case 'searchApps.create': {
+      const t = Date.now();
+      const names: string[] = [];
+      for (let i = 0; i < Number(args.n); i++) {
+        names.push(await s.searchApps.create({
+          id: newId(), tenant_id: String(args.tenant), name: String(args.name), description: '', avatar: '', search_config: '{}', created_by: 'u', create_time: t, update_time: t,
+        }));
+      }
+      out = names;
+      break;
+    }
     case 'memories.addRaw': {
       let ok = 0;
       for (let i = 0; i < Number(args.n); i++) {

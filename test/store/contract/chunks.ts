@@ -19,7 +19,7 @@ export function chunksContract(f: StoreFactory): void {
       expect([...(await s().chunks.cachedVectors('n', ['a'])).get('a')!]).toEqual([...vec(4, 3)]);
     });
 
-    test('add: after the last chunk, counted, the same id replaced; a document gone (or of another dataset) gets nothing', async () => {
+    test('add: after the last chunk, counters moved up by it, the same id replaced (and counted again, as RAGFlow counts); a document gone (or of another dataset) gets nothing', async () => {
       const who = await seedTenant(s());
       const ds = await seedDataset(s(), who);
       const other = await seedDataset(s(), who, 'other');
@@ -33,10 +33,12 @@ export function chunksContract(f: StoreFactory): void {
       const again = (await s().chunks.add(ds.id, { ...chunkOf(d!, 'one two three again', 3), id: a.id }))!;
       expect(again.rowid).not.toBe(a.rowid);
       expect(await s().chunks.get(d!.id, a.id)).toMatchObject({ content: 'one two three again' });
-      expect((await s().documents.get(ds.id, d!.id))!.chunk_num).toBe(2);
+      // RAGFlow's increment_chunk_num: one more chunk and its tokens, whether or not the id was there.
+      expect(await s().documents.get(ds.id, d!.id)).toMatchObject({ chunk_num: 3, token_num: 9 });
+      expect(await s().datasets.get(ds.id)).toMatchObject({ chunk_num: 3, token_num: 9 });
       expect(await s().chunks.add(other.id, chunkOf(d!, 'wrong dataset', 4))).toBeUndefined();
       expect(await s().chunks.add(ds.id, chunkOf({ ...d!, id: newId() }, 'no such document', 5))).toBeUndefined();
-      expect((await s().documents.get(ds.id, d!.id))!.chunk_num).toBe(2);
+      expect((await s().documents.get(ds.id, d!.id))!.chunk_num).toBe(3);
     });
 
     test('list by position (no positions last), search by terms, get', async () => {
@@ -58,7 +60,7 @@ export function chunksContract(f: StoreFactory): void {
       expect(await s().chunks.get(e!.id, all.rows[0]!.id)).toBeUndefined();
     });
 
-    test('rewrite keeps the rowid (the id may change) and recounts; a chunk gone or moved to another rowid is refused', async () => {
+    test('rewrite keeps the rowid (the id may change) and moves the token counters by the difference; a chunk gone or moved to another rowid is refused', async () => {
       const who = await seedTenant(s());
       const ds = await seedDataset(s(), who);
       const [d] = await seedDocuments(s(), who, ds, ['d.txt']);
@@ -67,9 +69,72 @@ export function chunksContract(f: StoreFactory): void {
         positions: [[3, 0, 0, 5, 6]], page_num: 3, top: 5, available: false, token_num: 4, vector: vec(DIM, 9) };
       expect(await s().chunks.rewrite({ rowid: a.rowid, id: a.id, document_id: d!.id, dataset_id: ds.id }, c)).toBe(true);
       expect(await s().chunks.get(d!.id, a.id)).toMatchObject({ rowid: a.rowid, content: 'after the rewrite here', tag_kwd: '["t"]', available: 0, page_num: 3, top: 5, token_num: 4 });
-      expect((await s().documents.get(ds.id, d!.id))!.token_num).toBe(4);
+      expect(await s().documents.get(ds.id, d!.id)).toMatchObject({ chunk_num: 1, token_num: 4 });
+      expect(await s().datasets.get(ds.id)).toMatchObject({ chunk_num: 1, token_num: 4 });
       expect(await s().chunks.rewrite({ rowid: a.rowid + 1000, id: a.id, document_id: d!.id, dataset_id: ds.id }, c)).toBe(false);
       expect(await s().chunks.rewrite({ rowid: a.rowid, id: 'gone', document_id: d!.id, dataset_id: ds.id }, c)).toBe(false);
+      expect((await s().documents.get(ds.id, d!.id))!.token_num).toBe(4);
+    });
+
+    test('images: add and rewrite keep a chunk\'s image (image_id <dataset>-<chunk>, doc_type image); image() reads it back', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const [d] = await seedDocuments(s(), who, ds, ['d.txt']);
+      const png = new Uint8Array([137, 80, 78, 71, 1, 2, 3]);
+      const a = (await s().chunks.add(ds.id, chunkOf(d!, 'with a picture', 1), png))!;
+      expect(a).toMatchObject({ image_id: `${ds.id}-${a.id}`, doc_type: 'image' });
+      expect(await s().chunks.image(`${ds.id}-${a.id}`)).toEqual(png);
+      const b = (await s().chunks.add(ds.id, chunkOf(d!, 'without', 2)))!;
+      expect(b.image_id).toBe('');
+      const other = new Uint8Array([9, 9]);
+      expect(await s().chunks.rewrite({ rowid: b.rowid, id: b.id, document_id: d!.id, dataset_id: ds.id }, { ...chunkOf(d!, 'now with one', 3), id: b.id }, other)).toBe(true);
+      expect(await s().chunks.get(d!.id, b.id)).toMatchObject({ image_id: `${ds.id}-${b.id}`, doc_type: 'image' });
+      expect(await s().chunks.image(`${ds.id}-${b.id}`)).toEqual(other);
+      expect(await s().chunks.image('nope-nope')).toBeUndefined();
+    });
+
+    test('list and search by availability; search reads the title too; setAvailable is all or nothing', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const other = await seedDataset(s(), who, 'other');
+      const [d] = await seedDocuments(s(), who, ds, ['report.txt']);
+      const [o] = await seedDocuments(s(), who, other, ['o.txt']);
+      const on = (await s().chunks.add(ds.id, chunkOf(d!, 'alpha on', 1)))!;
+      const off = (await s().chunks.add(ds.id, chunkOf(d!, 'alpha off', 2, { available: false })))!;
+      const elsewhere = (await s().chunks.add(other.id, chunkOf(o!, 'alpha there', 3)))!;
+      const ids = async (q: Promise<{ rows: Array<{ id: string }> }>) => (await q).rows.map((r) => r.id).sort();
+      expect(await ids(s().chunks.list(d!.id, -1, 0, 1))).toEqual([on.id]);
+      expect(await ids(s().chunks.list(d!.id, -1, 0, 0))).toEqual([off.id]);
+      expect((await s().chunks.list(d!.id, -1, 0, null)).total).toBe(2);
+      expect(await ids(s().chunks.search(d!.id, ['alpha'], -1, 0, 0))).toEqual([off.id]);
+      expect((await s().chunks.search(d!.id, ['report'], -1, 0)).total).toBe(2); // the title field (the document's name)
+      expect(await s().chunks.setAvailable(ds.id, [off.id, elsewhere.id], true)).toBe(false);
+      expect((await s().chunks.get(d!.id, off.id))!.available).toBe(0); // none switched
+      expect(await s().chunks.setAvailable(ds.id, [off.id, on.id], false)).toBe(true);
+      expect((await s().chunks.list(d!.id, -1, 0, 0)).total).toBe(2);
+    });
+
+    test('tagCounts over datasets, editTags in one transaction; embeddingSamples and storedVectors', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const other = await seedDataset(s(), who, 'other');
+      const [d] = await seedDocuments(s(), who, ds, ['d.txt']);
+      const [o] = await seedDocuments(s(), who, other, ['o.txt']);
+      const a = (await s().chunks.add(ds.id, chunkOf(d!, 'one', 1, { tag_kwd: ['x', 'y'] })))!;
+      const b = (await s().chunks.add(ds.id, chunkOf(d!, 'two', 2, { tag_kwd: ['x'], available: false })))!;
+      await s().chunks.add(other.id, chunkOf(o!, 'three', 3, { tag_kwd: ['y', 'z'] }));
+      expect(await s().chunks.tagCounts([ds.id])).toEqual([['x', 2], ['y', 1]]);
+      expect(await s().chunks.tagCounts([ds.id, other.id])).toEqual([['x', 2], ['y', 2], ['z', 1]]);
+      await s().chunks.editTags(ds.id, [{ tag: 'x', change: (t) => t.filter((v) => v !== 'x') }, { tag: 'y', change: (t) => [...t, 'w'] }]);
+      expect(await s().chunks.tagCounts([ds.id])).toEqual([['w', 1], ['y', 1]]);
+      expect(await s().chunks.tagCounts([other.id])).toEqual([['y', 1], ['z', 1]]);
+      await expect(s().chunks.editTags(ds.id, [{ tag: 'w', change: (t) => [...t, 'v'] }, { tag: 'y', change: () => { throw new Error('refused'); } }])).rejects.toThrow('refused');
+      expect(await s().chunks.tagCounts([ds.id])).toEqual([['w', 1], ['y', 1]]); // the first edit rolled back too
+      const samples = await s().chunks.embeddingSamples(ds.id, 10);
+      expect(samples.map((c) => [c.id, c.name])).toEqual([[a.id, 'd.txt']]); // switched-on chunks only
+      const vectors = await s().chunks.storedVectors([...samples, { rowid: b.rowid + 1000, vec_dim: DIM }]);
+      expect([...vectors.keys()]).toEqual([a.rowid]);
+      expect([...vectors.get(a.rowid)!].map((x) => x.toFixed(5))).toEqual([...vec(DIM, 1)].map((x) => x.toFixed(5)));
     });
 
     test('rowidsOf and remove: rows and their index entries go, counts follow', async () => {
@@ -83,6 +148,10 @@ export function chunksContract(f: StoreFactory): void {
       await s().chunks.remove(d!, [rows[0]!.rowid, rows[2]!.rowid]);
       expect((await s().chunks.list(d!.id, -1, 0)).rows.map((r) => r.id)).toEqual([rows[1]!.id, rows[3]!.id]);
       expect(await s().documents.get(ds.id, d!.id)).toMatchObject({ chunk_num: 2, token_num: 6 });
+      expect(await s().datasets.get(ds.id)).toMatchObject({ chunk_num: 2, token_num: 6 });
+      // Rows no longer there (deleted meanwhile) are not counted down twice.
+      await s().chunks.remove(d!, [rows[0]!.rowid, rows[1]!.rowid]);
+      expect(await s().documents.get(ds.id, d!.id)).toMatchObject({ chunk_num: 1, token_num: 3 });
       expect((await s().search.termRows([rows[0]!.rowid, rows[1]!.rowid])).has(rows[0]!.rowid)).toBe(false);
       expect((await s().search.vectorRows('chunks', DIM, [rows[0]!.rowid]))[0]![1]).toBeUndefined();
     });

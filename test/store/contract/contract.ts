@@ -16,6 +16,7 @@ import { chatsContract } from './chats.js';
 import { memoriesContract } from './memories.js';
 import { agentsContract } from './agents.js';
 import { searchContract } from './search.js';
+import { searchAppsContract } from './search-apps.js';
 
 export type { StoreFactory };
 
@@ -30,5 +31,6 @@ export function storeContract(f: StoreFactory): void {
     memoriesContract(f);
     agentsContract(f);
     searchContract(f);
+    searchAppsContract(f);
   });
 }

@@ -76,11 +76,25 @@ export function datasetsContract(f: StoreFactory): void {
       expect((await s().datasets.list({ who, orderby: 'create_time', desc: true, limit: 0, offset: 0, id: newId() })).total).toBe(0);
       expect(await s().datasets.idsOfTenant(who.tenantId)).toHaveLength(5);
       const docs = await seedDocuments(s(), who, ds[0]!, ['a.txt', 'b.txt']);
-      await s().parse.reset([docs[0]!.id]);
+      await s().parse.reset([docs[0]!.id], who.tenantId);
       expect(await s().datasets.runCounts([ds[0]!.id, ds[1]!.id])).toEqual(new Map([[ds[0]!.id, { '0': 1, '1': 1 }], [ds[1]!.id, {}]]));
       expect((await s().datasets.live([ds[3]!.id, newId(), ds[1]!.id])).map((d) => d.name)).toEqual(['d3', 'd1']);
       const [l] = await s().datasets.live([ds[1]!.id]);
       expect(l).toEqual({ id: ds[1]!.id, name: 'd1', embd_id: ds[1]!.embd_id, pagerank: 0 });
+    });
+
+    test('list by keywords and chunk method; filesSize sums the documents\' file sizes', async () => {
+      const who = await seedTenant(s());
+      await seedDataset(s(), who, 'Alpha notes');
+      const b = await seedDataset(s(), who, 'beta NOTES', { parser_id: 'qa' });
+      await seedDataset(s(), who, 'gamma');
+      const names = async (q: object) => (await s().datasets.list({ who, orderby: 'create_time', desc: false, limit: -1, offset: 0, ...q })).rows.map((r) => r.name);
+      expect(await names({ keywords: 'notes' })).toEqual(['Alpha notes', 'beta NOTES']);
+      expect(await names({ keywords: 'notes', parser_id: 'qa' })).toEqual(['beta NOTES']);
+      expect(await names({ parser_id: 'naive' })).toEqual(['Alpha notes', 'gamma']);
+      expect(await s().datasets.filesSize(b.id)).toBe(0);
+      await seedDocuments(s(), who, b, ['x.txt', 'y.txt'], (n) => new TextEncoder().encode(n === 'x.txt' ? 'four' : 'sixsix'));
+      expect(await s().datasets.filesSize(b.id)).toBe(10);
     });
 
     test('update writes only the given columns', async () => {

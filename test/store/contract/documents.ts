@@ -68,7 +68,7 @@ export function documentsContract(f: StoreFactory): void {
       const many = await s().documents.getMany(ds.id, [docs[1]!.id, foreign!.id, 'nope']);
       expect([...many.keys()]).toEqual([docs[1]!.id]);
       expect((await s().documents.allOf(ds.id)).length).toBe(4);
-      await s().parse.reset([docs[2]!.id]);
+      await s().parse.reset([docs[2]!.id], who.tenantId);
       const names = async (q: object) => (await s().documents.list({ dataset_id: ds.id, orderby: 'create_time', desc: false, limit: -1, offset: 0, ...q })).rows.map((d) => d.name);
       expect(await names({ orderby: 'name' })).toEqual(['Report.PDF', 'a.txt', 'b.md', 'c.txt']);
       expect(await names({ orderby: 'name', desc: true, limit: 2, offset: 1 })).toEqual(['b.md', 'a.txt']);
@@ -138,10 +138,54 @@ export function documentsContract(f: StoreFactory): void {
       expect(await (await s().documents.file(cur.blob_sha256))!.bytes()).toEqual(enc('new bytes!'));
       expect(await s().documents.file(d!.blob_sha256)).toBeUndefined();
       expect((await s().datasets.get(ds.id))!.update_time).toBe(77);
-      await s().parse.reset([e!.id]);
+      await s().parse.reset([e!.id], who.tenantId);
       expect(await s().documents.replaceContent(e!, enc('x'), 78)).toBe('running');
       expect((await s().documents.get(ds.id, e!.id))!.blob_sha256).toBe(e!.blob_sha256);
       expect(await s().documents.replaceContent({ id: newId(), dataset_id: ds.id }, enc('x'), 79)).toBe('gone');
+    });
+
+    test('setStatus switches the dataset\'s documents and their chunks, one transaction, an outcome per id; setRun', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const other = await seedDataset(s(), who, 'other');
+      const [a, b] = await seedDocuments(s(), who, ds, ['a.txt', 'b.txt']);
+      const [o] = await seedDocuments(s(), who, other, ['o.txt']);
+      const c = (await s().chunks.add(ds.id, chunkOf(a!, 'alpha', 1)))!;
+      expect(await s().documents.setStatus(ds.id, [a!.id, 'nope', o!.id, b!.id], '0', 77)).toEqual(['set', 'absent', 'elsewhere', 'set']);
+      expect(await s().documents.get(ds.id, a!.id)).toMatchObject({ status: '0', update_time: 77 });
+      expect((await s().chunks.get(a!.id, c.id))!.available).toBe(0);
+      expect((await s().documents.get(other.id, o!.id))!.status).toBe('1');
+      expect(await s().documents.setStatus(ds.id, [a!.id], '0', 99)).toEqual(['set']);
+      expect((await s().documents.get(ds.id, a!.id))!.update_time).toBe(77); // unchanged: not written
+      await s().documents.setRun([a!.id, b!.id], RUN.FAIL);
+      expect((await s().documents.getMany(ds.id, [a!.id, b!.id])).get(b!.id)).toMatchObject({ run: RUN.FAIL, progress: 0 });
+    });
+
+    test('metaFieldsOf by creation (all, or those with metadata); editMetaFields reads and writes in one transaction; list without metadata and by any column; facetRows', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const docs = await seedDocuments(s(), who, ds, ['a.txt', 'b.txt', 'c.txt']);
+      const n = await s().documents.editMetaFields(ds.id, [docs[2]!.id, docs[0]!.id, 'nope'], (d) => (d.id === docs[0]!.id ? '{"k":1}' : JSON.stringify({ k: 3 })), 50);
+      expect(n).toBe(2);
+      expect(await s().documents.metaFieldsOf(ds.id)).toEqual([
+        { id: docs[0]!.id, meta_fields: '{"k":1}' }, { id: docs[1]!.id, meta_fields: '{}' }, { id: docs[2]!.id, meta_fields: '{"k":3}' },
+      ]);
+      expect((await s().documents.metaFieldsOf(ds.id, true)).map((d) => d.id)).toEqual([docs[0]!.id, docs[2]!.id]);
+      expect((await s().documents.get(ds.id, docs[0]!.id))!.update_time).toBe(50);
+      expect(await s().documents.editMetaFields(ds.id, [docs[1]!.id], () => null, 60)).toBe(0);
+      expect((await s().documents.get(ds.id, docs[1]!.id))!.update_time).not.toBe(60);
+      await expect(s().documents.editMetaFields(ds.id, [docs[0]!.id, docs[1]!.id], (d) => { if (d.id === docs[1]!.id) throw new Error('refused'); return '{"k":9}'; }, 70)).rejects.toThrow('refused');
+      expect((await s().documents.get(ds.id, docs[0]!.id))!.meta_fields).toBe('{"k":1}');
+      const names = async (q: object) => (await s().documents.list({ dataset_id: ds.id, orderby: 'create_time', desc: false, limit: -1, offset: 0, ...q })).rows.map((d) => d.name);
+      expect(await names({ noMetadata: true })).toEqual(['b.txt']);
+      expect(await names({ noMetadata: true, ids: [docs[0]!.id] })).toEqual([]);
+      await s().documents.setRun([docs[1]!.id], RUN.DONE);
+      expect(await s().documents.facetRows(ds.id, {})).toEqual([
+        { suffix: 'txt', run: RUN.UNSTART, meta_fields: '{"k":1}' }, { suffix: 'txt', run: RUN.DONE, meta_fields: '{}' }, { suffix: 'txt', run: RUN.UNSTART, meta_fields: '{"k":3}' },
+      ]);
+      expect((await s().documents.facetRows(ds.id, { runs: [RUN.DONE], keywords: 'b' })).length).toBe(1);
+      expect(await s().documents.facetRows(ds.id, { suffixes: ['pdf'] })).toEqual([]);
+      expect(await names({ orderby: 'meta_fields', desc: true })).toEqual(['b.txt', 'c.txt', 'a.txt']); // '{}' sorts after '{"k":…'
     });
 
     test('metaFields and inDatasets answer for the ids asked, absent ones left out', async () => {

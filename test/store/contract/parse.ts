@@ -19,7 +19,7 @@ export function parseContract(f: StoreFactory): void {
       const ds = await seedDataset(s(), who);
       const [a, b, c] = await seedDocuments(s(), who, ds, ['a.txt', 'b.txt', 'c.txt']);
       await s().chunks.add(ds.id, chunkOf(a!, 'old chunk of a', 1));
-      await s().parse.reset([a!.id, b!.id]);
+      await s().parse.reset([a!.id, b!.id], who.tenantId);
       expect(await s().documents.get(ds.id, a!.id)).toMatchObject({ run: RUN.RUNNING, chunk_num: 0, token_num: 0, progress: 0, progress_msg: '', process_begin_at: null });
       expect(await s().datasets.get(ds.id)).toMatchObject({ chunk_num: 0, token_num: 0 });
       const sorted = <T extends { id: string }>(xs: T[]) => [...xs].sort((x, y) => x.id.localeCompare(y.id));
@@ -45,7 +45,7 @@ export function parseContract(f: StoreFactory): void {
       const docs = await s().parse.documents([a!.id, 'nope', b!.id]);
       expect([...docs.keys()]).toEqual([a!.id, b!.id]);
       expect(await s().parse.datasets([ds.id, ds.id, 'nope'])).toEqual(new Map([[ds.id, { parser_config: '{"x":1}', embd_id: ds.embd_id, language: ds.language }]]));
-      await s().parse.reset([a!.id]);
+      await s().parse.reset([a!.id], who.tenantId);
       await s().parse.progress([{ id: a!.id, progress: 0.4, msg: 'half', begin: 123 }, { id: b!.id, progress: 0.5, msg: 'ignored', begin: 1 }]);
       await s().parse.progress([{ id: a!.id, progress: 0.6, msg: 'more', begin: null }]);
       expect(await s().documents.get(ds.id, a!.id)).toMatchObject({ progress: 0.6, progress_msg: 'more', process_begin_at: 123 });
@@ -57,7 +57,7 @@ export function parseContract(f: StoreFactory): void {
       const ds = await seedDataset(s(), who);
       const [ok, bad, stopped, idle] = await seedDocuments(s(), who, ds, ['ok.txt', 'bad.txt', 'stopped.txt', 'idle.txt']);
       for (const [d, n] of [[ok, 2], [bad, 1], [stopped, 3]] as const) for (let i = 0; i < n; i++) await s().chunks.add(ds.id, chunkOf(d!, `old chunk ${i} of ${d!.name}`, i));
-      await s().parse.reset([ok!.id, bad!.id, stopped!.id]);
+      await s().parse.reset([ok!.id, bad!.id, stopped!.id], who.tenantId);
       await s().parse.claim([ok!.id, bad!.id, stopped!.id, idle!.id], owner, 1);
       await s().parse.cancel([stopped!.id]);
       expect(await s().documents.get(ds.id, stopped!.id)).toMatchObject({ run: RUN.CANCEL, chunk_num: 3 });
@@ -83,7 +83,7 @@ export function parseContract(f: StoreFactory): void {
       const ds = await seedDataset(s(), who);
       const [a, b] = await seedDocuments(s(), who, ds, ['a.txt', 'b.txt']);
       await s().chunks.add(ds.id, chunkOf(a!, 'old a', 1));
-      await s().parse.reset([a!.id, b!.id]);
+      await s().parse.reset([a!.id, b!.id], who.tenantId);
       await s().parse.claim([a!.id, b!.id], owner, 1);
       const broken = { ...chunkOf(b!, 'bad vector', 2), chunk_order: 0, vector: new Float32Array(0) };
       await expect(s().parse.finish([], [outcome(a!, [{ ...chunkOf(a!, 'new a', 3), chunk_order: 0 }]), outcome(b!, [broken])], owner.pid, 1)).rejects.toThrow();
@@ -97,11 +97,38 @@ export function parseContract(f: StoreFactory): void {
       expect(await s().parse.staleClaims()).toEqual([]);
     });
 
+    test('the parse log: reset opens a row per document (a superseded open one CANCEL), finish and cancel close them; log and logs read them as they are now', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const [a, b, c] = await seedDocuments(s(), who, ds, ['Alpha.txt', 'beta.txt', 'gamma.txt']);
+      await s().parse.reset([a!.id, b!.id, c!.id], who.tenantId);
+      let logs = await s().parse.logs(ds.id, { orderby: 'create_time', desc: false });
+      expect(logs.map((l) => [l.document_name, l.operation_status, l.tenant_id])).toEqual([['Alpha.txt', '1', who.tenantId], ['beta.txt', '1', who.tenantId], ['gamma.txt', '1', who.tenantId]]);
+      const first = logs[0]!;
+      await s().parse.reset([a!.id], who.tenantId); // parsed again while the first parse is open
+      expect((await s().parse.log(first.id))!.operation_status).toBe(RUN.CANCEL);
+      await s().parse.finish([], [
+        { id: a!.id, dataset_id: ds.id, chunks: [{ ...chunkOf(a!, 'done', 1), chunk_order: 0 }], language: 'English', log: [], doneLines: ['done'], failLine: 'x', seconds: 1, began: 1 },
+        { id: b!.id, dataset_id: ds.id, chunks: undefined, language: 'English', log: [], doneLines: [], failLine: 'failed', seconds: 1, began: 1 },
+      ], 1, 5);
+      await s().parse.cancel([c!.id]);
+      logs = await s().parse.logs(ds.id, { orderby: 'create_time', desc: false });
+      expect(logs.map((l) => [l.document_name, l.operation_status])).toEqual([['Alpha.txt', RUN.CANCEL], ['beta.txt', RUN.FAIL], ['gamma.txt', RUN.CANCEL], ['Alpha.txt', RUN.DONE]]);
+      expect((await s().parse.logs(ds.id, { keywords: 'alpha', orderby: 'create_time', desc: true })).map((l) => l.operation_status)).toEqual([RUN.DONE, RUN.CANCEL]);
+      expect((await s().parse.logs(ds.id, { orderby: 'document_name', desc: true })).map((l) => l.document_name)).toEqual(['gamma.txt', 'beta.txt', 'Alpha.txt', 'Alpha.txt']);
+      expect(await s().parse.log('nope')).toBeUndefined();
+      // A row left open whose document is gone reads as CANCEL.
+      await s().parse.reset([b!.id], who.tenantId);
+      await s().documents.delete(ds.id, [b!]);
+      const open = (await s().parse.logs(ds.id, { orderby: 'create_time', desc: true }))[0]!;
+      expect([open.document_name, open.operation_status]).toEqual(['beta.txt', RUN.CANCEL]);
+    });
+
     test('claims by two processes at once are all kept', async () => {
       const who = await seedTenant(s());
       const ds = await seedDataset(s(), who);
       const docs = await seedDocuments(s(), who, ds, Array.from({ length: 40 }, (_, i) => `d${i}.txt`));
-      await s().parse.reset(docs.map((d) => d.id));
+      await s().parse.reset(docs.map((d) => d.id), who.tenantId);
       const at = Date.now() + 1500;
       const pids = await Promise.all([0, 1].map((k) => inChild<number>(s().locator, 'parse.claim', { ids: docs.filter((_, i) => i % 2 === k).map((d) => d.id), host: 'h', at })));
       const running = await s().parse.running();

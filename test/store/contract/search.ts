@@ -81,7 +81,7 @@ export function searchContract(f: StoreFactory): void {
       await x.sync();
       expect([...x.rows.keys()]).toEqual([a.rowid]);
       // A rolled-back write (a swap whose second chunk the store refuses) leaves no change behind.
-      await s().parse.reset([d.id]);
+      await s().parse.reset([d.id], ds.tenant_id);
       const bad = { ...chunkOf(d, 'refused', 4), chunk_order: 1, vector: new Float32Array(0) };
       await expect(s().parse.finish([], [{ id: d.id, dataset_id: ds.id, chunks: [{ ...chunkOf(d, 'fine', 5), chunk_order: 0 }, bad], language: 'English', log: [], doneLines: [], failLine: '', seconds: 0, began: 0 }], 1, 1)).rejects.toThrow();
       expect(await x.sync()).toBe('none');
