@@ -6,7 +6,7 @@
  * inserts, deletes and changes of the watched columns; a re-title, which changes no chunk column,
  * is logged here.
  */
-import { ftsTerms, englishIsV2, languageSetting, type Lang } from '../../text/index.js';
+import { ftsTerms, englishIsV2, languageSetting, type FtsTerms, type Lang } from '../../text/index.js';
 import { faultPoint } from '../../util/index.js';
 import type { ChunkRow, NewChunk } from '../interface/index.js';
 import { storedAnalysis } from '../chunks.js';
@@ -18,6 +18,10 @@ export const CHUNK_COLS = `rowid, id, document_id, dataset_id, content, importan
   chunk_order, page_num, "top", token_num, vec_dim, create_time, create_timestamp, index_text, lang, titled`;
 
 const json = (a: readonly unknown[]): string => (a.length === 0 ? '[]' : JSON.stringify(a));
+
+/** The full-text row of a chunk: the one it came with (analysed by the ingest worker), or analysed here. */
+const termsOf = (c: Pick<NewChunk, 'terms' | 'title' | 'content' | 'index_text' | 'important_keywords' | 'questions' | 'lang'>): FtsTerms =>
+  c.terms ?? ftsTerms(c.title, c.index_text ?? c.content, c.important_keywords, c.questions, c.lang ?? 'en');
 
 /** The dataset's language setting as it is in this transaction. */
 export async function languageNow(t: PgTx, datasetId: string): Promise<ReturnType<typeof languageSetting>> {
@@ -46,15 +50,21 @@ export async function upsertChunks(t: PgTx, chunks: readonly NewChunk[]): Promis
   const ids = (await t.rows<{ r: number }>("SELECT nextval(pg_get_serial_sequence('chunk', 'rowid')) AS r FROM generate_series(1, $1)", [keep.length]))
     .map((x) => x.r).sort((a, b) => a - b);
   const col = <T>(f: (c: NewChunk) => T): T[] => keep.map(f);
+  // The analysed rows, as a JSON list of 4-string lists (unnest cannot take an array of arrays of another length).
+  const terms = JSON.stringify(keep.map(termsOf));
   await t.run(`INSERT INTO chunk (rowid, id, document_id, dataset_id, content, important_keywords, questions, tag_kwd, positions, available, doc_type,
-      chunk_order, page_num, "top", token_num, vec_dim, vector, create_time, create_timestamp, index_text, lang, titled)
-    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[],
-      $12::int[], $13::int[], $14::int[], $15::int[], $16::int[], $17::bytea[], $18::text[], $19::float8[], $20::text[], $21::text[], $22::int[])`, [
+      chunk_order, page_num, "top", token_num, vec_dim, vector, create_time, create_timestamp, index_text, lang, titled, fts)
+    SELECT x.c1, x.c2, x.c3, x.c4, x.c5, x.c6, x.c7, x.c8, x.c9, x.c10, x.c11, x.c12, x.c13, x.c14, x.c15, x.c16, x.c17, x.c18, x.c19, x.c20, x.c21, x.c22,
+      ARRAY(SELECT json_array_elements_text(f.value))
+    FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[],
+      $12::int[], $13::int[], $14::int[], $15::int[], $16::int[], $17::bytea[], $18::text[], $19::float8[], $20::text[], $21::text[], $22::int[]) WITH ORDINALITY
+      AS x(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, k)
+    JOIN json_array_elements($23::json) WITH ORDINALITY AS f(value, k) ON f.k = x.k ORDER BY x.k`, [
     ids, col((c) => c.id), col((c) => c.document_id), col((c) => c.dataset_id), col((c) => c.content), col((c) => json(c.important_keywords)),
     col((c) => json(c.questions)), col((c) => json(c.tag_kwd)), col((c) => json(c.positions)), col((c) => (c.available ? 1 : 0)), col((c) => c.doc_type ?? ''),
     col((c) => c.chunk_order), col((c) => c.page_num ?? 0), col((c) => c.top ?? 0), col((c) => c.token_num), col((c) => c.vector.length),
     col((c) => vectorBytes(c.vector)), col((c) => c.create_time), col((c) => c.create_timestamp),
-    col((c) => (c.index_text !== undefined && c.index_text !== c.content ? c.index_text : null)), col((c) => c.lang ?? 'en'), col((c) => (c.title === '' ? 0 : 1)),
+    col((c) => (c.index_text !== undefined && c.index_text !== c.content ? c.index_text : null)), col((c) => c.lang ?? 'en'), col((c) => (c.title === '' ? 0 : 1)), terms,
   ]);
   faultPoint('chunks.upsert:rows-written');
   return keep.length - replaced;
@@ -92,9 +102,10 @@ export async function rewriteChunk(t: PgTx, rowid: number, c: Omit<NewChunk, 'do
   checkDim(c.vector.length);
   const indexText = c.index_text !== undefined && c.index_text !== c.content ? c.index_text : null;
   await t.run(`UPDATE chunk SET id = $1, content = $2, important_keywords = $3, questions = $4, tag_kwd = $5, positions = $6, available = $7, token_num = $8,
-      vec_dim = $9, vector = $10, index_text = $11, page_num = COALESCE($12, page_num), "top" = COALESCE($13, "top"), lang = $14 WHERE rowid = $15`, [
+      vec_dim = $9, vector = $10, index_text = $11, page_num = COALESCE($12, page_num), "top" = COALESCE($13, "top"), lang = $14, fts = $16 WHERE rowid = $15`, [
     c.id, c.content, JSON.stringify(c.important_keywords), JSON.stringify(c.questions), JSON.stringify(c.tag_kwd), JSON.stringify(c.positions),
     c.available ? 1 : 0, c.token_num, c.vector.length, vectorBytes(c.vector), indexText, c.page_num ?? null, c.top ?? null, c.lang ?? 'en', rowid,
+    [...termsOf(c)], // as SQLite's rewrite indexes it (the title given)
   ]);
   // Its analysis may be all that changed (lang is not watched by the log trigger).
   await logChunks(t, c.dataset_id, [rowid]);
@@ -107,6 +118,15 @@ export async function rewriteChunk(t: PgTx, rowid: number, c: Omit<NewChunk, 'do
  */
 export async function retitleDocumentChunks(t: PgTx, documentId: string): Promise<number> {
   await t.run('UPDATE chunk SET titled = 1 WHERE document_id = $1 AND titled = 0', [documentId]);
+  // Their stored full-text rows get the new title (SQLite rewrites chunk_fts alike).
+  const rows = await t.rows<{ rowid: number; content: string; index_text: string | null; important_keywords: string; questions: string; lang: string | null; name: string }>(
+    `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, c.lang, d.name FROM chunk c JOIN document d ON d.id = c.document_id
+    WHERE c.document_id = $1`, [documentId]);
+  if (rows.length) {
+    const terms = rows.map((r) => [...ftsTerms(r.name, r.index_text ?? r.content, JSON.parse(r.important_keywords) as string[], JSON.parse(r.questions) as string[], storedAnalysis(r.lang))]);
+    await t.run(`UPDATE chunk c SET fts = ARRAY(SELECT json_array_elements_text(f.value)) FROM unnest($1::bigint[]) WITH ORDINALITY AS x(r, k)
+      JOIN json_array_elements($2::json) WITH ORDINALITY AS f(value, k) ON f.k = x.k WHERE c.rowid = x.r`, [rows.map((r) => r.rowid), JSON.stringify(terms)]);
+  }
   const n = await t.run("INSERT INTO change_log (topic, part, rid) SELECT 'chunk', dataset_id, rowid FROM chunk WHERE document_id = $1", [documentId]);
   if (n) await t.run("SELECT pg_notify('ragloom_change', 'chunk')");
   return n;
@@ -119,6 +139,7 @@ export async function reindexSlice(t: PgTx, datasetId: string, after: number, li
     `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, c.lang, CASE WHEN c.titled = 1 THEN COALESCE(d.name, '') ELSE '' END AS title
     FROM chunk c LEFT JOIN document d ON d.id = c.document_id WHERE c.dataset_id = $1 AND c.rowid > $2 ORDER BY c.rowid LIMIT $3`, [datasetId, after, limit]);
   const changed: number[] = [];
+  const newTerms: Array<[number, string[]]> = [];
   const relabel: Array<[number, string]> = [];
   for (const r of rows) {
     const text = r.index_text ?? r.content;
@@ -130,11 +151,18 @@ export async function reindexSlice(t: PgTx, datasetId: string, after: number, li
     if (r.lang === null && want === 'en' && [r.title, text, r.important_keywords, r.questions].every(englishIsV2)) continue;
     const old = ftsTerms(r.title, text, keywords, questions, storedAnalysis(r.lang));
     const terms = ftsTerms(r.title, text, keywords, questions, want);
-    if (terms.some((x, i) => x !== old[i])) changed.push(r.rowid);
+    if (terms.some((x, i) => x !== old[i])) {
+      changed.push(r.rowid);
+      newTerms.push([r.rowid, [...terms]]);
+    }
   }
   if (relabel.length) {
     await t.run('UPDATE chunk c SET lang = x.l FROM unnest($1::bigint[], $2::text[]) AS x(r, l) WHERE c.rowid = x.r',
       [relabel.map((x) => x[0]), relabel.map((x) => x[1])]);
+  }
+  if (newTerms.length) {
+    await t.run(`UPDATE chunk c SET fts = ARRAY(SELECT json_array_elements_text(f.value)) FROM unnest($1::bigint[]) WITH ORDINALITY AS x(r, k)
+      JOIN json_array_elements($2::json) WITH ORDINALITY AS f(value, k) ON f.k = x.k WHERE c.rowid = x.r`, [newTerms.map((x) => x[0]), JSON.stringify(newTerms.map((x) => x[1]))]);
   }
   await logChunks(t, datasetId, changed);
   return { last: rows.length ? rows[rows.length - 1]!.rowid : null, rewritten: changed.length };

@@ -49,10 +49,12 @@ const LOAD_PAGE = 5_000;
 interface ChunkText {
   rowid: number; document_id: string; content: string; index_text: string | null; important_keywords: string; questions: string;
   titled: number; lang: string | null; name: string | null;
+  /** The stored full-text row (null: analyse the row). */
+  fts: string[] | null;
 }
 interface MessageText { id: number; memory_id: string; agent_id: string; session_id: string; user_id: string; content: string; status: number; forget_at: number | null }
 
-const CHUNK_SQL = `SELECT c.rowid, c.document_id, c.content, c.index_text, c.important_keywords, c.questions, c.titled, c.lang, d.name
+const CHUNK_SQL = `SELECT c.rowid, c.document_id, c.content, c.index_text, c.important_keywords, c.questions, c.titled, c.lang, d.name, c.fts
   FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
 const MESSAGE_SQL = 'SELECT id, memory_id, agent_id, session_id, user_id, content, status, forget_at FROM memory_message';
 
@@ -202,7 +204,8 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
     if (r.name !== null) this.mem.prepare('INSERT INTO document (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name').run(r.document_id, r.name);
     this.mem.prepare('INSERT INTO chunk (rowid, document_id, content, index_text, important_keywords, questions, titled, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(r.rowid, r.document_id, r.content, r.index_text, r.important_keywords, r.questions, r.titled, r.lang);
-    this.mem.prepare('INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(BigInt(r.rowid), ...chunkTerms({ ...r, title }));
+    const terms = r.fts && r.fts.length === 4 ? r.fts : chunkTerms({ ...r, title });
+    this.mem.prepare('INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(BigInt(r.rowid), terms[0], terms[1], terms[2], terms[3]);
     this.mem.prepare('INSERT INTO vec_log (rid) VALUES (?)').run(r.rowid);
   }
 

@@ -494,6 +494,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX IF NOT EXISTS parse_owner_pid ON parse_owner (pid, host);
       -- A follower of one topic reads past the other topic's rows through this index.
       CREATE INDEX IF NOT EXISTS change_log_topic ON change_log (topic, txid, seq);
+      -- A chunk's analysed full-text row (title, content, keywords, questions), as SQLite's chunk_fts
+      -- holds it: written with the chunk (the ingest worker analysed it already), so a process that
+      -- loads its FTS5 copy reads terms instead of analysing every chunk again. NULL: not stored
+      -- (a copied store): the reader analyses the row.
+      ALTER TABLE chunk ADD COLUMN IF NOT EXISTS fts text[];
       -- The dimensions chunks are stored with (SearchReader.chunkDims), read by skipping through it.
       CREATE INDEX IF NOT EXISTS chunk_vec_dim ON chunk (vec_dim);
       -- A chunk's lang alone no longer logs it: a re-index slice logs the rows whose terms change
