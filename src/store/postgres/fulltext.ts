@@ -16,6 +16,7 @@
 import Database from 'better-sqlite3';
 import type { FtsTable, FullTextEngine } from '../interface/index.js';
 import { SqliteFullText } from '../sqlite/fulltext.js';
+import { cachedStatement as stmt } from '../db.js';
 import { ftsTerms } from '../../text/index.js';
 import type { PgDb } from './db.js';
 import { feedStart, readFeed, type FeedPosition } from './feed.js';
@@ -126,14 +127,16 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
     await this.db.tx(async (t) => {
       const head = await feedStart(t);
       this.clear(table);
+      const docs = new Set<string>();
       let after = 0;
       for (;;) {
         const rows = table === 'chunk_fts'
           ? await t.rows<ChunkText>(`${CHUNK_SQL} WHERE c.rowid > $1 ORDER BY c.rowid LIMIT ${LOAD_PAGE}`, [after])
           : await t.rows<MessageText>(`${MESSAGE_SQL} WHERE id > $1 ORDER BY id LIMIT ${LOAD_PAGE}`, [after]);
         if (!rows.length) break;
+        // A load logs nothing per row: the clear above changed the statistics' key already.
         this.mem.transaction(() => {
-          for (const r of rows) table === 'chunk_fts' ? this.putChunk(r as ChunkText) : this.putMessage(r as MessageText);
+          for (const r of rows) table === 'chunk_fts' ? this.putChunk(r as ChunkText, docs) : this.putMessage(r as MessageText, true);
         })();
         after = table === 'chunk_fts' ? (rows[rows.length - 1] as ChunkText).rowid : (rows[rows.length - 1] as MessageText).id;
         if (rows.length < LOAD_PAGE) break;
@@ -193,27 +196,31 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
   private drop(table: FtsTable, id: number): void {
     const rows = table === 'chunk_fts' ? 'chunk' : 'memory_message';
     const key = table === 'chunk_fts' ? 'rowid' : 'id';
-    if (!this.mem.prepare(`SELECT 1 FROM ${rows} WHERE ${key} = ?`).get(id)) return;
-    this.mem.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(BigInt(id));
-    this.mem.prepare(`DELETE FROM ${rows} WHERE ${key} = ?`).run(id);
-    this.mem.prepare(`INSERT INTO ${table === 'chunk_fts' ? 'vec_log' : 'memory_vec_log'} (rid) VALUES (?)`).run(id);
+    if (!stmt(this.mem, `SELECT 1 FROM ${rows} WHERE ${key} = ?`).get(id)) return;
+    stmt(this.mem, `DELETE FROM ${table} WHERE rowid = ?`).run(BigInt(id));
+    stmt(this.mem, `DELETE FROM ${rows} WHERE ${key} = ?`).run(id);
+    stmt(this.mem, `INSERT INTO ${table === 'chunk_fts' ? 'vec_log' : 'memory_vec_log'} (rid) VALUES (?)`).run(id);
   }
 
-  private putChunk(r: ChunkText): void {
+  /** `loaded`: a load's documents written so far (each once, and no change logged per row). */
+  private putChunk(r: ChunkText, loaded?: Set<string>): void {
     const title = r.titled ? r.name ?? '' : '';
-    if (r.name !== null) this.mem.prepare('INSERT INTO document (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name').run(r.document_id, r.name);
-    this.mem.prepare('INSERT INTO chunk (rowid, document_id, content, index_text, important_keywords, questions, titled, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    if (r.name !== null && !loaded?.has(r.document_id)) {
+      stmt(this.mem, 'INSERT INTO document (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name').run(r.document_id, r.name);
+      loaded?.add(r.document_id);
+    }
+    stmt(this.mem, 'INSERT INTO chunk (rowid, document_id, content, index_text, important_keywords, questions, titled, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(r.rowid, r.document_id, r.content, r.index_text, r.important_keywords, r.questions, r.titled, r.lang);
     const terms = r.fts && r.fts.length === 4 ? r.fts : chunkTerms({ ...r, title });
-    this.mem.prepare('INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(BigInt(r.rowid), terms[0], terms[1], terms[2], terms[3]);
-    this.mem.prepare('INSERT INTO vec_log (rid) VALUES (?)').run(r.rowid);
+    stmt(this.mem, 'INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(BigInt(r.rowid), terms[0], terms[1], terms[2], terms[3]);
+    if (!loaded) stmt(this.mem, 'INSERT INTO vec_log (rid) VALUES (?)').run(r.rowid);
   }
 
-  private putMessage(r: MessageText): void {
-    this.mem.prepare('INSERT INTO memory_message (id, memory_id, agent_id, session_id, user_id, content, status, forget_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+  private putMessage(r: MessageText, loading = false): void {
+    stmt(this.mem, 'INSERT INTO memory_message (id, memory_id, agent_id, session_id, user_id, content, status, forget_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(r.id, r.memory_id, r.agent_id, r.session_id, r.user_id, r.content, r.status, r.forget_at);
-    this.mem.prepare('INSERT INTO memory_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(BigInt(r.id), ...ftsTerms('', r.content, [], [], 'v2'));
-    this.mem.prepare('INSERT INTO memory_vec_log (rid) VALUES (?)').run(r.id);
+    stmt(this.mem, 'INSERT INTO memory_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(BigInt(r.id), ...ftsTerms('', r.content, [], [], 'v2'));
+    if (!loading) stmt(this.mem, 'INSERT INTO memory_vec_log (rid) VALUES (?)').run(r.id);
   }
 
   async searchDocument(documentId: string, terms: readonly string[]): Promise<number[]> {
@@ -221,7 +228,7 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
     if (!terms.length) return [];
     // Every field RAGFlow's full-text query reads, the title too (as SQLite's store).
     const match = `{title content keywords questions} : (${terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ')})`;
-    return this.mem.prepare(`SELECT f.rowid FROM chunk_fts f JOIN chunk c ON c.rowid = f.rowid WHERE chunk_fts MATCH ? AND c.document_id = ?
+    return stmt(this.mem, `SELECT f.rowid FROM chunk_fts f JOIN chunk c ON c.rowid = f.rowid WHERE chunk_fts MATCH ? AND c.document_id = ?
       ORDER BY bm25(chunk_fts, 1, 2, 30, 20)`).pluck().all(match, documentId) as number[];
   }
 
