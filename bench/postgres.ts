@@ -37,6 +37,7 @@ const { values: args } = parseArgs({
     'small-docs': { type: 'string', default: '600' },
     queries: { type: 'string', default: '200' },
     'skip-ingest': { type: 'boolean', default: false },
+    'rps-seconds': { type: 'string', default: '20' },
   },
 });
 if (!['all', 'blocks', 'stores'].includes(args.part!)) throw new TypeError('--part is all, blocks or stores');
@@ -218,6 +219,51 @@ console.log('\n| measurement | value | unit | note |\n|---|---:|---|---|');
 for (const r of results) console.log(`| ${r.what} | ${r.value} | ${r.unit} | ${r.note ?? ''} |`);
 
 /**
+ * Retrieval requests/s through 1 and then 3 \`ragloom serve\` processes on one database, 8
+ * concurrent clients spread over the servers for --rps-seconds each. The machine's 2 cores bound
+ * both: 3 processes cannot search faster than the cores, they only spread the load.
+ */
+async function requestsPerSecond(db: string, datasetId: string, questions: string[]): Promise<void> {
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const cli = fileURLToPath(new URL('../test/faults/fixtures/cli.mjs', import.meta.url));
+  const seconds = Number(args['rps-seconds']);
+  const serve = () => new Promise<{ url: string; key: string | null; kill(): void }>((resolve, reject) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json', '--new-key'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    p.stdout!.on('data', (c) => {
+      out += c;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) {
+        const j = JSON.parse(line) as { url: string; api_key: string | null };
+        resolve({ url: j.url, key: j.api_key, kill: () => p.kill('SIGTERM') });
+      }
+    });
+    p.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+  });
+  for (const n of [1, 3]) {
+    const nodes = await Promise.all(Array.from({ length: n }, serve));
+    // Warm each node (its indexes loaded) before counting.
+    for (const x of nodes) {
+      await fetch(`${x.url}/retrieval`, { method: 'POST', headers: { authorization: `Bearer ${x.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ question: questions[0], dataset_ids: [datasetId] }) });
+    }
+    let done = 0;
+    const end = Date.now() + seconds * 1000;
+    await Promise.all(Array.from({ length: 8 }, async (_, c) => {
+      const x = nodes[c % n]!;
+      for (let i = c; Date.now() < end; i += 8) {
+        const r = await fetch(`${x.url}/retrieval`, { method: 'POST', headers: { authorization: `Bearer ${x.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ question: questions[i % questions.length], dataset_ids: [datasetId] }) });
+        await r.arrayBuffer();
+        if (r.ok) done++;
+      }
+    }));
+    report(`retrieval requests/s, ${n} server process${n > 1 ? 'es' : ''} (postgres)`, done / seconds, 'req/s', `8 concurrent clients, ${seconds} s; 2 cores bound it`);
+    for (const x of nodes) x.kill();
+    await sleep(500);
+  }
+}
+
+/**
  * Both stores through the Client in one run, back to back: small-document ingest (1 process; 3
  * processes on PostgreSQL, each \`ragloom ingest\` of its own folder), a dataset of
  * --store-chunks chunks written through the store interface (the same rows on both), the first
@@ -340,6 +386,7 @@ async function storesBench(): Promise<void> {
     report(`search p50 at ${nChunks} chunks (${k})`, pct(times, 50), 'ms', `${nQueries} Cranfield questions, top 30`);
     report(`search p95 at ${nChunks} chunks (${k})`, pct(times, 95), 'ms');
     await api.close();
+    if ('postgres' in where) await requestsPerSecond(where.postgres as string, ds.id, questions);
   }
   rmSync(dir, { recursive: true, force: true });
 }
