@@ -92,7 +92,7 @@ const model = await instantModel();
 const models = [{ type: 'chat' as const, name: 'instant', factory: 'OpenAI-API-Compatible', base_url: model.url }];
 const client = new Client({ path: join(dir, 'kb.db'), models });
 const texts = syntheticChunks(SIZE);
-const ds = await client.createDataset({ name: 'bench', parser_config: { chunk_token_num: 64, delimiter: '\n' } });
+const ds = await client.createDataset({ name: 'bench', parser_config: { chunk_token_num: 64, delimiter: '`\n`' } });
 const files = [];
 for (let i = 0; i < texts.length; i += 1000) files.push({ display_name: `doc-${i / 1000}.txt`, blob: new TextEncoder().encode(texts.slice(i, i + 1000).join('\n')) });
 await ds.parseDocuments((await ds.uploadDocuments(files)).map((d) => d.id), { pollMs: 500 });

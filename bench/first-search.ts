@@ -9,7 +9,7 @@
  * Two ways, alternating run by run: `now` (the defaults), and `eager` — the term index built in
  * the first search and the vector index read by a scan of the vec0 table, as before 2026-11-25.
  * The stores (~200-word synthetic chunks of bench/lib/chunks.ts, 1,000 per document, `naive`
- * with delimiter "\n") are kept in bench/.cache/first-search-<size>.db.
+ * with a backtick newline delimiter: one chunk a line) are kept in bench/.cache/first-search-<size>.db.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -85,7 +85,7 @@ async function store(size: number): Promise<string> {
   const path = join(CACHE_DIR, `first-search-${size}.db`);
   if (existsSync(path)) return path;
   const client = new Client({ path });
-  const ds = await client.createDataset({ name: `first-search-${size}`, chunk_method: 'naive', parser_config: { chunk_token_num: 64, delimiter: '\n' } });
+  const ds = await client.createDataset({ name: `first-search-${size}`, chunk_method: 'naive', parser_config: { chunk_token_num: 64, delimiter: '`\n`' } });
   const texts = syntheticChunks(size);
   for (let j = 0; j < texts.length; j += 10_000) {
     const docs = await ds.uploadDocuments(

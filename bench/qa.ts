@@ -1,154 +1,243 @@
 /**
- * Question answering over the shared documents corpus: is a chunk holding the answer in the top 5?
+ * Single-fact questions over real documents: does retrieval find the fact, and does the answer of
+ * a chat with the built-in model (`ragloom-extractive@Builtin`) hold it?
  *
- *   npx tsx bench/qa.ts [--json out.json] [--questions bench/data/docs-questions.json] [--model name@factory]
+ *   npx tsx bench/qa.ts [--json out.json] [--set bench/data/qa-set.json] [--model name@factory] [--no-configs]
  *
- * Our own, independent counterpart of the tracker's 40 held-out single-fact questions
- * ("a chunk holding the answer is in the top 5 for 0.88 of them — 1.00 literal, 0.75
- * paraphrased"). bench/data/docs-questions.json holds 24 facts from 9 documents of
- * ../shared/docs-corpus, each asked twice: "literal" (the document's own key words) and
- * "paraphrase" (the same fact in other words); they were written before any ranking was run.
+ * bench/data/qa-set.json: 87 facts from 11 documents nobody on this project wrote (a web page, a
+ * standard, a manual, two reports, two mails, two licence texts, two READMEs), each asked verbatim
+ * and paraphrased (174 questions), split by a seeded rule into a tuning part and a held-out part
+ * (the file says how they were written). The documents are uploaded into a fresh database with
+ * every default (naive chunking, the default embedding model) and parsed; then
  *
- * The documents the questions name are uploaded into a fresh temporary database (default
- * embedding model, default chunking) and parsed; then every question goes through
- * `client.retrieve({ dataset_ids, question, page_size: 5, similarity_threshold: 0 })` under each
- * configuration below. A hit: one of the 5 chunks' `content` contains the answer (whitespace
- * collapsed, case-insensitive). Prints one JSON line per configuration, the failures of the
- * paraphrased questions under the default (with the top chunk instead), and a Markdown table of
- * hit@5 (literal, paraphrase, all) and MRR@5 (1/rank of the first chunk holding the answer, 0
- * when none of the 5 does). Ranking settings are per Client (docs/retrieval.md "Ranking
- * settings"): each configuration that needs other settings opens its own Client on the same file.
+ * - retrieval: `client.retrieve({ dataset_ids, question, page_size: 5 })` under each configuration
+ *   (default settings, no weight given, first); hit@k: one of the first k chunks is of the fact's
+ *   document and holds the fact (every entry of its `check`);
+ * - answers: each question in a new session of a chat created with every default (top_n 6,
+ *   RAGFlow's weight 0.3 and threshold 0.1, the built-in model). "holds": the answer holds the fact;
+ *   "decline": the answer is the chat's empty_response (citation markers aside); a decline "with a
+ *   citation" carries a marker or references; "declined with the answer on top": a decline while the
+ *   chat's first reference chunk holds the fact;
+ * - unanswerable questions (none of the documents answers them): the same chat should decline.
+ *
+ * Rates are given per part and style with a 95% Wilson interval. Only the tuning part's failures
+ * are printed: the held-out part's are never shown, so that nothing is tuned on them.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, type RetrievalOptions, type RetrieveParams } from '../src/index.js';
 import { DEFAULT_EMBEDDING_MODEL } from '../src/embed/index.js';
 import { OptionClients } from './lib/option-clients.js';
-import { formatTable } from '../src/cli/table.js';
+import { documentBytes, holds, loadQaSet, rateText, type Part, type QaFact, type QaQuestion, type Style } from './lib/qa-set.js';
 
 const { values: args } = parseArgs({
   options: {
     json: { type: 'string' },
-    questions: { type: 'string', default: resolve(import.meta.dirname, 'data/docs-questions.json') },
+    set: { type: 'string', default: resolve(import.meta.dirname, 'data/qa-set.json') },
     model: { type: 'string' },
+    'no-configs': { type: 'boolean' },
   },
 });
-const CORPUS = resolve(import.meta.dirname, '../../shared/docs-corpus');
-const PAGE = 5;
 
-type Kind = 'literal' | 'paraphrase';
-interface Question { id: string; doc: string; kind: Kind; question: string; answer: string }
 interface Config { name: string; params: Omit<RetrieveParams, 'dataset_ids' | 'question'>; retrieval: Partial<RetrievalOptions> }
-interface Result { id: string; kind: Kind; doc: string; rank: number | null; top: { doc: string; content: string } | null }
-interface Row { config: string; literal: number; paraphrase: number; all: number; mrr5: number; mrr5_literal: number; mrr5_paraphrase: number; n_literal: number; n_paraphrase: number; p50ms: number }
-
 const noFeedback = { termFeedbackDocs: 0, feedbackDocs: 0 };
 const CONFIGS: Config[] = [
   { name: 'default (no weight given)', params: {}, retrieval: {} },
-  { name: 'w 0.3 given (RAGFlow\'s formula)', params: { vector_similarity_weight: 0.3 }, retrieval: {} },
+  // The default before issue 31: no confident vector match kept.
+  { name: 'default, vectorMargin 0', params: {}, retrieval: { vectorMargin: 0 } },
+  { name: "w 0.3 given (RAGFlow's formula)", params: { vector_similarity_weight: 0.3 }, retrieval: {} },
   { name: 'text only (w 0, no feedback)', params: { vector_similarity_weight: 0 }, retrieval: noFeedback },
   { name: 'vector only (w 1, no feedback)', params: { vector_similarity_weight: 1 }, retrieval: noFeedback },
-  { name: 'no vector agreement (no weight given)', params: {}, retrieval: { vectorAgreement: false } },
 ];
+const configs = args['no-configs'] ? CONFIGS.slice(0, 1) : CONFIGS;
+const PAGE = 5;
 
-const norm = (s: string): string => s.replace(/\s+/g, ' ').trim().toLowerCase();
+interface Retrieved { rank: number | null; ms: number }
+interface Answered {
+  holds: boolean;
+  decline: boolean;
+  declineCited: boolean;
+  declineTopHolds: boolean;
+  /** rank (1-based) of the first of the chat's reference chunks that holds the fact */
+  refRank: number | null;
+  cites: number;
+  chars: number;
+  ms: number;
+  content: string;
+  top: string;
+}
+interface Row { q: QaQuestion; fact: QaFact; retrieved: Record<string, Retrieved>; answer?: Answered }
+
 const oneLine = (s: string, n: number): string => {
   const t = s.replace(/\s+/g, ' ').trim();
   return t.length > n ? `${t.slice(0, n - 1)}…` : t;
 };
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))]! : NaN;
+};
 
-const file = JSON.parse(readFileSync(args.questions!, 'utf8')) as { questions: Question[] };
-const questions = file.questions;
-const docNames = [...new Set(questions.map((q) => q.doc))].sort();
+const set = loadQaSet(args.set!);
+const facts = new Map(set.facts.map((f) => [f.id, f]));
+const present = new Map<string, Uint8Array>();
+for (const d of set.documents) {
+  const r = documentBytes(d);
+  if (r.bytes) present.set(d.name, r.bytes);
+  else process.stderr.write(`skipping ${d.name}: ${r.missing}\n`);
+}
+const questions = set.questions.filter((q) => present.has(facts.get(q.fact)!.doc));
 
 const dir = mkdtempSync(join(tmpdir(), 'ragloom-qa-'));
 const path = join(dir, 'kb.db');
-// --model name@factory: the dataset's embedding model (default: the built-in default).
 const opened = args.model ? { path, default_embedding_model: args.model } : { path };
 const client = new Client(opened);
 const clients = new OptionClients(client, opened);
 try {
-  const ds = await client.createDataset({ name: 'docs-corpus-qa' });
-  const docs = await ds.uploadDocuments(docNames.map((f) => ({ display_name: f, blob: new Uint8Array(readFileSync(join(CORPUS, f))) })));
+  const ds = await client.createDataset({ name: 'qa' });
+  const docs = await ds.uploadDocuments([...present].map(([name, blob]) => ({ display_name: name, blob })));
   const t0 = performance.now();
   const parsed = await ds.parseDocuments(docs.map((d) => d.id));
   const failed = parsed.filter((r) => r[1] !== 'DONE');
   if (failed.length) throw new Error(`parsing failed: ${JSON.stringify(failed)}`);
-  process.stderr.write(`${docNames.length} documents, ${parsed.reduce((n, r) => n + r[2], 0)} chunks, parsed in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  const nChunks = parsed.reduce((n, r) => n + r[2], 0);
+  process.stderr.write(`${docs.length} documents, ${nChunks} chunks, parsed in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
 
-  // Each answer must be in at least one chunk of its document (else the question cannot be hit).
-  const nameOf = new Map(docs.map((d) => [d.id, d.name]));
-  const holders = new Map<string, number>();
-  for (const d of docs) {
-    const chunks = (await d.listChunks({ page_size: 100_000 })).map((c) => norm(c.content));
-    for (const q of questions.filter((x) => x.doc === d.name)) holders.set(q.id, chunks.filter((c) => c.includes(norm(q.answer))).length);
-  }
-  const missing = questions.filter((q) => !holders.get(q.id));
-  if (missing.length) process.stderr.write(`warning: answer in no chunk of its document: ${missing.map((q) => q.id).join(', ')}\n`);
+  // A fact no chunk of its document holds cannot be found (the chunker cut it, or the check is wrong).
+  const docOf = new Map(docs.map((d) => [d.id, d.name]));
+  const chunksOf = new Map<string, string[]>();
+  for (const d of docs) chunksOf.set(d.name, (await d.listChunks({ page_size: 100_000 })).map((c) => c.content));
+  const unheld = set.facts.filter((f) => present.has(f.doc) && !chunksOf.get(f.doc)!.some((c) => holds(c, f.check)));
+  if (unheld.length) process.stderr.write(`warning: no chunk holds ${unheld.map((f) => f.id).join(', ')}\n`);
+  const chunkSizes = [...chunksOf.values()].flat().map((c) => c.length);
 
-  const rows: Row[] = [];
-  const details: Record<string, Result[]> = {};
-  for (const cfg of CONFIGS) {
+  const rows: Row[] = questions.map((q) => ({ q, fact: facts.get(q.fact)!, retrieved: {} }));
+  const holdsFact = (c: { content: string; document_id: string }, f: QaFact) => docOf.get(c.document_id) === f.doc && holds(c.content, f.check);
+
+  for (const cfg of configs) {
     const c = clients.get(cfg.retrieval);
-    const results: Result[] = [];
-    const times: number[] = [];
-    for (const q of questions) {
+    for (const r of rows) {
       const t = performance.now();
-      const chunks = await c.retrieve({ dataset_ids: [ds.id], question: q.question, page_size: PAGE, similarity_threshold: 0, ...cfg.params });
-      times.push(performance.now() - t);
-      const top5 = chunks.slice(0, PAGE);
-      const i = top5.findIndex((ch) => norm(ch.content).includes(norm(q.answer)));
-      const first = top5[0];
-      results.push({
-        id: q.id, kind: q.kind, doc: q.doc, rank: i < 0 ? null : i + 1,
-        top: first ? { doc: first.document_keyword ?? nameOf.get(first.document_id) ?? first.document_id, content: oneLine(first.content, 240) } : null,
-      });
+      const chunks = await c.retrieve({ dataset_ids: [ds.id], question: r.q.question, page_size: PAGE, ...cfg.params });
+      const i = chunks.slice(0, PAGE).findIndex((ch) => holdsFact(ch, r.fact));
+      r.retrieved[cfg.name] = { rank: i < 0 ? null : i + 1, ms: performance.now() - t };
     }
-    times.sort((a, b) => a - b);
-    const of = (k?: Kind) => results.filter((r) => !k || r.kind === k);
-    const hit = (rs: Result[]) => rs.filter((r) => r.rank !== null).length / rs.length;
-    const mrr = (rs: Result[]) => rs.reduce((s, r) => s + (r.rank ? 1 / r.rank : 0), 0) / rs.length;
-    const row: Row = {
-      config: cfg.name,
-      literal: +hit(of('literal')).toFixed(4), paraphrase: +hit(of('paraphrase')).toFixed(4), all: +hit(of()).toFixed(4),
-      mrr5: +mrr(of()).toFixed(4), mrr5_literal: +mrr(of('literal')).toFixed(4), mrr5_paraphrase: +mrr(of('paraphrase')).toFixed(4),
-      n_literal: of('literal').length, n_paraphrase: of('paraphrase').length,
-      p50ms: +times[Math.floor(times.length / 2)]!.toFixed(1),
+  }
+
+  const chat = await client.createChat({ name: 'qa', dataset_ids: [ds.id] });
+  const empty = (chat.prompt_config as { empty_response?: string } | undefined)?.empty_response ?? '';
+  const strip = (s: string) => s.replace(/\s*\[ID:\d+\]/g, '').trim();
+  await (await chat.createSession()).ask('warm up'); // loads the model before timing
+  // The chat's own retrieval (its settings), to know what it saw even when it declines (a decline carries no references).
+  const chatRetrieval = (question: string) => client.retrieve({
+    dataset_ids: [ds.id], question, page_size: chat.top_n, top_k: chat.top_k,
+    similarity_threshold: chat.similarity_threshold, vector_similarity_weight: chat.vector_similarity_weight,
+  });
+  for (const r of rows) {
+    const session = await chat.createSession();
+    const t = performance.now();
+    const m = await session.ask(r.q.question);
+    const ms = performance.now() - t;
+    const refs = await chatRetrieval(r.q.question);
+    const decline = !!empty && strip(m.content) === strip(empty);
+    const ri = refs.slice(0, PAGE).findIndex((c) => holdsFact(c, r.fact));
+    r.answer = {
+      holds: holds(m.content, r.fact.check),
+      decline,
+      declineCited: decline && (/\[ID:\d+\]/.test(m.content) || (m.reference ?? []).length > 0),
+      declineTopHolds: decline && !!refs[0] && holdsFact(refs[0], r.fact),
+      refRank: ri < 0 ? null : ri + 1,
+      cites: new Set([...m.content.matchAll(/\[ID:(\d+)\]/g)].map((x) => x[1])).size,
+      chars: strip(m.content).length,
+      ms,
+      content: m.content,
+      top: refs[0] ? `[${refs[0].document_name ?? docOf.get(refs[0].document_id)}] ${oneLine(refs[0].content, 200)}` : '(nothing retrieved)',
     };
-    rows.push(row);
-    details[cfg.name] = results;
-    console.log(JSON.stringify(row));
   }
 
-  // The default's misses on paraphrased questions, with the chunk ranked first instead.
-  const byId = new Map(questions.map((q) => [q.id, q]));
-  const misses = details[CONFIGS[0]!.name]!.filter((r) => r.kind === 'paraphrase' && r.rank === null);
+  const unanswered: Array<{ id: string; part: Part; declined: boolean; cited: boolean; content: string }> = [];
+  for (const u of set.unanswerable) {
+    const m = await (await chat.createSession()).ask(u.question);
+    const declined = !!empty && strip(m.content) === strip(empty);
+    unanswered.push({ id: u.id, part: u.part, declined, cited: declined && (/\[ID:\d+\]/.test(m.content) || (m.reference ?? []).length > 0), content: m.content });
+  }
+
+  // ---- tables
+  const parts: Array<Part | 'all'> = ['tune', 'held-out', 'all'];
+  const styles: Array<Style | 'all'> = ['verbatim', 'paraphrased', 'all'];
+  const pick = (p: Part | 'all', s: Style | 'all') => rows.filter((r) => (p === 'all' || r.fact.part === p) && (s === 'all' || r.q.style === s));
+  const count = (rs: Row[], f: (r: Row) => boolean) => rs.filter(f).length;
+  const def = configs[0]!.name;
+
+  const summary: Record<string, unknown>[] = [];
+  const lines = [
+    `| part | style | n | retrieval hit@1 | retrieval hit@5 | chat's top 5 hold it | answer holds the fact | declines | declined, answer on top | declines with a citation |`,
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const p of parts) {
+    for (const s of styles) {
+      const rs = pick(p, s);
+      const n = rs.length;
+      const h1 = count(rs, (r) => r.retrieved[def]!.rank === 1);
+      const h5 = count(rs, (r) => r.retrieved[def]!.rank !== null);
+      const c5 = count(rs, (r) => r.answer!.refRank !== null);
+      const ok = count(rs, (r) => r.answer!.holds);
+      const dec = count(rs, (r) => r.answer!.decline);
+      const decTop = count(rs, (r) => r.answer!.declineTopHolds);
+      const decCited = count(rs, (r) => r.answer!.declineCited);
+      summary.push({ part: p, style: s, n, hit1: h1, hit5: h5, chat_top5: c5, answer_holds: ok, declines: dec, declines_answer_on_top: decTop, declines_with_citation: decCited });
+      lines.push(`| ${p} | ${s} | ${n} | ${rateText(h1, n)} | ${rateText(h5, n)} | ${rateText(c5, n)} | **${rateText(ok, n)}** | ${dec} | ${decTop} | ${decCited} |`);
+    }
+  }
+  for (const s of summary) console.log(JSON.stringify(s));
+  const noneLines = ['| part | unanswerable questions | declined | declines with a citation |', '|---|---:|---:|---:|'];
+  for (const p of parts) {
+    const us = unanswered.filter((u) => p === 'all' || u.part === p);
+    const k = us.filter((u) => u.declined).length;
+    noneLines.push(`| ${p} | ${us.length} | ${rateText(k, us.length)} | ${us.filter((u) => u.cited).length} |`);
+    summary.push({ part: p, style: 'unanswerable', n: us.length, declined: k });
+  }
+
+  const cfgLines = [
+    `| retrieval (page_size ${PAGE}) | hit@1 verbatim | hit@1 paraphrased | hit@5 verbatim | hit@5 paraphrased | hit@5 all | p50 ms |`,
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const cfg of configs) {
+    const r1 = (s: Style | 'all') => { const rs = pick('all', s); return rateText(count(rs, (r) => r.retrieved[cfg.name]!.rank === 1), rs.length); };
+    const r5 = (s: Style | 'all') => { const rs = pick('all', s); return rateText(count(rs, (r) => r.retrieved[cfg.name]!.rank !== null), rs.length); };
+    const p50 = pct(rows.map((r) => r.retrieved[cfg.name]!.ms), 0.5);
+    cfgLines.push(`| ${cfg.name} | ${r1('verbatim')} | ${r1('paraphrased')} | ${r5('verbatim')} | ${r5('paraphrased')} | ${r5('all')} | ${p50.toFixed(1)} |`);
+  }
+
+  // The tuning part's failures only (the held-out part's are not shown, by design).
+  const misses = pick('tune', 'all').filter((r) => !r.answer!.holds);
   if (misses.length) {
-    console.log('\nParaphrased questions the default misses (top chunk instead):\n');
+    console.log(`\nTuning part: answers that do not hold the fact (${misses.length}):\n`);
     for (const r of misses) {
-      const q = byId.get(r.id)!;
-      console.log(`- ${r.id} [${q.doc}] "${q.question}" — answer "${q.answer}"\n    top: [${r.top?.doc ?? '—'}] ${r.top?.content ?? '(nothing)'}`);
+      const a = r.answer!;
+      const why = a.decline ? (a.declineTopHolds ? 'DECLINED, answer on top' : 'declined') : a.refRank ? `wrong sentences (fact in reference #${a.refRank})` : 'not retrieved';
+      console.log(`- ${r.q.id} ${why}: "${r.q.question}" → ${JSON.stringify(r.fact.check)}\n    answer: ${oneLine(a.content, 300)}\n    top: ${a.top}`);
     }
   }
 
-  // Per question, the rank under each configuration (— = not in the top 5).
-  console.log(`\n${formatTable(['question', 'kind', ...CONFIGS.map((_, i) => String.fromCharCode(97 + i))],
-    questions.map((q) => [q.id, q.kind, ...CONFIGS.map((cfg) => String(details[cfg.name]!.find((r) => r.id === q.id)!.rank ?? '—'))]))}`);
+  const answeredNone = unanswered.filter((u) => u.part === 'tune' && !u.declined);
+  if (answeredNone.length) {
+    console.log(`\nTuning part: unanswerable questions answered (${answeredNone.length}):\n`);
+    for (const u of answeredNone) console.log(`- ${u.id} "${set.unanswerable.find((x) => x.id === u.id)!.question}"\n    answer: ${oneLine(u.content, 300)}`);
+  }
 
-  const f = (x: number) => x.toFixed(2);
-  const nl = rows[0]!.n_literal, np = rows[0]!.n_paraphrase;
-  const table = [
-    `| configuration | hit@5 literal (${nl}) | hit@5 paraphrase (${np}) | hit@5 all (${nl + np}) | MRR@5 all | MRR@5 literal / paraphrase | p50 ms |`,
-    '|---|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r, i) => `| (${String.fromCharCode(97 + i)}) ${r.config} | ${f(r.literal)} | ${f(r.paraphrase)} | ${f(r.all)} | ${f(r.mrr5)} | ${f(r.mrr5_literal)} / ${f(r.mrr5_paraphrase)} | ${r.p50ms.toFixed(1)} |`),
-  ].join('\n');
-  console.log(`\n${table}`);
+  const answerMs = rows.map((r) => r.answer!.ms);
+  const chars = rows.filter((r) => !r.answer!.decline).map((r) => r.answer!.chars);
+  console.log(`\n${docs.length} documents, ${nChunks} chunks (characters p50 ${pct(chunkSizes, 0.5)}, p95 ${pct(chunkSizes, 0.95)}, max ${Math.max(...chunkSizes)}); ` +
+    `facts held by no chunk: ${unheld.length}; session.ask p50 ${pct(answerMs, 0.5).toFixed(1)} ms; answer characters p50 ${pct(chars, 0.5)}, max ${Math.max(0, ...chars)}\n`);
+  console.log(lines.join('\n'));
+  console.log(`\n${noneLines.join('\n')}`);
+  console.log(`\n${cfgLines.join('\n')}`);
   if (args.json) {
     writeFileSync(args.json, JSON.stringify({
-      bench: 'qa', model: ds.embedding_model ?? DEFAULT_EMBEDDING_MODEL, documents: docNames, questions: questions.length,
-      answer_chunks: Object.fromEntries(holders), rows, details,
+      bench: 'qa', model: ds.embedding_model ?? DEFAULT_EMBEDDING_MODEL, documents: docs.length, chunks: nChunks, summary,
+      rows: rows.map((r) => ({ id: r.q.id, part: r.fact.part, style: r.q.style, retrieved: r.retrieved, answer: r.fact.part === 'tune' ? r.answer : { holds: r.answer!.holds, decline: r.answer!.decline } })),
     }, null, 2));
   }
 } finally {

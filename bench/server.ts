@@ -12,8 +12,8 @@
  *                           [--search-threads N]   (startServer's searchThreads; default: its default)
  *                           [--runs N]   (each level measured N times in a row; the table gives medians and ranges)
  *
- * Setup, through the REST interface as a user would: one dataset (naive, chunk_token_num 64,
- * delimiter "\n"), the ~200-word synthetic passages of bench/lib/chunks.ts uploaded 1,000 per
+ * Setup, through the REST interface as a user would: one dataset (naive, a backtick newline
+ * delimiter: one chunk a line), the ~200-word synthetic passages of bench/lib/chunks.ts uploaded 1,000 per
  * document (one passage per line, so each is a chunk of its own, as bench/chat.ts does), 10
  * documents per multipart request, parsed with `POST /datasets/{id}/chunks`, polled until DONE.
  * Questions are 6-word spans of random passages (seeded). `--db FILE` keeps the database (an
@@ -198,7 +198,7 @@ async function ingest(srv: RunningServer, size: number, texts: string[]): Promis
   const found = (await fetch(`${srv.url}/api/v1/datasets?name=${name}`, { headers: { authorization: `Bearer ${srv.apiKey}` } }).then((r) => r.json())) as { code: number; data?: Array<{ id: string; chunk_count: number }> };
   if (found.code === 0 && found.data?.[0] && found.data[0].chunk_count >= size) return { datasetId: found.data[0].id, chunks: found.data[0].chunk_count, seconds: 0 };
   const t0 = performance.now();
-  const ds = (await call(srv, 'POST', '/datasets', { name, chunk_method: 'naive', parser_config: { chunk_token_num: 64, delimiter: '\n' } })).data.id as string;
+  const ds = (await call(srv, 'POST', '/datasets', { name, chunk_method: 'naive', parser_config: { chunk_token_num: 64, delimiter: '`\n`' } })).data.id as string;
   const ids: string[] = [];
   for (let i = 0; i < texts.length; i += 10_000) {
     const form = new FormData();

@@ -2,7 +2,7 @@ import type { Engine, Ctx } from '../core/index.js';
 import { ownedDataset, getDocument, documentToWire, type DatasetRow, type DocumentRow, chunkToWire, chunkVectors } from '../core/index.js';
 import { ApiError, RetCode, fail } from './errors.js';
 import { pyStr, pyRepr } from './pyfmt.js';
-import { intArg } from './listing.js';
+import { intArg, pyIntOf } from './listing.js';
 import { sqlCount } from './validate.js';
 import { chunkId, formatDateTime, faultPoint } from '../util/index.js';
 import { countTokens, analyze, languageSetting, questionLanguage } from '../text/index.js';
@@ -142,7 +142,7 @@ export async function updateChunk(e: Engine, ctx: Ctx, datasetId: string, docume
   const bad = [...kw, ...qs][badAt];
   if (badAt >= 0) throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError('sequence item 0: expected str instance, ${pyType(bad)} found')`);
   let available = row.available === 1;
-  if ('available' in req) available = pyInt(req.available) !== 0;
+  if ('available' in req) available = pyIntOf(req.available) !== 0;
   const image = imageOf(req.image_base64);
   const questions = (qs as string[]).map((q) => q.trim()).filter(Boolean);
   if (doc.parser_id === 'qa') {
@@ -211,7 +211,7 @@ export async function switchChunks(e: Engine, ctx: Ctx, datasetId: string, docum
   const ids = req.chunk_ids;
   if (!Array.isArray(ids) || !ids.length) throw new ApiError(RetCode.DATA_ERROR, '`chunk_ids` is required.');
   if (!('available_int' in req) && !('available' in req)) throw new ApiError(RetCode.DATA_ERROR, '`available_int` or `available` is required.');
-  const on = 'available_int' in req ? pyInt(req.available_int) !== 0 : truthyValue(req.available);
+  const on = 'available_int' in req ? pyIntOf(req.available_int) !== 0 : truthyValue(req.available);
   const doc = await getDocument(e, kb.id, documentId);
   if (!doc) throw new ApiError(RetCode.DATA_ERROR, 'Document not found!');
   // All or nothing: a chunk id the dataset does not hold switches none.
@@ -223,13 +223,3 @@ export async function switchChunks(e: Engine, ctx: Ctx, datasetId: string, docum
 const truthyValue = (v: unknown): boolean =>
   !(v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && !v.length) || (typeof v === 'object' && !Array.isArray(v) && !Object.keys(v as object).length));
 
-/** Python's `int()` of a JSON value: bools and ints, floats truncated, integer strings; otherwise RAGFlow's ValueError / TypeError (code 100). */
-function pyInt(v: unknown): number {
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  if (typeof v === 'number' && Number.isFinite(v)) return Math.trunc(v);
-  if (typeof v === 'string') {
-    if (/^\s*[+-]?\d+(?:_\d+)*\s*$/.test(v)) return Number(v.trim().replace(/_/g, ''));
-    throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: ${pyRepr(v)}")`);
-  }
-  throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError("int() argument must be a string, a bytes-like object or a real number, not '${pyType(v)}'")`);
-}

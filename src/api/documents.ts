@@ -95,6 +95,17 @@ function typeAndRunFilters(q: Record<string, unknown>): { types: string[]; runs:
   return { types, runs };
 }
 
+/** The `keywords` (in the name), `suffix`, `types` and `run` filters of a listing and of its `type=filter` counts. */
+function nameAndStateFilters(q: Record<string, unknown>, types: string[], runs: string[]): Pick<DocumentListQuery, 'keywords' | 'suffixes' | 'types' | 'runs'> {
+  const f: Pick<DocumentListQuery, 'keywords' | 'suffixes' | 'types' | 'runs'> = {};
+  if (typeof q.keywords === 'string' && q.keywords) f.keywords = q.keywords.toLowerCase();
+  const suffixes = queryList(q.suffix);
+  if (suffixes.length) f.suffixes = suffixes.map((v) => v.replace(/^\./, '').toLowerCase());
+  if (types.length) f.types = types;
+  if (runs.length) f.runs = runs;
+  return f;
+}
+
 export async function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: Record<string, unknown>): Promise<{ total: number; docs: Record<string, unknown>[] } | { total: number; filter: Record<string, unknown> }> {
   const kb = await ownedOrFail(e, ctx, datasetId, 'DATASET_NOT_OWNED_TRAILING');
   if (q.type === 'filter') return documentFilters(e, kb.id, q);
@@ -121,10 +132,7 @@ export async function listDocuments(e: Engine, ctx: Ctx, datasetId: string, q: R
   }
   // Documents without metadata only (`return_empty_metadata`, `metadata={"empty_metadata": …}`).
   if (byMeta?.emptyOnly) f.noMetadata = true;
-  if (typeof q.keywords === 'string' && q.keywords) f.keywords = q.keywords.toLowerCase();
-  if (Array.isArray(q.suffix) && q.suffix.length) f.suffixes = Array.from(q.suffix, (v) => pyStr(v).replace(/^\./, '').toLowerCase());
-  if (types.length) f.types = types;
-  if (runs.length) f.runs = runs;
+  Object.assign(f, nameAndStateFilters(q, types, runs));
   // As RAGFlow pages: page or page_size 0 lists everything; ordering by a field its Document has
   // not, or a negative page, fails as its query does (code 100).
   const page = intArg(q.page, 1);
@@ -155,7 +163,7 @@ export async function updateDocument(e: Engine, ctx: Ctx, datasetId: string, doc
   delete body.display_name;
 
   const is = new Issues(RetCode.DATA_ERROR);
-  if ('name' in body) checkStr(is, 'name', body.name);
+  if ('name' in body && body.name !== null) checkStr(is, 'name', body.name); // `str | None`
   if ('chunk_method' in body) {
     const m = body.chunk_method;
     // "" passes the request model; the handler refuses it after the immutable fields (below).
@@ -183,6 +191,8 @@ export async function updateDocument(e: Engine, ctx: Ctx, datasetId: string, doc
   if (truthy(body.progress) && Math.abs((body.progress as number) - doc.progress) > 1e-9) fail('CANT_CHANGE_FIELD', 'progress');
 
   const sets: DocumentChanges = {};
+  // validate_document_name(None) answers the AttributeError its `.encode` would raise.
+  if ('name' in body && body.name === null) throw new ApiError(RetCode.EXCEPTION_ERROR, "AttributeError('NoneType' object has no attribute 'encode')", { bare: true });
   if (typeof body.name === 'string' && body.name !== doc.name) {
     const name = body.name;
     if (utf8Length(name) > 255) fail('FILE_NAME_TOO_LONG');
@@ -202,7 +212,10 @@ export async function updateDocument(e: Engine, ctx: Ctx, datasetId: string, doc
     sets.parser_config = JSON.stringify(storedParserConfig(body.chunk_method, cfg, (await e.tenantRow(ctx.tenantId)).llm_id));
     resetChunks = true;
   } else if (cfg) {
-    sets.parser_config = JSON.stringify(deepMerge(JSON.parse(doc.parser_config), cfg));
+    const merged = deepMerge(JSON.parse(doc.parser_config) as Record<string, unknown>, cfg);
+    // RAGFlow's update_parser_config drops the document's raptor settings when the update has none.
+    if (!truthy(cfg.raptor)) delete merged.raptor;
+    sets.parser_config = JSON.stringify(merged);
   }
   if ('meta_fields' in body) sets.meta_fields = JSON.stringify(isPlainObject(body.meta_fields) ? splitCombinedValues(body.meta_fields) : {});
   if ('enabled' in body) sets.status = body.enabled === 1 || body.enabled === true ? '1' : '0';
@@ -280,11 +293,7 @@ async function metadataFilterArg(e: Engine, datasetId: string, q: Record<string,
  */
 async function documentFilters(e: Engine, datasetId: string, q: Record<string, unknown>): Promise<{ total: number; filter: Record<string, unknown> }> {
   const { types, runs } = typeAndRunFilters(q);
-  const suffixes = queryList(q.suffix);
-  const rows = await e.store.documents.facetRows(datasetId, {
-    ...(typeof q.keywords === 'string' && q.keywords ? { keywords: q.keywords.toLowerCase() } : {}),
-    ...(runs.length ? { runs } : {}), ...(types.length ? { types } : {}), ...(suffixes.length ? { suffixes } : {}),
-  });
+  const rows = await e.store.documents.facetRows(datasetId, nameAndStateFilters(q, types, runs));
   const suffix: Record<string, number> = {};
   const run: Record<string, number> = {};
   const metadata: Record<string, Record<string, number>> = {};

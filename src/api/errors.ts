@@ -36,10 +36,13 @@ export class ApiError extends RagloomError {
   readonly code: number;
   /** Extra payload RAGFlow sends with some errors (e.g. `{error_code: ...}`). */
   readonly data?: unknown;
-  constructor(code: number, message: string, opts?: ErrorOptions & { data?: unknown }) {
+  /** The server sends `{code, message}` only, whatever the route's style (RAGFlow's get_error_data_result with code 100). */
+  readonly bare?: true;
+  constructor(code: number, message: string, opts?: ErrorOptions & { data?: unknown; bare?: true }) {
     super(message, opts);
     this.code = code;
     if (opts?.data !== undefined) this.data = opts.data;
+    if (opts?.bare) this.bare = true;
   }
 }
 
@@ -115,8 +118,6 @@ export const CATALOGUE = {
   HIGHLIGHT_BOOLEAN: [D, '`highlight` should be a boolean'],
   QUESTION_STRING: [A, '`question` should be a string'],
   DOCUMENTS_LIST: [D, '`documents` should be a list'],
-  SHOULD_BE_NUMBER: [A, '`%s` should be a number'],
-  SHOULD_BE_INTEGER: [A, '`%s` should be an integer'],
   THRESHOLD_RANGE: [A, '`similarity_threshold` should be in [0, 1]'],
   WEIGHT_RANGE: [A, '`vector_similarity_weight` should be in [0, 1]'],
   CROSS_LANGUAGES_LIST: [A, '`cross_languages` should be a list'],

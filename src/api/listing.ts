@@ -6,7 +6,9 @@
  * reach RAGFlow's exception handler: code 100 and the exception's repr.
  */
 import { ApiError, RetCode } from './errors.js';
-import { pyStr } from './pyfmt.js';
+import { pyStr, pyRepr } from './pyfmt.js';
+import { pyType } from './metadata.js';
+import { pyInt, pyFloat } from './routes.js';
 import { sqlCount, toNumber } from './validate.js';
 
 /** RAGFlow's field names of each model that ragloom can order by → ragloom's column. */
@@ -85,4 +87,20 @@ export function intArg(v: unknown, dflt: number): number {
   const s = pyStr(v);
   if (/^\s*[+-]?\d+(?:_\d+)*\s*$/.test(s)) return Math.trunc(toNumber(s.replace(/_/g, '')));
   throw new ApiError(RetCode.EXCEPTION_ERROR, `ValueError("invalid literal for int() with base 10: '${s}'")`);
+}
+
+/** Python's `int()` of a JSON value: bools, ints, floats truncated, integer strings; else its ValueError / TypeError (code 100). */
+export function pyIntOf(v: unknown): number {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'number' && Number.isFinite(v)) return Math.trunc(v);
+  if (typeof v === 'string') return pyInt(v);
+  throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError(${pyRepr(`int() argument must be a string, a bytes-like object or a real number, not '${pyType(v)}'`)})`);
+}
+
+/** Python's `float()` of a JSON value: bools, numbers, number strings; else its ValueError / TypeError (code 100). */
+export function pyFloatOf(v: unknown): number {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string') return pyFloat(v);
+  throw new ApiError(RetCode.EXCEPTION_ERROR, `TypeError(${pyRepr(`float() argument must be a string or a real number, not '${pyType(v)}'`)})`);
 }

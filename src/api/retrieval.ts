@@ -14,6 +14,7 @@ import {
 import { readMetadataCondition } from './metadata.js';
 import { apiError, fail } from './errors.js';
 import { pyStr } from './pyfmt.js';
+import { pyIntOf, pyFloatOf } from './listing.js';
 
 export interface RetrieveParams {
   question?: unknown;
@@ -48,8 +49,8 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   if (new Set(kbs.map((k) => k.embd_id)).size > 1) fail('DIFFERENT_EMBEDDING_MODELS');
   if (p.question === undefined || p.question === null) fail('QUESTION_REQUIRED');
   if (typeof p.question !== 'string') fail('QUESTION_STRING');
-  const page = Math.max(1, num(p.page, 1, 'page', true));
-  const pageSize = Math.max(1, num(p.page_size, 30, 'page_size', true));
+  const page = Math.max(1, num(p.page, 1, true));
+  const pageSize = Math.max(1, num(p.page_size, 30, true));
   const docIds = p.document_ids === undefined || p.document_ids === null ? [] : p.document_ids;
   if (!Array.isArray(docIds)) fail('DOCUMENTS_LIST');
   const kbIds = kbs.map((k) => k.id);
@@ -58,13 +59,13 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const metadata = parseMetadataCondition(p.metadata_condition);
   // RAGFlow takes any number for these two; a threshold above 1 then finds nothing and a weight
   // outside [0, 1] turns a side's score negative. Refused, as the CLI and chats refuse them.
-  const threshold = num(p.similarity_threshold, 0.2, 'similarity_threshold');
+  const threshold = num(p.similarity_threshold, 0.2);
   if (threshold < 0 || threshold > 1) fail('THRESHOLD_RANGE');
   // No weight given: the Client's default (RAGFlow's 0.3 unless `retrieval.defaultWeight` says otherwise).
-  const weightGiven = !(p.vector_similarity_weight === undefined || p.vector_similarity_weight === null || p.vector_similarity_weight === '');
-  const weight = num(p.vector_similarity_weight, e.retrievalOptions.defaultWeight, 'vector_similarity_weight');
+  const weightGiven = p.vector_similarity_weight !== undefined;
+  const weight = num(p.vector_similarity_weight, e.retrievalOptions.defaultWeight);
   if (weight < 0 || weight > 1) fail('WEIGHT_RANGE');
-  const topK = num(p.top_k, 1024, 'top_k', true);
+  const topK = num(p.top_k, 1024, true);
   if (topK <= 0) fail('TOP_K_POSITIVE');
   const highlight = highlightFlag(p.highlight);
   if (p.cross_languages !== undefined && p.cross_languages !== null && !Array.isArray(p.cross_languages)) {
@@ -116,13 +117,10 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   }
 }
 
-function num(v: unknown, dflt: number, name: string, int = false): number {
-  if (v === undefined || v === null || v === '') return dflt;
-  const n = typeof v === 'string' ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isFinite(n) || typeof v === 'boolean') {
-    fail(int ? 'SHOULD_BE_INTEGER' : 'SHOULD_BE_NUMBER', name);
-  }
-  return int ? Math.trunc(n) : n;
+/** A number of the request as RAGFlow's handler casts it (`int(req.get(k, d))`, `float(…)`): absent → the default; else Python's cast or its error (code 100). */
+function num(v: unknown, dflt: number, int = false): number {
+  if (v === undefined) return dflt;
+  return int ? pyIntOf(v) : pyFloatOf(v);
 }
 
 function highlightFlag(v: unknown): boolean {

@@ -179,6 +179,13 @@ export interface UnsupportedRoute {
   auth: AuthKind;
   /** Why ragloom does not serve it, one sentence (the message's tail). */
   why: string;
+  /**
+   * Body keys RAGFlow's `@validate_request` asks for first: missing ones answer its 101 (as
+   * {@link RouteSpec.validates}) before the 501.
+   */
+  validates?: readonly string[];
+  /** When set, a validated key with an empty value answers 102 with this message before the 501 (the handler's own check). */
+  emptyMessage?: string;
   source: string;
   /** The path's prefix when it is not {@link API_PREFIX}. */
   prefix?: typeof LEGACY_PREFIX;
@@ -494,13 +501,19 @@ const WEBHOOK = 'ragloom runs no agents on incoming webhooks; call POST /api/v1/
 const LLM_SETTINGS = "the web app's model settings have no counterpart: ragloom's models are configured by the embedding program (Client registerModel) or `ragloom serve` options (models, default_chat_model, default_embedding_model)";
 const ATTACH = "ragloom keeps no agent attachments; a dataset's files are read with GET /api/v1/documents/{document_id}";
 
+/** llm_app.py's `@validate_request` keys. */
+const LLM_VALIDATES: Readonly<Record<string, readonly string[]>> = {
+  '/set_api_key': ['llm_factory', 'api_key'], '/add_llm': ['llm_factory'], '/delete_llm': ['llm_factory', 'llm_name'],
+  '/enable_llm': ['llm_factory', 'llm_name'], '/delete_factory': ['llm_factory'],
+};
+
 /** Every other `/api/v1` route of RAGFlow 0.25.6 (restful_apis/*.py and backward_compat.py). */
 const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   // chat_api.py
   { method: 'POST', path: '/chat/audio/speech', auth: 'login', why: 'text to speech needs a speech model, and ragloom has none', source: 'chat_api.tts' },
   { method: 'POST', path: '/chat/audio/transcription', auth: 'login', why: 'transcription needs a speech-to-text model, and ragloom has none', source: 'chat_api.transcription' },
-  { method: 'POST', path: '/chat/mindmap', auth: 'login', why: 'ragloom builds no mind maps (they need a generative model drawing one from the retrieved chunks)', source: 'chat_api.mindmap' },
-  { method: 'POST', path: '/searchbots/mindmap', auth: 'beta', why: 'ragloom builds no mind maps (they need a generative model drawing one from the retrieved chunks)', source: 'bot_api.mindmap' },
+  { method: 'POST', path: '/chat/mindmap', auth: 'login', why: 'ragloom builds no mind maps (they need a generative model drawing one from the retrieved chunks)', validates: ['question', 'kb_ids'], source: 'chat_api.mindmap' },
+  { method: 'POST', path: '/searchbots/mindmap', auth: 'beta', why: 'ragloom builds no mind maps (they need a generative model drawing one from the retrieved chunks)', validates: ['question', 'kb_ids'], source: 'bot_api.mindmap' },
   // bot_api.py: chat and agent widgets
   { method: 'POST', path: '/chatbots/:dialog_id/completions', auth: 'beta', why: WIDGET, source: 'bot_api.chatbot_completions' },
   { method: 'GET', path: '/chatbots/:dialog_id/info', auth: 'beta', why: WIDGET, source: 'bot_api.chatbots_inputs' },
@@ -512,8 +525,11 @@ const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   { method: 'GET', path: '/agents/prompts', auth: 'login', why: "ragloom's Agent component does not plan with RAGFlow's task-analysis and reflection prompts", source: 'agent_api.prompts' },
   { method: 'POST', path: '/agents/:agent_id/upload', auth: 'login', why: ATTACH, source: 'agent_api.upload_agent_file' },
   { method: 'GET', path: '/agents/:agent_id/components/:component_id/input-form', auth: 'login', why: "ragloom runs whole canvases only (the web editor's per-component forms are not served)", source: 'agent_api.get_agent_component_input_form' },
-  { method: 'POST', path: '/agents/:agent_id/components/:component_id/debug', auth: 'login', why: "ragloom runs whole canvases only (the web editor's per-component debugging is not served)", source: 'agent_api.debug_agent_component' },
-  { method: 'POST', path: '/agents/test_db_connection', auth: 'login', why: 'ragloom connects to no database servers (ExeSQL reads SQLite files the embedding program allows)', source: 'agent_api.test_db_connection' },
+  { method: 'POST', path: '/agents/:agent_id/components/:component_id/debug', auth: 'login', why: "ragloom runs whole canvases only (the web editor's per-component debugging is not served)", validates: ['params'], source: 'agent_api.debug_agent_component' },
+  {
+    method: 'POST', path: '/agents/test_db_connection', auth: 'login', why: 'ragloom connects to no database servers (ExeSQL reads SQLite files the embedding program allows)',
+    validates: ['db_type', 'database', 'username', 'host', 'port', 'password'], source: 'agent_api.test_db_connection',
+  },
   ...(['POST', 'GET', 'PUT', 'PATCH', 'DELETE'] as const).flatMap((method): UnsupportedRoute[] => [
     { method, path: '/agents/:agent_id/webhook', auth: 'none', why: WEBHOOK, source: 'agent_api.webhook' },
     { method, path: '/agents/:agent_id/webhook/test', auth: 'none', why: WEBHOOK, source: 'agent_api.webhook' },
@@ -530,7 +546,7 @@ const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   { method: 'GET', path: '/files', auth: 'login', why: FILES, source: 'file_api.list_files' },
   { method: 'DELETE', path: '/files', auth: 'login', why: FILES, source: 'file_api.delete' },
   { method: 'POST', path: '/files/move', auth: 'login', why: FILES, source: 'file_api.move' },
-  { method: 'POST', path: '/files/link-to-datasets', auth: 'login', why: FILES, source: 'file2document_api.convert' },
+  { method: 'POST', path: '/files/link-to-datasets', auth: 'login', why: FILES, validates: ['file_ids', 'kb_ids'], source: 'file2document_api.convert' },
   { method: 'GET', path: '/files/:file_id', auth: 'login', why: FILES, source: 'file_api.download' },
   { method: 'GET', path: '/files/:file_id/parent', auth: 'login', why: FILES, source: 'file_api.parent_folder' },
   { method: 'GET', path: '/files/:file_id/ancestors', auth: 'login', why: FILES, source: 'file_api.ancestors' },
@@ -554,24 +570,26 @@ const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   { method: 'GET', path: '/connectors/:connector_id/logs', auth: 'login', why: CONNECTORS, source: 'connector_api.list_logs' },
   { method: 'POST', path: '/connectors/:connector_id/rebuild', auth: 'login', why: CONNECTORS, source: 'connector_api.rebuild' },
   { method: 'POST', path: '/connectors/:connector_id/test', auth: 'login', why: CONNECTORS, source: 'connector_api.test_connector' },
-  { method: 'POST', path: '/connectors/google/oauth/web/start', auth: 'login', why: CONNECTORS, source: 'connector_api.start_google_web_oauth' },
+  { method: 'POST', path: '/connectors/google/oauth/web/start', auth: 'login', why: CONNECTORS, validates: ['credentials'], source: 'connector_api.start_google_web_oauth' },
   { method: 'GET', path: '/connectors/gmail/oauth/web/callback', auth: 'none', why: CONNECTORS, source: 'connector_api.google_gmail_web_oauth_callback' },
   { method: 'GET', path: '/connectors/google-drive/oauth/web/callback', auth: 'none', why: CONNECTORS, source: 'connector_api.google_drive_web_oauth_callback' },
-  { method: 'POST', path: '/connectors/google/oauth/web/result', auth: 'login', why: CONNECTORS, source: 'connector_api.poll_google_web_result' },
+  { method: 'POST', path: '/connectors/google/oauth/web/result', auth: 'login', why: CONNECTORS, validates: ['flow_id'], source: 'connector_api.poll_google_web_result' },
   { method: 'POST', path: '/connectors/box/oauth/web/start', auth: 'login', why: CONNECTORS, source: 'connector_api.start_box_web_oauth' },
   { method: 'GET', path: '/connectors/box/oauth/web/callback', auth: 'none', why: CONNECTORS, source: 'connector_api.box_web_oauth_callback' },
-  { method: 'POST', path: '/connectors/box/oauth/web/result', auth: 'login', why: CONNECTORS, source: 'connector_api.poll_box_web_result' },
+  { method: 'POST', path: '/connectors/box/oauth/web/result', auth: 'login', why: CONNECTORS, validates: ['flow_id'], source: 'connector_api.poll_box_web_result' },
   // mcp_api.py
   { method: 'GET', path: '/mcp/servers', auth: 'login', why: MCP, source: 'mcp_api.list_mcp' },
-  { method: 'POST', path: '/mcp/servers', auth: 'login', why: MCP, source: 'mcp_api.create' },
-  { method: 'POST', path: '/mcp/servers/import', auth: 'login', why: MCP, source: 'mcp_api.import_multiple' },
+  { method: 'POST', path: '/mcp/servers', auth: 'login', why: MCP, validates: ['name', 'url', 'server_type'], source: 'mcp_api.create' },
+  { method: 'POST', path: '/mcp/servers/import', auth: 'login', why: MCP, validates: ['mcpServers'], source: 'mcp_api.import_multiple' },
   { method: 'GET', path: '/mcp/servers/:mcp_id', auth: 'login', why: MCP, source: 'mcp_api.detail' },
   { method: 'PUT', path: '/mcp/servers/:mcp_id', auth: 'login', why: MCP, source: 'mcp_api.update' },
   { method: 'DELETE', path: '/mcp/servers/:mcp_id', auth: 'login', why: MCP, source: 'mcp_api.rm' },
-  { method: 'POST', path: '/mcp/servers/:mcp_id/test', auth: 'login', why: MCP, source: 'mcp_api.test_mcp' },
+  { method: 'POST', path: '/mcp/servers/:mcp_id/test', auth: 'login', why: MCP, validates: ['url', 'server_type'], source: 'mcp_api.test_mcp' },
   // langfuse_api.py: saving keys checks them with Langfuse, a service ragloom does not reach
-  { method: 'POST', path: '/langfuse/api-key', auth: 'login', why: 'ragloom sends no traces to Langfuse (saving a key checks it with the Langfuse service)', source: 'langfuse_api.set_api_key' },
-  { method: 'PUT', path: '/langfuse/api-key', auth: 'login', why: 'ragloom sends no traces to Langfuse (saving a key checks it with the Langfuse service)', source: 'langfuse_api.set_api_key' },
+  ...(['POST', 'PUT'] as const).map((method): UnsupportedRoute => ({
+    method, path: '/langfuse/api-key', auth: 'login', why: 'ragloom sends no traces to Langfuse (saving a key checks it with the Langfuse service)',
+    validates: ['secret_key', 'public_key', 'host'], emptyMessage: 'Missing required fields', source: 'langfuse_api.set_api_key',
+  })),
   // system_api.py
   { method: 'GET', path: '/system/oceanbase/status', auth: 'login', why: "ragloom's store is SQLite (or PostgreSQL), never OceanBase; see GET /api/v1/system/status", source: 'system_api.oceanbase_status' },
   { method: 'GET', path: '/system/config/log', auth: 'login', why: "ragloom has no per-package log levels (the server's request log is `startServer({ logger })`)", source: 'system_api.get_logger_levels' },
@@ -580,8 +598,8 @@ const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   { method: 'GET', path: '/tenants', auth: 'login', why: TENANTS, source: 'tenant_api.tenant_list' },
   { method: 'PATCH', path: '/tenants/:tenant_id', auth: 'login', why: TENANTS, source: 'tenant_api.agree' },
   { method: 'GET', path: '/tenants/:tenant_id/users', auth: 'login', why: TENANTS, source: 'tenant_api.user_list' },
-  { method: 'POST', path: '/tenants/:tenant_id/users', auth: 'login', why: TENANTS, source: 'tenant_api.create' },
-  { method: 'DELETE', path: '/tenants/:tenant_id/users', auth: 'login', why: TENANTS, source: 'tenant_api.rm' },
+  { method: 'POST', path: '/tenants/:tenant_id/users', auth: 'login', why: TENANTS, validates: ['email'], source: 'tenant_api.create' },
+  { method: 'DELETE', path: '/tenants/:tenant_id/users', auth: 'login', why: TENANTS, validates: ['user_id'], source: 'tenant_api.rm' },
   // user_api.py
   { method: 'POST', path: '/auth/login', auth: 'none', why: LOGIN, source: 'user_api.login' },
   { method: 'GET', path: '/auth/login/channels', auth: 'none', why: LOGIN, source: 'user_api.get_login_channels' },
@@ -594,11 +612,12 @@ const UNSUPPORTED_LIST: UnsupportedRoute[] = [
   { method: 'POST', path: '/auth/password/reset', auth: 'none', why: LOGIN, source: 'user_api.forget_reset_password' },
   { method: 'PATCH', path: '/users/me', auth: 'login', why: 'ragloom keeps no editable profile (nickname, avatar, password, language)', source: 'user_api.setting_user' },
   { method: 'GET', path: '/users/me/models', auth: 'login', why: "models are the server's configuration (startServer({ models, default_chat_model, default_embedding_model }))", source: 'user_api.tenant_info' },
-  { method: 'PATCH', path: '/users/me/models', auth: 'login', why: "models are the server's configuration (startServer({ models, default_chat_model, default_embedding_model }))", source: 'user_api.set_tenant_info' },
+  { method: 'PATCH', path: '/users/me/models', auth: 'login', why: "models are the server's configuration (startServer({ models, default_chat_model, default_embedding_model }))", validates: ['tenant_id', 'asr_id', 'embd_id', 'img2txt_id', 'llm_id'], source: 'user_api.set_tenant_info' },
   // llm_app.py (the web app's model settings, under /v1/llm)
   ...(['GET /factories', 'POST /set_api_key', 'POST /add_llm', 'POST /delete_llm', 'POST /enable_llm', 'POST /delete_factory', 'GET /my_llms', 'GET /list'] as const).map((r): UnsupportedRoute => {
     const [method, path] = r.split(' ') as [HttpMethod, string];
-    return { method, path: `/llm${path}`, prefix: LEGACY_PREFIX, auth: 'login', why: LLM_SETTINGS, source: `llm_app.${path.slice(1) === 'list' ? 'list_app' : path.slice(1)}` };
+    const validates = LLM_VALIDATES[path];
+    return { method, path: `/llm${path}`, prefix: LEGACY_PREFIX, auth: 'login', why: LLM_SETTINGS, ...(validates ? { validates } : {}), source: `llm_app.${path.slice(1) === 'list' ? 'list_app' : path.slice(1)}` };
   }),
 ];
 
@@ -909,9 +928,10 @@ const DATA_VALUE: Record<Exclude<ErrorData, 'none'>, null | false> = { null: nul
  * RAGFlow `server_error_response`), a missing `@validate_request` argument (`data: null`), or per
  * the route's `errors` style.
  */
-export function errorEnvelope(route: RouteSpec | undefined, err: { code: number; message: string; data?: unknown }): EnvelopeBody {
+export function errorEnvelope(route: RouteSpec | undefined, err: { code: number; message: string; data?: unknown; bare?: true }): EnvelopeBody {
   const body: EnvelopeBody = { code: err.code, message: err.message };
   if (err.data !== undefined) return { ...body, data: err.data };
+  if (err.bare) return body;
   let style: ErrorData = route?.errors?.byCode?.[err.code] ?? route?.errors?.data ?? 'none';
   if (err.code === RetCode.EXCEPTION_ERROR) style = 'null';
   if (route?.validates && err.code === RetCode.ARGUMENT_ERROR && err.message.startsWith('required argument are missing')) style = 'null';
@@ -922,7 +942,7 @@ export function errorEnvelope(route: RouteSpec | undefined, err: { code: number;
  * The `@validate_request` check: 101 `required argument are missing: a,b; ` for the route's
  * `validates` keys absent from the body, else undefined.
  */
-export function missingArguments(route: RouteSpec, body: Readonly<Record<string, unknown>>): ApiError | undefined {
+export function missingArguments(route: Pick<RouteSpec, 'validates'>, body: Readonly<Record<string, unknown>>): ApiError | undefined {
   const missing = (route.validates ?? []).filter((k) => !(k in body));
   return missing.length ? new ApiError(RetCode.ARGUMENT_ERROR, `required argument are missing: ${missing.join(',')}; `) : undefined;
 }

@@ -14,7 +14,7 @@ import { intArg, orderColumn, paginate } from './listing.js';
 import { retrieve } from './retrieval.js';
 import { defaultChatModel } from './chats.js';
 import { resolveReranker } from './retrieval.js';
-import { readMetadataCondition, truthy } from './metadata.js';
+import { truthy } from './metadata.js';
 import { formatDateTime, isPlainObject, newId, nowMs, utf8Length } from '../util/index.js';
 import type { NativeAnswer } from './completions.js';
 import type { SearchAppChanges, SearchAppListQuery, SearchAppRow } from '../store/index.js';
@@ -271,20 +271,38 @@ export async function searchDatasets(e: Engine, ctx: Ctx, p: P): Promise<P> {
   }
   const pick = <T>(k: string, d: T): T => (k in cfg ? (cfg[k] as T) : k in req ? (req[k] as T) : d);
   const filter = (cfg.meta_data_filter ?? req.meta_data_filter) as P | undefined;
-  const manual = isPlainObject(filter) && filter.method === 'manual' && Array.isArray(filter.manual)
-    ? readMetadataCondition({ logic: filter.logic ?? 'and', conditions: filter.manual }) : null;
   if (isPlainObject(filter) && (filter.method === 'auto' || filter.method === 'semi_auto')) {
     throw new ApiError(RetCode.DATA_ERROR, 'meta_data_filter methods "auto" and "semi_auto" (a chat model choosing the filter) are not supported by ragloom; use "manual".');
   }
+  const manual = isPlainObject(filter) && filter.method === 'manual' && Array.isArray(filter.manual) && filter.manual.length
+    ? manualConditions(filter.manual) : null;
   const r = await retrieve(e, ctx, {
     dataset_ids: ids, question: req.question, document_ids: Array.isArray(req.doc_ids) ? req.doc_ids : [], page: req.page ?? 1, page_size: req.size ?? 30,
     similarity_threshold: pick('similarity_threshold', 0), vector_similarity_weight: pick('vector_similarity_weight', 0.3),
     top_k: Math.max(1, Math.min(Number(pick('top_k', 1024)), 2048)), rerank_id: pick('rerank_id', undefined), keyword: pick('keyword', false),
-    cross_languages: pick('cross_languages', undefined), metadata_condition: manual && filter ? { logic: filter.logic ?? 'and', conditions: filter.manual } : undefined,
+    cross_languages: pick('cross_languages', undefined), metadata_condition: manual && filter ? { logic: filter.logic ?? 'and', conditions: manual } : undefined,
   });
   // This route sends the retriever's chunks as they are, with the index's field names.
   const raw = r.chunks.map((c) => Object.fromEntries(Object.entries(c).map(([k, v]) => [RAW_KEYS[k] ?? k, v])));
   return { total: r.total, chunks: raw, doc_aggs: r.doc_aggs, labels: [] };
+}
+
+/** The operators RAGFlow's meta_filter knows, spelt as it compares them (manual conditions are not aliased). */
+const META_FILTER_OPS = new Set(['=', '≠', '>', '<', '≥', '≤', 'contains', 'not contains', 'in', 'not in', 'start with', 'end with', 'empty', 'not empty']);
+
+/**
+ * `meta_data_filter.manual`: RAGFlow's own conditions `{key, op, value}`, handed to meta_filter as
+ * they are — so an alias (`is`) matches nothing, and a condition without `key` or `op` (or not a
+ * dict) raises there, which the search handler answers with its 102 'Internal server error'. As
+ * the `metadata_condition` that retrieval reads.
+ */
+function manualConditions(items: unknown[]): P[] {
+  return items.map((item) => {
+    if (!isPlainObject(item) || !('key' in item) || !('op' in item)) return dataError('Internal server error');
+    const c = item as P;
+    const op = typeof c.op === 'string' && META_FILTER_OPS.has(c.op) ? c.op : 'unknown operator';
+    return { name: c.key, comparison_operator: op, value: c.value ?? null };
+  });
 }
 
 /**

@@ -82,19 +82,39 @@ const chunkJson = (c: Chunk, i: number) => ({
   document_id: c.document_id, document_name: c.document_name ?? c.document_keyword ?? '', dataset_id: c.dataset_id, content: c.content,
 });
 
-function printChunks(chunks: Chunk[], out: NodeJS.WritableStream = process.stdout): void {
+/**
+ * What a chunk's row shows: the sentence that matched the question best (the one of its
+ * `highlight` with the most distinct question words), else its first sentence, on one line.
+ */
+export function matchedSentence(c: { content: string; highlight?: string }, width = 90): string {
+  let best = '';
+  let most = 0;
+  // The highlight joins its sentences with "..." (after a sentence's own period: "....").
+  for (const s of c.highlight?.split(/\.{3}(?!\.)/) ?? []) {
+    const words = new Set([...s.matchAll(/<em>([^<]*)<\/em>/g)].map((m) => m[1]!.toLowerCase())).size;
+    if (words > most) {
+      most = words;
+      best = s;
+    }
+  }
+  const text = (best ? best.replace(/<\/?em>/g, '') : (c.content.trim().split(/(?<=[.!?])\s+|\n/)[0] ?? '')).replace(/\s+/g, ' ').trim();
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
+/** Ranked chunks: numbered from 1, or by the `[ID:n]` an answer cites them with (`ids`). */
+function printChunks(chunks: Chunk[], out: NodeJS.WritableStream = process.stdout, ids = false): void {
   const rows = chunks.map((c, i) => [
-    String(i + 1),
+    String(ids ? i : i + 1),
     (c.similarity ?? 0).toFixed(3),
     (c.vector_similarity ?? 0).toFixed(3),
     (c.term_similarity ?? 0).toFixed(3),
     String(c.document_name ?? c.document_keyword ?? ''),
-    c.content.replace(/\s+/g, ' ').trim().slice(0, 90),
+    matchedSentence(c),
   ]);
-  out.write(formatTable(['#', 'SCORE', 'VECTOR', 'TERM', 'DOCUMENT', 'CHUNK'], rows));
+  out.write(formatTable([ids ? 'ID' : '#', 'SCORE', 'VECTOR', 'TERM', 'DOCUMENT', 'MATCHING SENTENCE'], rows));
 }
 
-/** The `[ID:n]` an answer cites, with their documents. */
+/** The `[ID:n]` an answer cites, with their documents and scores (the n-th reference chunk). */
 const citedSources = (answer: Message) => {
   const cited = new Set([...answer.content.matchAll(/\[ID:(\d+)\]/g)].map((m) => Number(m[1])));
   return (answer.reference ?? []).map((c, i) => ({ id: i, c })).filter((x) => cited.has(x.id))
@@ -103,8 +123,14 @@ const citedSources = (answer: Message) => {
 
 /** An answer with its sources: each `[ID:n]` is the n-th reference chunk. */
 function printAnswer(answer: Message, model: string, out: NodeJS.WritableStream = process.stdout): void {
-  out.write(`\nAnswer (${model}):\n\n${answer.content}\n\nSources:\n`);
-  for (const s of citedSources(answer)) out.write(`  [ID:${s.id}] ${s.document_name} (similarity ${s.similarity.toFixed(3)})\n`);
+  const sources = citedSources(answer);
+  out.write(`\nAnswer (${model}):\n\n${answer.content}\n\n`);
+  if (!sources.length) {
+    out.write('Sources: none (nothing retrieved answers the question)\n');
+    return;
+  }
+  out.write('Sources:\n');
+  for (const s of sources) out.write(`  [ID:${s.id}] ${s.document_name} (similarity ${s.similarity.toFixed(3)})\n`);
 }
 
 // ------------------------------------------------------------------------------------------ commands
@@ -184,14 +210,19 @@ or --force to delete it anyway.`,
       if (!c.json) c.out.write(`Ingesting ${folder} into ${db} …\n`);
       const s = await ingestPath(client, folder, { dataset: QUICKSTART.dataset, description: QUICKSTART.mark });
       if (!c.json) c.out.write(summaryTable(s));
-      const chunks = await client.retrieve({ question, dataset_ids: [s.dataset.id], page_size: 5, similarity_threshold: 0 });
       const chat = await client.createChat({ name: 'quickstart', dataset_ids: [s.dataset.id] });
+      // The ranked table is the chat's own retrieval (its settings, the same chunks and scores the
+      // answer was made from), so a source [ID:n] is row n of the table.
+      const chunks = await client.retrieve({
+        question, dataset_ids: [s.dataset.id], page_size: chat.top_n, top_k: chat.top_k,
+        similarity_threshold: chat.similarity_threshold, vector_similarity_weight: chat.vector_similarity_weight, highlight: true,
+      });
       const answer = await (await chat.createSession()).ask(question);
       if (c.json) {
-        writeJson({ ingest: summaryJson(s, shownDb(db)), question, chunks: chunks.map(chunkJson), answer: { model: chat.llm_id, content: answer.content, sources: citedSources(answer) } }, c.out);
+        writeJson({ ingest: summaryJson(s, shownDb(db)), question, chunks: chunks.map((x, i) => ({ ...chunkJson(x, i), citation: i })), answer: { model: chat.llm_id, content: answer.content, sources: citedSources(answer) } }, c.out);
       } else {
         c.out.write(`\nQuestion: ${question}\n\n`);
-        printChunks(chunks, c.out);
+        printChunks(chunks, c.out, true);
         printAnswer(answer, chat.llm_id, c.out);
       }
       return chunks.length ? 0 : 1;
@@ -287,7 +318,7 @@ const retrieve: Command = {
     options: {
       dataset: DATASETS, db: DB,
       top: { type: 'string', arg: 'N', help: 'how many chunks (1-1024)', default: '10' },
-      weight: { type: 'string', arg: 'W', help: 'weight of vector similarity against term similarity (0-1)', default: '0.3' },
+      weight: { type: 'string', arg: 'W', help: 'weight of vector similarity against term similarity (0-1)', default: 'none: the default ranking (docs/retrieval.md)' },
       threshold: { type: 'string', arg: 'T', help: 'leave out chunks scoring below this (0-1)', default: '0.2' },
     },
   },
@@ -302,7 +333,7 @@ const retrieve: Command = {
     try {
       const ds = await chosenDatasets(client, listFlag(c.values, 'dataset'), db);
       const chunks = await client.retrieve({
-        question, dataset_ids: ds.map((d) => d.id), page_size: top,
+        question, dataset_ids: ds.map((d) => d.id), page_size: top, highlight: true,
         ...(weight !== undefined ? { vector_similarity_weight: weight } : {}),
         ...(threshold !== undefined ? { similarity_threshold: threshold } : {}),
       });

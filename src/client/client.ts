@@ -205,7 +205,8 @@ export class Client {
   searchDatasets(p: {
     dataset_ids: string[]; question: string; doc_ids?: string[]; page?: number; size?: number; top_k?: number; similarity_threshold?: number;
     vector_similarity_weight?: number; rerank_id?: string; keyword?: boolean; search_id?: string;
-    meta_data_filter?: { method: 'manual'; manual: MetadataCondition['conditions']; logic?: 'and' | 'or' };
+    /** RAGFlow's manual conditions: `op` as its meta_filter spells it (`=`, `≠`, `>`, `contains`, `in`, `start with`, …). */
+    meta_data_filter?: { method: 'manual'; manual: Array<{ key: string; op: string; value?: unknown }>; logic?: 'and' | 'or' };
   }): Promise<{ chunks: Record<string, unknown>[]; total: number; doc_aggs: DocAgg[]; labels: unknown[] }> {
     return this.t.call('datasets.search', { ...p });
   }

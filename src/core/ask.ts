@@ -170,7 +170,8 @@ export function knowledgeBlock(chunks: Record<string, unknown>[], maxTokens: num
     for (const [k, v] of Object.entries((c.document_metadata as Record<string, unknown> | null) ?? {})) t += node(k, v);
     t += `\n└── Content:\n${String(c.content ?? '')}`;
     texts.push(t);
-    items.push({ id: i, title, content: String(c.content ?? '') });
+    const sim = c.similarity;
+    items.push({ id: i, title, content: String(c.content ?? ''), ...(typeof sim === 'number' && Number.isFinite(sim) ? { similarity: sim } : {}) });
   });
   return { items, texts };
 }
@@ -404,7 +405,10 @@ async function* callModel(
   timings.model = now() - tm;
   const td = now();
   let reference: Reference = { total: 0, chunks: [], doc_aggs: [] };
-  if (d) {
+  // A decline (the chat's empty_response) cites nothing and carries no references: it found nothing.
+  const declined = isDecline(answer, options.empty_response);
+  if (declined) answer = options.empty_response!;
+  if (d && !declined) {
     let cited = verifyCitations(answer, sent).cited;
     if (quote && cited.length === 0 && answer.trim()) {
       const ins = await insertCitations(d, answer, r.signal);
@@ -433,6 +437,12 @@ async function* callModel(
     timings,
     model_called: true,
   };
+}
+
+/** Whether an answer is the chat's empty_response, citation markers aside. */
+function isDecline(answer: string, empty: string | undefined): boolean {
+  const strip = (x: string) => x.replace(/\s*\[ID:\d+\]/g, '').replace(/\s+/g, ' ').trim();
+  return !!empty?.trim() && strip(answer) === strip(empty);
 }
 
 /** doc_aggs narrowed to the cited documents (all of them when nothing was cited), chunks in wire form. */

@@ -5,7 +5,7 @@
  */
 import type { Engine } from './engine.js';
 import { OpenAIChatModel, ExtractiveChatModel, type ChatModel } from '../llm/index.js';
-import { analyze, countTokens } from '../text/index.js';
+import { analyze, countTokens, splitSentences } from '../text/index.js';
 import { parseModelId, type ModelConfig } from '../embed/index.js';
 
 export const BUILTIN_CHAT_MODELS = ['ragloom-extractive@Builtin'] as const;
@@ -57,7 +57,7 @@ export function chatModel(e: Engine, name: string, embdId?: string): ChatModel |
     let x = m.get(key);
     if (!x) {
       const embedder = embdId ? e.models.embedder(embdId) : undefined;
-      x = new ExtractiveChatModel({ analyze, countTokens, embed: embedder ? (texts: string[]) => embedder.embed(texts) : undefined });
+      x = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: embedder ? (texts: string[]) => embedder.embed(texts) : undefined });
       m.set(key, x);
     }
     return x;

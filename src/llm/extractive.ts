@@ -1,32 +1,34 @@
 /**
  * `ragloom-extractive@Builtin`: the chat model used when none is configured. It runs offline and
- * never writes text of its own: it answers with the sentences of the retrieved passages that best
- * answer the question, in a readable order, each passage's sentences followed by its `[ID:n]`.
+ * never writes text of its own: it answers with one to three sentences of the retrieved passages,
+ * each followed by the `[ID:n]` of its passage, or declines.
  *
- * Scoring, per sentence of the passages the prompt numbered (see sentences.ts for the splitting):
- * - BM25 of the question's terms (the retrieval analyzer's stems, no stop words), with idf taken
- *   over the sentences of the given knowledge, divided by the question's own upper bound
- *   Σ idf·(k1+1) so that it lies in [0,1] whatever the passages. The question's focus ("how many
- *   *fatalities*", "what is the *capital*") weighs more; words that only name the kind of answer
- *   ("what *year*", "the *number* of") are not matched but favour sentences with dates or numbers.
- * - Context: the terms of the title a sentence stands under, of its document's title, and, for a
- *   sentence that refers back ("It is …"), of the sentence before count at a reduced weight.
- * - Titles are not quoted (they lend their terms), tables of contents and running headers are
- *   dropped, echoes of the question and code / grammar lines count less, long table records are
- *   shown by their first field and the fields that hold a question term.
- * - Mixed with the cosine similarity of sentence and question when an embedder is given
- *   (`vectorWeight`), plus a small bonus for the passage's rank.
- * The question is answered only if some sentence holds enough of its idf-weighted terms
- * (`minCoverage`); then the best sentences (up to `maxSentences`, at least `relativeScore` of the
- * best, no near-duplicates) are grouped by passage, kept in document order inside a passage, and
- * the passages ordered by their best sentence. A sentence that refers back brings the one before.
+ * How a sentence is scored (the passages come split by the injected `splitSentences`):
+ * - Terms: BM25 of the question's terms (the retrieval analyzer's stems, no stop words), idf over
+ *   the sentences of the given passages, divided by the question's own bound Σ idf·(k1+1) so that
+ *   it lies in [0,1]. The question's focus ("how many *fatalities*") weighs more; words that only
+ *   name the kind of answer ("what *year*") are not matched. The terms of the title a sentence
+ *   stands under, of its document's name, and of the sentence before one that refers back ("It
+ *   is …") count at a reduced weight.
+ * - Feedback expansion, as retrieval's RM3: the terms the passages share most (each passage
+ *   weighted by its retrieval score) are added to the question at `feedbackWeight`.
+ * - Meaning: the cosine of the sentence and the question in the datasets' embedding model, mixed
+ *   in at `vectorWeight` (every candidate sentence is embedded).
+ * - What retrieval knows: a passage's retrieval similarity (else its rank) is a prior
+ *   (`passageWeight`); a sentence next to one that holds the question's terms gains a little.
+ * - The kind of answer asked for: "how many / how much" prefers a sentence with a number,
+ *   "when / what year" a date, "how long" a duration, "who" a name, "where" a place.
  *
- * With nothing relevant it answers `empty_response` (or a fixed sentence saying so); with no
- * knowledge at all it says that it answers only from a knowledge base. Same input, same bytes.
+ * Only the first `topDocuments` (2) documents of the ranking are quoted. The best sentence is
+ * always quoted when any sentence is supported (it holds a question term, or its cosine reaches
+ * `minCosine`) and its score reaches `minScore`; up to two more follow when they
+ * score at least `relativeScore` of it and come from the same document. A sentence that refers
+ * back brings the one before it. Otherwise the model declines with the chat's `empty_response`
+ * (without any citation). With no knowledge at all it says that it answers only from a knowledge
+ * base. Same input, same bytes.
  */
-import type { ChatDelta, ChatMessage, ChatModel, ChatOptions, ChatResult, KnowledgeItem, Usage } from './types.js';
+import type { ChatDelta, ChatMessage, ChatModel, ChatOptions, ChatResult, KnowledgeItem, PassageSentence, Usage } from './types.js';
 import { ChatModelError } from './errors.js';
-import { splitSentences, TOC_LINE, type Sentence } from './sentences.js';
 
 export const EXTRACTIVE_MODEL_ID = 'ragloom-extractive@Builtin';
 
@@ -40,30 +42,33 @@ export const NOT_FOUND_ANSWER = 'No passage of the knowledge base answers this q
 export interface ExtractiveChatModelOptions {
   /** The retrieval analyzer: lower-cased stems without stop words (src/text `analyze`). */
   analyze: (text: string) => string[];
+  /** A passage's sentences, titles, list items and table rows, in order (src/text `splitSentences`). */
+  splitSentences: (text: string, opts?: { maxChars?: number }) => PassageSentence[];
   /** Unit vectors for texts (the datasets' embedding model); adds meaning to term overlap. */
   embed?: (texts: string[]) => Promise<Float32Array[]>;
   /** Token counter for `usage` and `max_tokens`; else characters / 4. */
   countTokens?: (text: string) => number;
-  /** Share of cosine similarity in a sentence's score, when `embed` is given. @default 0.3 */
+  /** Share of cosine similarity in a sentence's score, when `embed` is given. @default 0.4 */
   vectorWeight?: number;
-  /** Most sentences quoted (sentences brought in as context for another do not count). @default 5 */
+  /** Weight of the feedback expansion's terms against the question's. @default 0.3 */
+  feedbackWeight?: number;
+  /** Expansion terms drawn from the passages. @default 10 */
+  feedbackTerms?: number;
+  /** How much a passage's retrieval score (else its rank) scales its sentences, in [0,1]. @default 0.4 */
+  passageWeight?: number;
+  /** Sentences are quoted only from the first this many documents of the ranking (≥ 1). @default 2 */
+  topDocuments?: number;
+  /** Most sentences quoted, in [1,3]. @default 3 */
   maxSentences?: number;
-  /** Lowest score a sentence may have, in [0,1]. @default 0.08 */
+  /** Lowest score the best sentence may have, in [0,1]. @default 0.2 */
   minScore?: number;
-  /** Sentences must score at least this share of the best one. @default 0.6 */
+  /** Further sentences must score at least this share of the best one. @default 0.75 */
   relativeScore?: number;
-  /**
-   * The question is answered only if some sentence (with its title and, for one that refers back,
-   * the sentence before) holds this share of the question's idf-weighted terms. @default 0.3
-   */
-  minCoverage?: number;
-  /** Cosine similarity that makes a sentence relevant without any question term. @default 0.85 */
+  /** Cosine similarity that makes a sentence supported without any question term. @default 0.6 */
   minCosine?: number;
   /** Longest sentence quoted whole; longer ones are cut. @default 480 */
   maxSentenceChars?: number;
-  /** Rough length budget of an answer in characters (the first sentence always fits). @default 1600 */
-  maxAnswerChars?: number;
-  /** Most sentences embedded per answer (the best by term score). @default 64 */
+  /** Most sentences embedded per answer (the best by terms, then by passage). @default 256 */
   maxEmbed?: number;
   /** @default 'ragloom-extractive@Builtin' */
   id?: string;
@@ -71,42 +76,76 @@ export interface ExtractiveChatModelOptions {
   maxTokens?: number;
 }
 
+type AnswerKind = 'number' | 'date' | 'time' | 'duration' | 'person' | 'place' | null;
+
 interface Candidate {
   passage: number;
   /** Order in the passage. */
   index: number;
-  sentence: Sentence;
+  sentence: PassageSentence;
   /** The text quoted (a long record: its first and relevant fields). */
   text: string;
   terms: string[];
   /** Terms of the title above it and, for a sentence that refers back, of the one before: term → weight. */
   context: Map<string, number>;
+  /** The title it stands under ('' when none). */
+  title: string;
+  /** Question terms the sentence itself holds. */
+  hits: number;
   term: number;
-  /** Share of the question's idf mass the sentence (and its context) holds. */
-  coverage: number;
   /** Cosine similarity to the question (0 when not embedded). */
   cosine: number;
+  /** What the score is made of: question terms, expansion terms, the passage prior, the answer-kind cue, the neighbours' terms. */
+  f?: { q: number; e: number; prior: number; cue: number; near: number };
   score: number;
 }
 
 const K1 = 1.2;
 const B = 0.5;
-const RANK_BONUS = 0.04;
-const NUMBER_Q = /\bhow (many|much|long|old|often|far|big|large|tall|high|fast|heavy|wide|deep)\b/i;
-const DATE_Q = /\bwhen\b|\bsince when\b/i;
+/** Share of the sentence's window (its title and neighbours) in its cosine with the question. */
+const WINDOW_WEIGHT = 0.3;
+/** A sentence without the number, date or time a question asks for. */
+const MISSING = 0.85;
+/** A neighbour holding the question's terms lends this share of its term score. */
+const NEIGHBOUR = 0.15;
+const NUMBER_Q = /\bhow (many|much|old|often|far|big|large|tall|high|fast|heavy|wide|deep)\b/i;
+const DURATION_Q = /\bhow long\b|\bwithin how\b|\bfor how\b|\bhow soon\b/i;
+const DATE_Q = /\bwhen\b|\bsince when\b|\b(?:what|which) (?:day|date|year|month)\b/i;
+const TIME_Q = /\b(?:what|which|at what) (?:time|hours?)\b|\bwhat hours\b/i;
+const TIME = /\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?[ap]\.?m\.?(?=\W|$)/i;
+const PERSON_Q = /^\s*(?:who|whom|whose)\b|\bby whom\b/i;
+const PLACE_Q = /^\s*where\b|\bin which (?:city|country|state|place)\b/i;
 /** "what year", "by which date": the noun names the answer's kind. */
 const TYPED_Q = /\b(what|which)\s+(dates?|years?|days?|months?|times?|numbers?|amounts?|percentages?|price|age)\b/i;
 /** "the number of …", "the total amount of …": a count is asked for. */
 const COUNT_Q = /\b(the|total|overall|combined)\s+(number|amount|count)\s+of\b/i;
 const FOCUS_Q = /\b(?:what|which|whose|how (?:many|much))\b(?:\s+(?:is|are|was|were|does|do|did|the|a|an|of))*/i;
 const FOCUS_WEIGHT = 1.5;
+/** Verbs of a question that are never its focus ("what *happens* to …"). */
+const QUESTION_VERBS = new Set(['happen', 'mean', 'do', 'doe', 'make', 'call', 'name', 'use', 'need', 'get', 'go']);
+/** "What is X?", "What are the Xs?": a definition is asked for. */
+const DEFINE_Q = /^\s*(?:what|which)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?([^?]{2,60}?)\s*\??\s*$/i;
+/** A sentence that defines what it opens with: "X means …", "“X” is …". */
+const DEFINES = /^(?:\(?[\divxlc]{1,4}(?:\.\d{1,3})*[.)]?\s+)?["“'‘`]?([^"”’`]{1,60}?)["”’'`]?\s+(?:means|is|are|refers to|stands for)\b/i;
 const TITLE_CONTEXT = 0.35;
 const DOC_TITLE_CONTEXT = 0.25;
 const ANAPHOR_CONTEXT = 0.5;
-const DATE = /\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s+\d{1,2}\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:1[5-9]|20)\d{2}\b|\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b/i;
+const MONTH = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const DATE = new RegExp(`\\b${MONTH}\\.?\\s+\\d{1,2}\\b|\\b\\d{1,2}\\s+${MONTH}\\b|\\b(?:1[5-9]|20)\\d{2}\\b|\\b\\d{1,4}[-/.]\\d{1,2}[-/.]\\d{1,4}\\b`, 'i');
+const NUMBER_WORDS = 'one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred|thousand|million|billion';
+const NUMBER = new RegExp(`\\d|\\b(?:${NUMBER_WORDS})\\b`, 'i');
+const DURATION = new RegExp(`(?:\\d+|\\b(?:${NUMBER_WORDS}))[\\s-]+(?:business\\s+|calendar\\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\\b`, 'i');
+/** Two capitalised words in a row, not at the start of the sentence: a name. */
+const NAME = /(?<=\S\s+)\p{Lu}[\p{L}.'-]+(?:\s+\p{Lu}\.?)?\s+\p{Lu}[\p{L}'-]+/u;
+const PLACE = /\b(?:in|at|from|near|to)\s+\p{Lu}[\p{L}-]+|\b\d+\s+\p{Lu}[\p{L}]+\s+(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Drive|Dr|Lane|Way)\b/u;
 const PRONOUN = /\b(?:it|its|they|them|their|this|that|these|those|he|she|his|her|him|there|one|ones)\b/i;
 /** A sentence that leans on the one before: it opens with a link word or has a pronoun early on. */
 const ANAPHOR = /^(?:(?:such|the latter|the former|however|therefore|thus|also|in addition|furthermore|moreover|as a result|for example|for instance|but|and|so|then)\b|(?:\S+\s+){0,4}(?:it|its|this|these|those|they|their|them|he|she|his|her|him)\b)/i;
+/** A sentence that ends by introducing what follows: a colon, or no closing punctuation at all. */
+const INTRODUCES = /(?:[:：]|[\p{L}\p{N})\]`])$/u;
+/** A grammar rule or an assignment: "addr-spec = local-part "@" domain", "similarity = w · …". */
+const DEFINITION_LINE = /^[\p{L}\p{N}_.-]+\s+(?:=|::=|:=|=\/)\s/u;
+const CAPTION = /(?:^|:\s*)\([^()]{3,}\)$/;
 const URL = /\bhttps?:\/\/\S+|\bwww\.\S+|<[a-z]+:[^>\s]+>/gi;
 
 function abortError(id: string, signal: AbortSignal): ChatModelError {
@@ -135,31 +174,39 @@ export function parseKnowledge(text: string): KnowledgeItem[] | undefined {
   });
 }
 
+type Options = Required<Omit<ExtractiveChatModelOptions, 'embed' | 'countTokens' | 'id' | 'maxTokens'>> &
+  Pick<ExtractiveChatModelOptions, 'embed' | 'countTokens'>;
+
 export class ExtractiveChatModel implements ChatModel {
   readonly id: string;
   readonly maxTokens: number;
   /** It cannot rewrite questions, extract keywords or call tools: callers skip those steps. */
   readonly capabilities = { rewrite: false, keywords: false, tools: false } as const;
-  private readonly o: Required<Omit<ExtractiveChatModelOptions, 'embed' | 'countTokens' | 'id' | 'maxTokens'>> &
-    Pick<ExtractiveChatModelOptions, 'embed' | 'countTokens'>;
+  private readonly o: Options;
 
   constructor(opts: ExtractiveChatModelOptions) {
     if (typeof opts?.analyze !== 'function') throw new TypeError('ExtractiveChatModel needs an `analyze` function');
+    if (typeof opts.splitSentences !== 'function') throw new TypeError('ExtractiveChatModel needs a `splitSentences` function');
+    const topDocuments = opts.topDocuments ?? 2;
+    if (!Number.isInteger(topDocuments) || topDocuments < 1) throw new TypeError(`ExtractiveChatModel: topDocuments must be an integer ≥ 1, got ${String(opts.topDocuments)}`);
     this.id = opts.id ?? EXTRACTIVE_MODEL_ID;
     this.maxTokens = opts.maxTokens ?? 32768;
     this.o = {
       analyze: opts.analyze,
+      splitSentences: opts.splitSentences,
       embed: opts.embed,
       countTokens: opts.countTokens,
-      vectorWeight: clamp(opts.vectorWeight ?? 0.3, 0, 1),
-      maxSentences: Math.max(1, Math.floor(opts.maxSentences ?? 5)),
-      minScore: opts.minScore ?? 0.08,
-      relativeScore: opts.relativeScore ?? 0.6,
-      minCoverage: opts.minCoverage ?? 0.3,
-      minCosine: opts.minCosine ?? 0.85,
+      vectorWeight: clamp(opts.vectorWeight ?? 0.4, 0, 1),
+      feedbackWeight: clamp(opts.feedbackWeight ?? 0.3, 0, 1),
+      feedbackTerms: Math.max(0, Math.floor(opts.feedbackTerms ?? 10)),
+      passageWeight: clamp(opts.passageWeight ?? 0.4, 0, 1),
+      topDocuments,
+      maxSentences: clamp(Math.floor(opts.maxSentences ?? 3), 1, 3),
+      minScore: opts.minScore ?? 0.2,
+      relativeScore: opts.relativeScore ?? 0.75,
+      minCosine: opts.minCosine ?? 0.6,
       maxSentenceChars: opts.maxSentenceChars ?? 480,
-      maxAnswerChars: opts.maxAnswerChars ?? 1600,
-      maxEmbed: opts.maxEmbed ?? 64,
+      maxEmbed: opts.maxEmbed ?? 256,
     };
   }
 
@@ -275,52 +322,69 @@ export class ExtractiveChatModel implements ChatModel {
   }
 
   /** Question terms and weights: the last user turn, and a short follow-up borrows the turn before. */
-  private questionTerms(question: string, earlier: string[]): { terms: Map<string, number>; kind: 'date' | 'number' | null } {
+  private questionTerms(question: string, earlier: string[]): { terms: Map<string, number>; kind: AnswerKind; define?: string[] } {
     const q = new Map<string, number>();
-    let kind: 'date' | 'number' | null = DATE_Q.test(question) ? 'date' : NUMBER_Q.test(question) ? 'number' : null;
+    let kind: AnswerKind = TIME_Q.test(question) ? 'time' : DURATION_Q.test(question) ? 'duration' : DATE_Q.test(question) ? 'date' : NUMBER_Q.test(question) ? 'number'
+      : PERSON_Q.test(question) ? 'person' : PLACE_Q.test(question) ? 'place' : null;
     // "What year …", "by what date …": the word names the kind of answer, not a term to match.
     const typed = TYPED_Q.exec(question) ?? COUNT_Q.exec(question);
     const typeTerms = new Set(typed ? this.o.analyze(typed[2]!) : []);
-    if (typed) kind = /date|year|day|month|time/i.test(typed[2]!) ? 'date' : 'number';
+    if (typed) kind = /^times?$/i.test(typed[2]!) ? 'time' : /date|year|day|month/i.test(typed[2]!) ? 'date' : 'number';
     // "How long", "how far", "how old": the adjective names the kind of answer too.
-    const how = NUMBER_Q.exec(question);
+    const how = NUMBER_Q.exec(question) ?? /\bhow (long|soon)\b/i.exec(question);
     if (how) for (const t of this.o.analyze(how[1]!)) typeTerms.add(t);
     // The focus: the first term after "what", "which", "how many" … ("how many fatalities").
     const focus = FOCUS_Q.exec(question);
-    const focusTerm = focus ? this.o.analyze(question.slice(focus.index + focus[0].length)).find((t) => !typeTerms.has(t)) : undefined;
+    const focusTerm = focus ? this.o.analyze(question.slice(focus.index + focus[0].length)).find((t) => !typeTerms.has(t) && !QUESTION_VERBS.has(t)) : undefined;
     for (const t of this.o.analyze(question)) if (!typeTerms.has(t)) q.set(t, t === focusTerm ? FOCUS_WEIGHT : 1);
     const prev = earlier[earlier.length - 1];
     if (prev && (q.size === 0 || (q.size <= 4 && PRONOUN.test(question)))) {
       const w = q.size === 0 ? 0.6 : 0.3;
       for (const t of this.o.analyze(prev)) if (!q.has(t)) q.set(t, w);
     }
-    return { terms: q, kind };
+    // "What is X?": a sentence that defines X answers it.
+    const def = kind ? null : DEFINE_Q.exec(question);
+    const define = def ? this.o.analyze(def[1]!) : [];
+    return define.length ? { terms: q, kind, define } : { terms: q, kind };
   }
 
-  private async select(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal): Promise<Candidate[]> {
+  /** How well a sentence fits the kind of answer asked for (see `cue`), or defines what is asked about. */
+  private fit(kind: AnswerKind, define: string[] | undefined, text: string): number {
+    if (define) {
+      const m = DEFINES.exec(text);
+      const head = m ? new Set(this.o.analyze(m[1]!)) : null;
+      return head && define.every((t) => head.has(t)) ? 1.25 : 1;
+    }
+    return cue(kind, text);
+  }
+
+  /** The candidate sentences of the passages, with their context terms (titles are context, not quoted). */
+  private candidates(knowledge: KnowledgeItem[], qSet: Set<string>): { cands: Candidate[]; passageTerms: string[][] } {
     const o = this.o;
-    const { terms: qTerms, kind: qKind } = this.questionTerms(question, earlier);
-    const qSet = new Set(qTerms.keys());
     const cands: Candidate[] = [];
+    const passageTerms: string[][] = [];
     const seenText = new Set<string>();
     const boiler = boilerplate(knowledge);
     for (const [p, k] of knowledge.entries()) {
       let content = String(k.content ?? '');
       if (boiler.size) content = content.split('\n').filter((l) => !boiler.has(lineKey(l))).join('\n');
-      const sentences = splitSentences(content, { maxChars: o.maxSentenceChars });
-      // The document's title is weak context for all its sentences.
-      const docTitle = k.title ? this.o.analyze(k.title.replace(/\.[a-z0-9]{1,5}$/i, '').replace(/[_-]+/g, ' ')) : [];
+      const sentences = o.splitSentences(content, { maxChars: o.maxSentenceChars });
+      // The document's name is weak context for all its sentences.
+      const docTitle = k.title ? o.analyze(k.title.replace(/\.[a-z0-9]{1,5}$/i, '').replace(/[_-]+/g, ' ')) : [];
+      const all: string[] = [];
       let title: string[] = [];
+      let titleText = '';
       let prev: { unit: number; terms: string[] } | null = null;
       for (const [index, s] of sentences.entries()) {
-        if (TOC_LINE.test(s.text)) continue;
         const long = s.kind === 'record' && s.fields && (s.fields.length > 6 || s.text.length > o.maxSentenceChars);
         const text = long ? this.compressRecord(s.fields!, qSet, o.maxSentenceChars) : s.text;
-        const terms = this.o.analyze(scoringText(text));
+        const terms = o.analyze(scoringText(text));
         if (!terms.length) continue;
+        all.push(...terms);
         // A title gives its terms to the sentences under it; it is not quoted itself.
         if (isTitle(s, index < sentences.length - 1)) {
           title = terms;
+          titleText = s.text;
           prev = null;
           continue;
         }
@@ -333,93 +397,163 @@ export class ExtractiveChatModel implements ChatModel {
         const key = text.toLowerCase().replace(/\s+/g, ' ');
         if (seenText.has(key)) continue;
         seenText.add(key);
-        cands.push({ passage: p, index, sentence: s, text: displayText(text), terms, context, term: 0, coverage: 0, cosine: 0, score: 0 });
+        cands.push({ passage: p, index, sentence: s, text: displayText(text), terms, context, title: titleText, hits: 0, term: 0, cosine: 0, score: 0 });
       }
+      passageTerms.push(all);
     }
+    return { cands, passageTerms };
+  }
+
+  /**
+   * Feedback expansion (retrieval's RM3, over the given passages): P(t|R) = Σ_p w_p·tf(t,p)/|p|,
+   * w_p the passage's share of the prior; the `feedbackTerms` most probable terms not in the
+   * question, weighted by their probability (summing to 1).
+   */
+  private expansion(passageTerms: string[][], prior: number[], q: Map<string, number>): Map<string, number> {
+    const n = this.o.feedbackTerms;
+    const out = new Map<string, number>();
+    if (!n || this.o.feedbackWeight <= 0) return out;
+    const total = prior.reduce((a, b) => a + b, 0) || 1;
+    const p = new Map<string, number>();
+    passageTerms.forEach((terms, i) => {
+      if (!terms.length) return;
+      const w = prior[i]! / total / terms.length;
+      for (const t of terms) if (!q.has(t) && t.length > 1 && !/^\d+$/.test(t)) p.set(t, (p.get(t) ?? 0) + w);
+    });
+    const best = [...p].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n);
+    const sum = best.reduce((s, [, v]) => s + v, 0) || 1;
+    for (const [t, v] of best) out.set(t, v / sum);
+    return out;
+  }
+
+  /** Every candidate sentence of the passages, scored (see the module comment). */
+  private async scored(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal): Promise<Candidate[]> {
+    const o = this.o;
+    const { terms: qTerms, kind: qKind, define } = this.questionTerms(question, earlier);
+    const { cands, passageTerms } = this.candidates(knowledge, new Set(qTerms.keys()));
     if (!cands.length || (!qTerms.size && !o.embed)) return [];
 
-    // BM25 over the sentences, normalised by the question's upper bound.
+    // What retrieval knows of each passage: its similarity relative to the best one, else its rank.
+    const sims = knowledge.map((k) => (typeof k.similarity === 'number' && Number.isFinite(k.similarity) ? k.similarity : NaN));
+    const top = Math.max(0, ...sims.filter((x) => !Number.isNaN(x)));
+    const prior = sims.map((s, i) => (top > 0 && !Number.isNaN(s) ? clamp(s / top, 0, 1) : 1 / (1 + 0.25 * i)));
+    const expand = this.expansion(passageTerms, prior, qTerms);
+
+    // BM25 over the sentences: the question's terms (normalised by their bound) and the expansion's.
     const df = new Map<string, number>();
     let totalLen = 0;
     for (const c of cands) {
       totalLen += c.terms.length;
-      for (const t of new Set(c.terms)) if (qTerms.has(t)) df.set(t, (df.get(t) ?? 0) + 1);
+      for (const t of new Set(c.terms)) if (qTerms.has(t) || expand.has(t)) df.set(t, (df.get(t) ?? 0) + 1);
     }
     const n = cands.length;
     const avg = totalLen / n;
     const idf = (t: string) => Math.log(1 + (n - (df.get(t) ?? 0) + 0.5) / ((df.get(t) ?? 0) + 0.5));
     let bound = 0;
     for (const [t, w] of qTerms) bound += w * idf(t) * (K1 + 1);
+    let eBound = 0;
+    for (const [t, w] of expand) eBound += w * idf(t) * (K1 + 1);
     for (const c of cands) {
-      if (!bound) break;
       const tf = new Map<string, number>();
-      for (const t of c.terms) if (qTerms.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
-      if (!tf.size) continue; // context alone never makes a sentence relevant
+      // A term counts once: in one sentence, repeating a word says no more about the answer.
+      for (const t of c.terms) if (qTerms.has(t) || expand.has(t)) tf.set(t, 1);
       const norm = K1 * (1 - B + (B * c.terms.length) / avg);
+      const part = (f: number) => (f * (K1 + 1)) / (f + norm);
       let s = 0;
       for (const [t, w] of qTerms) {
         const f = tf.get(t);
-        if (f) s += w * idf(t) * ((f * (K1 + 1)) / (f + norm));
-        else if (c.context.has(t)) s += c.context.get(t)! * w * idf(t) * ((K1 + 1) / (1 + norm));
+        if (f) {
+          s += w * idf(t) * part(f);
+          c.hits++;
+        } else if (c.context.has(t)) s += c.context.get(t)! * w * idf(t) * part(1);
       }
-      let cov = 0;
-      for (const [t, w] of qTerms) if (tf.has(t)) cov += w * idf(t);
-      else if (c.context.has(t)) cov += c.context.get(t)! * w * idf(t);
-      c.coverage = cov / (bound / (K1 + 1));
-      let score = s / bound;
-      // Echoes of the question say nothing new; very short lines rarely answer.
+      let e = 0;
+      for (const [t, w] of expand) {
+        const f = tf.get(t);
+        if (f) e += w * idf(t) * part(f);
+      }
+      // An echo of the question says nothing new, however close it is in meaning.
       const novel = new Set(c.terms.filter((t) => !qTerms.has(t))).size;
-      if (novel === 0) score *= 0.4;
-      else if (novel < 3) score *= 0.7 + 0.1 * novel;
-      // Code and grammar (ABNF, markup) rarely answer in words.
-      if (c.sentence.kind !== 'record' && c.sentence.kind !== 'row' && symbolShare(c.text) > 0.08) score *= 0.5;
-      if (qKind === 'date' && DATE.test(c.text)) score *= 1.3;
-      else if (qKind && /\d/.test(c.text)) score *= 1.15;
-      c.term = Math.min(1, score);
+      const shape = novel === 0 ? 0.4 : novel === 1 ? 0.9 : 1;
+      // A line of code or grammar (ABNF, markup, "name = …") rarely answers in words, however close it is.
+      const code = c.sentence.kind === 'line' && (symbolShare(c.text) > 0.08 || DEFINITION_LINE.test(c.text)) ? 0.5 : 1;
+      c.f = { q: bound ? s / bound : 0, e: eBound ? e / eBound : 0, prior: prior[c.passage]!, cue: shape * code * this.fit(qKind, define, c.text), near: 0 };
+      c.term = Math.min(1, c.f.q + o.feedbackWeight * c.f.e);
     }
 
     const w = o.embed ? o.vectorWeight : 0;
     if (w > 0 && o.embed && question.trim()) {
       const order = [...cands].sort((a, b) => b.term - a.term || a.passage - b.passage || a.index - b.index).slice(0, o.maxEmbed);
-      const vecs = await o.embed([question, ...order.map((c) => scoringText(c.text))]);
+      // Each sentence alone, and in its window (the title it stands under, the sentences before and after).
+      const at = new Map(cands.map((c) => [`${c.passage}:${c.index}`, c]));
+      const window = (c: Candidate) => [c.title, at.get(`${c.passage}:${c.index - 1}`)?.text, c.text, at.get(`${c.passage}:${c.index + 1}`)?.text].filter(Boolean).join(' ');
+      const ww = WINDOW_WEIGHT;
+      const texts = [question, ...order.map((c) => scoringText(c.text)), ...(ww > 0 ? order.map((c) => scoringText(window(c))) : [])];
+      const vecs = await o.embed(texts);
       if (signal?.aborted) throw abortError(this.id, signal);
       const qv = vecs[0];
-      if (qv) for (const [i, c] of order.entries()) c.cosine = Math.max(0, dot(qv, vecs[i + 1]));
+      if (qv) {
+        for (const [i, c] of order.entries()) {
+          const alone = Math.max(0, dot(qv, vecs[i + 1]));
+          c.cosine = ww > 0 ? (1 - ww) * alone + ww * Math.max(0, dot(qv, vecs[i + 1 + order.length])) : alone;
+        }
+      }
     }
 
-    const np = Math.max(1, knowledge.length);
-    const relevant: Candidate[] = [];
-    for (const c of cands) {
-      if (c.term <= 0 && c.cosine < o.minCosine) continue;
-      const content = (1 - w) * c.term + w * c.cosine;
-      if (content < o.minScore) continue;
-      c.score = content + RANK_BONUS * (1 - c.passage / np);
-      relevant.push(c);
-    }
-    // Answerable: some sentence holds enough of the question (or is very close in meaning).
-    if (!relevant.some((c) => c.coverage >= o.minCoverage || c.cosine >= o.minCosine)) return [];
-    relevant.sort((a, b) => b.score - a.score || a.passage - b.passage || a.index - b.index);
-    const floor = relevant[0]!.score * o.relativeScore;
-
-    const picked: Candidate[] = [];
-    let chars = 0;
-    for (const c of relevant) {
-      if (picked.length >= o.maxSentences || c.score < floor) break;
-      if (picked.length && chars + c.text.length > o.maxAnswerChars) continue;
-      if (picked.some((p) => nearDuplicate(p.terms, c.terms))) continue;
-      picked.push(c);
-      chars += c.text.length;
-    }
-    // A sentence that refers back brings the one before it (same paragraph).
     const byKey = new Map(cands.map((c) => [`${c.passage}:${c.index}`, c]));
-    for (const c of [...picked]) {
-      if (!ANAPHOR.test(c.text) || c.sentence.kind !== 'prose') continue;
-      const prev = byKey.get(`${c.passage}:${c.index - 1}`);
-      if (!prev || prev.sentence.unit !== c.sentence.unit || picked.includes(prev)) continue;
-      if (chars + prev.text.length > o.maxAnswerChars * 1.25) continue;
-      prev.score = Math.max(prev.score, c.score); // kept as long as the sentence that needs it
-      picked.push(prev);
-      chars += prev.text.length;
+    const neighbours = (c: Candidate) => [byKey.get(`${c.passage}:${c.index - 1}`), byKey.get(`${c.passage}:${c.index + 1}`)].filter((x): x is Candidate => !!x);
+    for (const c of cands) {
+      const content = (1 - w) * c.term + w * c.cosine;
+      const near = Math.max(0, ...neighbours(c).filter((x) => x.hits > 0).map((x) => x.term));
+      c.f!.near = near;
+      c.score = (content + NEIGHBOUR * near) * (1 - o.passageWeight + o.passageWeight * c.f!.prior) * c.f!.cue;
+    }
+    return cands;
+  }
+
+  /** The sentences to answer with: the best supported one and up to two more, or none (decline). */
+  private async select(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal): Promise<Candidate[]> {
+    const o = this.o;
+    const cands = await this.scored(knowledge, question, earlier, signal);
+    const byKey = new Map(cands.map((c) => [`${c.passage}:${c.index}`, c]));
+    // Supported: the sentence holds a question term, or is close in meaning; and its document is
+    // one of the first `topDocuments` of the ranking (a lower one that shares more of the question's
+    // words is not what retrieval found best).
+    const top = new Set<string>();
+    for (const k of knowledge) if (top.size < o.topDocuments) top.add(k.title);
+    const supported = cands.filter((c) => (c.hits > 0 || c.cosine >= o.minCosine) && top.has(knowledge[c.passage]!.title));
+    if (!supported.length) return [];
+    supported.sort((a, b) => b.score - a.score || a.passage - b.passage || a.index - b.index);
+    const best = supported[0]!;
+    if (best.score < o.minScore) return [];
+
+    // Up to two more, close to the best and from the same document: nothing from unrelated ones. A
+    // sentence that refers back ("It is …") brings the one before it (same paragraph), within the limit.
+    const doc = knowledge[best.passage]!.title;
+    const picked: Candidate[] = [];
+    const take = (c: Candidate, first: boolean): void => {
+      const before = byKey.get(`${c.passage}:${c.index - 1}`);
+      // A table row that is only a caption ("(Address of principal executive offices)") labels the row above it.
+      const caption = (c.sentence.kind === 'row' || c.sentence.kind === 'record') && CAPTION.test(c.text);
+      const needs = !!before && !picked.includes(before) &&
+        (caption || (c.sentence.kind === 'prose' && ANAPHOR.test(c.text) && before.sentence.unit === c.sentence.unit));
+      // A sentence that introduces what follows ("… computes:", "… as follows") brings the line after it (a formula, an item).
+      const after = byKey.get(`${c.passage}:${c.index + 1}`);
+      const opens = !needs && !!after && !picked.includes(after) && after.sentence.kind !== 'prose' && INTRODUCES.test(c.text);
+      const room = o.maxSentences - picked.length;
+      if (needs && room >= 2) {
+        before!.score = Math.max(before!.score, c.score); // kept as long as the sentence that needs it
+        picked.push(c, before!);
+      } else if (opens && room >= 2) {
+        after!.score = c.score - 1e-9; // right after it
+        picked.push(c, after!);
+      } else if (first || !needs) picked.push(c);
+    };
+    take(best, true);
+    for (const c of supported.slice(1)) {
+      if (picked.length >= o.maxSentences || c.score < best.score * o.relativeScore) break;
+      if (picked.includes(c) || knowledge[c.passage]!.title !== doc || picked.some((p) => nearDuplicate(p.terms, c.terms))) continue;
+      take(c, false);
     }
     return picked;
   }
@@ -429,6 +563,22 @@ export class ExtractiveChatModel implements ChatModel {
     const keep = fields.filter((f, i) => i === 0 || this.o.analyze(f).some((t) => q.has(t)));
     const text = keep.join('; ');
     return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  }
+}
+
+/**
+ * How well a sentence fits the kind of answer asked for: ×1.25 when it does; when a date, time,
+ * duration or number is asked, a sentence without one can hardly answer (×MISSING).
+ */
+function cue(kind: AnswerKind, text: string): number {
+  switch (kind) {
+    case 'date': return DATE.test(text) ? 1.25 : MISSING;
+    case 'time': return TIME.test(text) ? 1.25 : MISSING;
+    case 'duration': return DURATION.test(text) ? 1.25 : NUMBER.test(text) ? 1 : MISSING;
+    case 'number': return NUMBER.test(text) ? 1.25 : MISSING;
+    case 'person': return NAME.test(text) ? 1.15 : 1;
+    case 'place': return PLACE.test(text) ? 1.15 : 1;
+    default: return 1;
   }
 }
 
@@ -451,11 +601,14 @@ function boilerplate(knowledge: KnowledgeItem[]): Set<string> {
 }
 
 /** A heading: a short line of its own, without closing punctuation, with text after it. */
-function isTitle(s: Sentence, followed: boolean): boolean {
+function isTitle(s: PassageSentence, followed: boolean): boolean {
   if (!followed || s.kind === 'record' || s.kind === 'row') return false;
+  // A formula or an assignment ("similarity = w · v + …") is content, however short.
+  if (/\s[=≈≠≤≥<>]=?\s/.test(s.text)) return false;
   const words = s.text.split(/\s+/).length;
   if (words > 12 || /[.!?。！？:;]["'”’)\]]*$/.test(s.text)) return false;
   if (/^[^:：]{1,60}[:：]\s*\S/.test(s.text)) return false; // "Key: value" is content
+  if (/\p{Ll}.*,\s/u.test(s.text) && words >= 6) return false; // a clause with a comma is a sentence that runs on
   if (s.kind === 'line') return true;
   // A prose unit in capitals ("CHAPTER 2 – APPOINTMENT …").
   const letters = s.text.replace(/[^\p{L}]/gu, '');
@@ -474,33 +627,18 @@ function displayText(s: string): string {
   return s.replace(URL, (u) => (u.length > 80 ? `${u.slice(0, u.indexOf('/', u.indexOf('//') + 2) + 1 || 60)}…${u.endsWith('>') ? '>' : ''}` : u));
 }
 
-/** Groups by passage (best passage first), document order inside one, ` [ID:n]` after each group. */
+/**
+ * The answer's pieces: each sentence followed by the `[ID:n]` of its passage, the best first. A
+ * sentence brought in as context for another (it scores as high) comes right before it; a
+ * sentence that continues the one before it in the same paragraph follows on the same line.
+ */
 function format(picked: Candidate[], knowledge: KnowledgeItem[], cite: boolean): string[] {
-  const groups = new Map<number, Candidate[]>();
-  for (const c of picked) {
-    const g = groups.get(c.passage);
-    if (g) g.push(c);
-    else groups.set(c.passage, [c]);
-  }
-  const best = (g: Candidate[]) => Math.max(...g.map((c) => c.score));
-  const ordered = [...groups.values()].sort((a, b) => best(b) - best(a) || a[0]!.passage - b[0]!.passage);
-  const parts: string[] = [];
-  for (const [gi, g] of ordered.entries()) {
-    g.sort((a, b) => a.index - b.index);
-    for (const [i, c] of g.entries()) {
-      let sep = '';
-      if (i > 0) {
-        const prev = g[i - 1]!;
-        const sameUnit = prev.sentence.unit === c.sentence.unit;
-        const flows = prev.sentence.kind === 'prose' && c.sentence.kind === 'prose' && /[.!?。！？:;]["'”’)\]]*(?:\[[^\]\s]{1,12}\])*$/.test(prev.text);
-        sep = sameUnit || flows ? ' ' : '\n';
-      } else if (gi > 0) sep = '\n\n';
-      let piece = sep + c.text.trim();
-      if (i === g.length - 1 && cite) piece += ` [ID:${knowledge[c.passage]!.id}]`;
-      parts.push(piece);
-    }
-  }
-  return parts;
+  const ordered = [...picked].sort((a, b) => b.score - a.score || a.passage - b.passage || a.index - b.index);
+  return ordered.map((c, i) => {
+    const prev = ordered[i - 1];
+    const sep = !prev ? '' : prev.passage === c.passage && prev.index + 1 === c.index && prev.sentence.unit === c.sentence.unit ? ' ' : '\n';
+    return sep + c.text.trim() + (cite ? ` [ID:${knowledge[c.passage]!.id}]` : '');
+  });
 }
 
 /** Pieces cut before character `at` of their concatenation. */

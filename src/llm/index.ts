@@ -8,6 +8,7 @@ export type {
   ToolCall,
   ToolSpec,
   KnowledgeItem,
+  PassageSentence,
   Usage,
 } from './types.js';
 export { ChatModelError } from './errors.js';

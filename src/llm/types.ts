@@ -35,6 +35,20 @@ export interface KnowledgeItem {
   id: number;
   title: string;
   content: string;
+  /** Its retrieval similarity, in [0, 1], when the caller knows it: a model may weigh passages by it. */
+  similarity?: number;
+}
+
+/** A sentence, title, list item or table row of a passage, as `splitSentences` (src/text) gives it. */
+export interface PassageSentence {
+  /** The text as it reads (whitespace collapsed). */
+  text: string;
+  /** Prose runs on; the other kinds stand on their own line. */
+  kind: 'prose' | 'line' | 'row' | 'record';
+  /** The paragraph / line it came from (sentences of one unit are consecutive). */
+  unit: number;
+  /** `key: value` fields of a record or a labelled table row. */
+  fields?: string[];
 }
 
 export interface ChatOptions {

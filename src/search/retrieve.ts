@@ -123,6 +123,14 @@ export interface RetrievalOptions {
   agreementFeedback: boolean;
   /** How many of each side's best first-pass candidates the agreement compares (≥ 1). @default 10 */
   agreementDepth: number;
+  /**
+   * When the caller gives no vector_similarity_weight: the vector side's best candidate, when its
+   * cosine leads the next one by at least this margin (first pass, the question's own vector), ranks
+   * by max(similarity, its vector similarity), so a chunk that shares one common word with the
+   * question cannot push it out, and the threshold does not drop it. 0 turns it off. An explicit
+   * weight keeps RAGFlow's formula. @default 0.1
+   */
+  vectorMargin: number;
 }
 
 /** The ranking defaults (frozen): what a Client without `retrieval` ranks with. */
@@ -139,6 +147,7 @@ export const DEFAULT_RETRIEVAL_OPTIONS: Readonly<RetrievalOptions> = Object.free
   vectorAgreement: true,
   agreementFeedback: false,
   agreementDepth: 10,
+  vectorMargin: 0.1,
 });
 
 /** What each option must be: [check, description]. */
@@ -155,6 +164,7 @@ const OPTION_RULES: Record<keyof RetrievalOptions, [(v: unknown) => boolean, str
   vectorAgreement: [(v) => typeof v === 'boolean', 'a boolean'],
   agreementFeedback: [(v) => typeof v === 'boolean', 'a boolean'],
   agreementDepth: [(v) => isCount(v) && (v as number) >= 1, 'an integer ≥ 1'],
+  vectorMargin: [isUnit, 'a number in [0, 1]'],
 };
 
 function isUnit(v: unknown): boolean {
@@ -366,8 +376,17 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   // mean `vref` (RetrievalOptions.vectorAgreement); shrink 1: v itself, RAGFlow's formula.
   let shrink = 1;
   let vref = 0;
-  const mix = (c: Cand): number => w * (shrink === 1 ? c.vsim : vref + shrink * (c.vsim - vref)) + (1 - w) * c.tsim;
+  // A confident vector match (RetrievalOptions.vectorMargin) ranks at least by its vector similarity.
+  let confident = -1;
+  const mix = (c: Cand): number => {
+    const s = w * (shrink === 1 ? c.vsim : vref + shrink * (c.vsim - vref)) + (1 - w) * c.tsim;
+    return c.rowid === confident ? Math.max(s, c.vsim) : s;
+  };
   scoreAll('first');
+  if (r.weightGiven === false && w > 0 && w < 1 && o.vectorMargin > 0) {
+    confident = vectorLead([...cands.values()], o.vectorMargin);
+    if (confident >= 0) scoreAll('kept');
+  }
   // The sides' agreement on the first pass (RetrievalOptions.vectorAgreement): 1 when unused.
   const adapt = o.vectorAgreement && r.weightGiven === false && w > 0;
   const agree = ix && (adapt || o.agreementFeedback) ? agreement([...cands.values()], o.agreementDepth) : 1;
@@ -485,6 +504,23 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count),
     lang,
   };
+}
+
+/**
+ * The rowid of the candidate with the highest vector similarity when it leads the next one by at
+ * least `margin` (ties to the lower rowid), else -1.
+ */
+export function vectorLead(cands: ReadonlyArray<{ rowid: number; vsim: number }>, margin: number): number {
+  let best: { rowid: number; vsim: number } | undefined;
+  let second = -Infinity;
+  for (const c of cands) {
+    if (!best || c.vsim > best.vsim || (c.vsim === best.vsim && c.rowid < best.rowid)) {
+      if (best) second = Math.max(second, best.vsim);
+      best = c;
+    } else second = Math.max(second, c.vsim);
+  }
+  if (!best) return -1;
+  return best.vsim - (second === -Infinity ? 0 : second) >= margin ? best.rowid : -1;
 }
 
 /**

@@ -149,10 +149,16 @@ export async function buildApp(api: Api, opts: AppOptions, inflight: Set<AbortCo
             url: fastifyPath(u.path).url,
             config: { unsupported: u },
             handler: async (req, reply) => {
+              // RAGFlow's required arguments come before the widget key (checked in the handler).
+              const body: Record<string, unknown> = u.validates ? await readBody(req, 'json', opts.uploads, true) : {};
+              const missing = missingArguments(u, body);
+              if (missing) return reply.code(200).send({ ...errorEnvelope(undefined, missing), data: null });
               if (u.auth === 'beta') {
                 const who = await betaCaller(api, req.headers.authorization);
                 if (who instanceof ApiError) return reply.code(200).send(errorEnvelope(undefined, who));
               }
+              // The handler's own empty-value check (Langfuse's 'Missing required fields').
+              if (u.emptyMessage && u.validates?.some((k) => !body[k])) return reply.code(200).send(errorEnvelope(undefined, new ApiError(RetCode.DATA_ERROR, u.emptyMessage)));
               return reply.code(200).send(errorEnvelope(undefined, notSupportedError(u)));
             },
           });

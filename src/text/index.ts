@@ -6,3 +6,5 @@ export type { FtsTerms } from './fts-terms.js';
 export { languageSetting, isLang, LANGS } from './languages.js';
 export type { Lang, LangSetting } from './languages.js';
 export { detectLanguage } from './detect.js';
+export { splitSentences, splitProse, capLength, units, typicalLineWidth } from './sentences.js';
+export type { Sentence, SentenceKind, SplitOptions, Unit, UnitOptions } from './sentences.js';

@@ -101,6 +101,25 @@ describe('session.ask with the built-in extractive model', () => {
     expect(server.requests.length).toBe(before);
   });
 
+  test('a decline carries no citation marker and no references', async ({ client }) => {
+    const ds = await setup(client);
+    // The built-in model finds nothing that answers: the chat's empty_response, nothing attached.
+    const builtin = await client.createChat({ name: 'b', dataset_ids: [ds.id] });
+    const b = await (await builtin.createSession()).ask('Who painted the ceiling of the Sistine Chapel?');
+    expect(b.content).toBe('Sorry! No relevant content was found in the knowledge base!');
+    expect(b.reference).toEqual([]);
+    // A model that declines with markers ("Sorry [ID:1]! …", as RAGFlow passes them on): the
+    // markers are removed and no references are attached, streamed or not.
+    const chat = await client.createChat({ name: 'c', dataset_ids: [ds.id], llm_id: 'loop@OpenAI-API-Compatible' });
+    server.script({ text: 'Sorry [ID:1]! No relevant content was found in the knowledge base [ID:0]!' });
+    const m = await (await chat.createSession()).ask('Why does a volcano erupt?');
+    expect(m.content).toBe('Sorry! No relevant content was found in the knowledge base!');
+    expect(m.reference).toEqual([]);
+    server.script({ deltas: ['Sorry! No relevant content was found ', 'in the knowledge base!'] });
+    const ms = await collect((await chat.createSession()).ask('Why does a volcano erupt?', { stream: true }));
+    expect(ms[ms.length - 1]).toMatchObject({ content: 'Sorry! No relevant content was found in the knowledge base!', reference: [] });
+  });
+
   test('custom parameters: filled into the system prompt; a missing required one is KeyError', async ({ client }) => {
     const ds = await setup(client);
     const chat = await client.createChat({

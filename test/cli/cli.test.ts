@@ -31,8 +31,10 @@ describe('ragloom CLI', () => {
     const q = await run(['retrieve', 'supersonic nozzle', '--dataset', 'notes', '--db', db]);
     expect(q.code).toBe(0);
     const lines = q.out.trim().split('\n');
-    expect(lines[0]).toMatch(/#\s+SCORE\s+VECTOR\s+TERM\s+DOCUMENT\s+CHUNK/);
+    expect(lines[0]).toMatch(/#\s+SCORE\s+VECTOR\s+TERM\s+DOCUMENT\s+MATCHING SENTENCE/);
     expect(lines[2]).toContain('nozzles.md');
+    // The preview is the sentence that matched, not the chunk's first line ("# Nozzles").
+    expect(lines[2]).toContain('A convergent-divergent nozzle accelerates gas to supersonic speed.');
   });
 
   test('quickstart on a folder: ingests, asks, prints ranked chunks', async ({ dir }) => {
@@ -40,7 +42,30 @@ describe('ragloom CLI', () => {
     const r = await run(['quickstart', '--folder', folder, '--question', 'How is heat conduction in slabs solved?', '--db', join(dir, 'q.db')]);
     expect(r.code).toBe(0);
     expect(r.out).toContain('Question: How is heat conduction in slabs solved?');
-    expect(r.out.split('Question:')[1]).toMatch(/1\s+0\.\d{3}\s+0\.\d{3}\s+0\.\d{3}\s+sub__heat\.txt/);
+    // The ranked table is the chat's retrieval, numbered as the answer cites it: [ID:n] is row n,
+    // with the same score.
+    const table = r.out.split('Question:')[1]!.split('Answer (')[0]!;
+    expect(table).toMatch(/ID\s+SCORE\s+VECTOR\s+TERM\s+DOCUMENT\s+MATCHING SENTENCE/);
+    const rows = new Map([...table.matchAll(/^(\d+)\s+(0\.\d{3})\s+0\.\d{3}\s+0\.\d{3}\s+(\S+)/gm)].map((m) => [m[1]!, { score: m[2]!, doc: m[3]! }]));
+    expect(rows.get('0')).toMatchObject({ doc: 'sub__heat.txt' });
+    const sources = [...r.out.split('Sources:')[1]!.matchAll(/\[ID:(\d+)\] (\S+) \(similarity (0\.\d{3})\)/g)];
+    expect(sources.length).toBeGreaterThan(0);
+    for (const [, id, doc, score] of sources) expect(rows.get(id!)).toEqual({ score, doc });
+    expect(r.out).toMatch(/Heat conduction in composite slabs is solved with Laplace transforms\. \[ID:0\]/);
+  });
+
+  test("quickstart with every default: ragloom's own docs answer its question with the formula, from the top chunk", async ({ dir }) => {
+    const r = await run(['quickstart', '--db', join(dir, 'q.db')]);
+    expect(r.code).toBe(0);
+    const [table, answer] = r.out.split('Question:')[1]!.split('Answer (ragloom-extractive@Builtin):') as [string, string];
+    // The answer quotes the formula (the sentence that introduces it brings it) ...
+    expect(answer).toMatch(/computes \[ID:\d\]\nsimilarity = w · vector_similarity \+ \(1 − w\) · term_similarity \[ID:\d\]/);
+    // ... and only the two documents that rank highest.
+    const docs = [...table.matchAll(/^\d+\s+0\.\d{3}\s+0\.\d{3}\s+0\.\d{3}\s+(\S+)/gm)].map((m) => m[1]!);
+    const top = [...new Set(docs)].slice(0, 2);
+    const cited = [...answer.split('Sources:')[1]!.matchAll(/\[ID:\d+\] (\S+) \(similarity/g)].map((m) => m[1]!);
+    expect(cited.length).toBeGreaterThan(0);
+    for (const d of cited) expect(top).toContain(d);
   });
 
   test('quickstart deletes only a database it made: a user\'s database, a text file and a folder are refused unless --force', async ({ dir }) => {
@@ -64,13 +89,15 @@ describe('ragloom CLI', () => {
     expect(t.err).toContain(`--db ${text} exists and is not a database quickstart made`);
     expect(readFileSync(text, 'utf8')).toBe('my notes, not a database\n');
     expect((await run(['quickstart', '--folder', folder, '--db', folder])).err).toContain(`--db ${folder} is a folder`);
-    // A database quickstart made is made again; --force deletes the user's.
+    // A database quickstart made is made again; --force deletes the user's. (A question the notes
+    // answer: quickstart's own is about ragloom, and finding no chunk is exit status 1.)
     const own = join(dir, 'q.db');
-    expect((await run(['quickstart', '--folder', folder, '--db', own, '--json'])).code).toBe(0);
-    const again = await run(['quickstart', '--folder', folder, '--db', own, '--json']);
+    const ask = ['--question', 'What does a convergent-divergent nozzle do?'];
+    expect((await run(['quickstart', '--folder', folder, ...ask, '--db', own, '--json'])).code).toBe(0);
+    const again = await run(['quickstart', '--folder', folder, ...ask, '--db', own, '--json']);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.out).ingest).toMatchObject({ added: 2, unchanged: 0 });
-    const forced = await run(['quickstart', '--folder', folder, '--db', mine, '--force', '--json']);
+    const forced = await run(['quickstart', '--folder', folder, ...ask, '--db', mine, '--force', '--json']);
     expect(forced.code).toBe(0);
     const after = new Client({ path: mine, readonly: true });
     expect((await after.listDatasets()).map((d) => d.name)).toEqual(['quickstart']);

@@ -225,7 +225,7 @@ const VALID: { readonly [K in OpName]: (f: Fixture) => Json } = {
   'datasets.get': (f) => ({ dataset_id: f.ds }),
   'datasets.aggregateTags': (f) => ({ dataset_ids: `${f.ds},${f.ds2}` }),
   'datasets.flattenedMetadata': (f) => ({ dataset_ids: f.ds }),
-  'datasets.search': (f) => ({ dataset_ids: [f.ds], question: ASK, page: 1, size: 5, top_k: 64, similarity_threshold: 0.1, doc_ids: [f.doc], meta_data_filter: { method: 'manual', manual: [{ name: 'author', comparison_operator: 'is', value: 'x' }] } }),
+  'datasets.search': (f) => ({ dataset_ids: [f.ds], question: ASK, page: 1, size: 5, top_k: 64, similarity_threshold: 0.1, doc_ids: [f.doc], meta_data_filter: { method: 'manual', manual: [{ key: 'author', op: '=', value: 'x' }] } }),
   'datasets.ingestionSummary': (f) => ({ dataset_id: f.ds }),
   'datasets.ingestionLogs': (f) => ({ dataset_id: f.ds, log_type: 'file', page: 1, page_size: 5, orderby: 'create_time', desc: true, keywords: 'tid', operation_status: ['3'] }),
   'datasets.ingestionLog': (f) => ({ dataset_id: f.ds, log_id: f.log }),

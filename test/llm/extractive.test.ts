@@ -3,8 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { analyze, countTokens } from '../../src/text/index.js';
-import { splitSentences, capLength } from '../../src/llm/sentences.js';
+import { analyze, countTokens, splitSentences } from '../../src/text/index.js';
 import {
   ExtractiveChatModel,
   parseKnowledge,
@@ -15,92 +14,6 @@ import {
 import { ChatModelError } from '../../src/llm/errors.js';
 import type { ChatMessage, ChatOptions, KnowledgeItem } from '../../src/llm/types.js';
 import { hashedVector } from '../support/embedding-server.js';
-
-const texts = (s: string) => splitSentences(s).map((x) => x.text);
-
-describe('splitSentences()', () => {
-  it('splits prose after . ! ? but not after abbreviations, initials or inside decimals', () => {
-    expect(texts('Dr. Smith arrived at 3.5 p.m. on Monday. He said e.g. apples are fine. The U.S. Army agreed! Was it J. R. Smith? No, it was not.')).toEqual([
-      'Dr. Smith arrived at 3.5 p.m. on Monday.',
-      'He said e.g. apples are fine.',
-      'The U.S. Army agreed!',
-      'Was it J. R. Smith?',
-      'No, it was not.',
-    ]);
-    // Version numbers, prices and lower-case continuations stay inside their sentence.
-    expect(texts('Version 1.0 used the engine of Firefox 3.6. It cost $1.5 million, i.e. a lot. All done.')).toEqual([
-      'Version 1.0 used the engine of Firefox 3.6.',
-      'It cost $1.5 million, i.e. a lot.',
-      'All done.',
-    ]);
-  });
-
-  it('keeps reference marks and closing quotes with their sentence; a lone figure joins the sentence before', () => {
-    expect(texts('Firefox has 10% of usage.[43][44] "It is fast." She said so. The value was $70,923,698.')).toEqual([
-      'Firefox has 10% of usage.[43][44]',
-      '"It is fast."',
-      'She said so.',
-      'The value was $70,923,698.',
-    ]);
-    expect(texts('State the aggregate market value. $70,923,698.')).toEqual(['State the aggregate market value. $70,923,698.']);
-  });
-
-  it('splits CJK text after 。！？ and keeps CJK lines joined without spaces', () => {
-    expect(texts('今天天气很好。我们去公园吧！你去吗？好的')).toEqual(['今天天气很好。', '我们去公园吧！', '你去吗？', '好的']);
-    expect(texts('本法适用于\n全国。第二条')).toEqual(['本法适用于全国。', '第二条']);
-  });
-
-  it('joins hard-wrapped lines (PDF columns, RFC text) and repairs words cut at the line end', () => {
-    expect(texts('This line is hard\nwrapped across several\nlines of a column. And a second\nsentence with lower-\nlevel words.')).toEqual([
-      'This line is hard wrapped across several lines of a column.',
-      'And a second sentence with lower-level words.',
-    ]);
-  });
-
-  it('keeps list items, headings and titles on their own', () => {
-    const s = splitSentences('# Title\n\n- first item\n- second item that is\n  continued here\n* third\n\n1. one\n2) two\nValues\nAccording to the manifesto, it is good.');
-    expect(s.map((x) => x.text)).toEqual([
-      '# Title',
-      '- first item',
-      '- second item that is continued here',
-      '* third',
-      '1. one',
-      '2) two',
-      'Values',
-      'According to the manifesto, it is good.',
-    ]);
-    expect(s.slice(0, 7).every((x) => x.kind === 'line')).toBe(true);
-    expect(s[7]!.kind).toBe('prose');
-  });
-
-  it('turns markdown and HTML tables into rows labelled by their header', () => {
-    expect(texts('| Name | Age |\n|---|---|\n| Ann | 31 |\n| Bob | 42 |')).toEqual(['Name | Age', 'Name: Ann; Age: 31', 'Name: Bob; Age: 42']);
-    const html = '<table><tr><th>Title</th><th>Symbol</th></tr><tr><td>Common stock</td><td>GLXZ</td></tr></table><p>After the table. Another&nbsp;one &amp; more.</p>';
-    expect(texts(html)).toEqual(['Title | Symbol', 'Title: Common stock; Symbol: GLXZ', 'After the table.', 'Another one & more.']);
-  });
-
-  it("keeps RAGFlow table records whole, one per record, with their fields", () => {
-    const s = splitSentences('State: Guam; Permit: 0; Totals: 171; State: Hawaii; Permit: 1,248; Totals: 1,252');
-    expect(s.map((x) => x.text)).toEqual(['State: Guam; Permit: 0; Totals: 171', 'State: Hawaii; Permit: 1,248; Totals: 1,252']);
-    expect(s[1]).toMatchObject({ kind: 'record', fields: ['State: Hawaii', 'Permit: 1,248', 'Totals: 1,252'] });
-    expect(splitSentences('FIFA：KEN; Dial：254; Capital：Nairobi; Continent：AF')[0]).toMatchObject({ kind: 'record' });
-  });
-
-  it('cuts very long sentences at ; then , then a space', () => {
-    const long = `Start ${'word, '.repeat(150)}end.`;
-    const pieces = splitSentences(long, { maxChars: 200 });
-    expect(pieces.length).toBeGreaterThan(3);
-    for (const p of pieces) expect(p.text.length).toBeLessThanOrEqual(200);
-    expect(pieces.map((p) => p.text).join(' ').replace(/\s+/g, ' ')).toBe(long.replace(/\s+/g, ' ').trim());
-    expect(capLength('a; b c d e f g h', 6)).toEqual(['a; b', 'c d e', 'f g h']);
-    expect(capLength('alpha; beta gamma', 12)).toEqual(['alpha;', 'beta gamma']);
-  });
-
-  it('is empty for empty text', () => {
-    expect(splitSentences('')).toEqual([]);
-    expect(splitSentences('  \n\n ')).toEqual([]);
-  });
-});
 
 const KNOWLEDGE: KnowledgeItem[] = [
   {
@@ -121,7 +34,7 @@ const KNOWLEDGE: KnowledgeItem[] = [
   },
 ];
 
-const model = (o: Partial<ConstructorParameters<typeof ExtractiveChatModel>[0]> = {}) => new ExtractiveChatModel({ analyze, countTokens, ...o });
+const model = (o: Partial<ConstructorParameters<typeof ExtractiveChatModel>[0]> = {}) => new ExtractiveChatModel({ analyze, splitSentences, countTokens, ...o });
 const ask = (q: string, history: ChatMessage[] = []): ChatMessage[] => [{ role: 'system', content: 'Answer with citations [ID:i].' }, ...history, { role: 'user', content: q }];
 
 describe('ExtractiveChatModel', () => {
@@ -170,27 +83,77 @@ describe('ExtractiveChatModel', () => {
       calls.push(t);
       return t.map((x) => Float32Array.from(hashedVector(x, 64)));
     };
-    const r = await model({ embed }).chat(ask('What is Rust designed for?'), { knowledge: KNOWLEDGE });
+    // (Rust's passage ranked first: only the first two documents of the ranking are quoted.)
+    const r = await model({ embed }).chat(ask('What is Rust designed for?'), { knowledge: [KNOWLEDGE[2]!, ...KNOWLEDGE.slice(0, 2)] });
     expect(calls).toHaveLength(1);
     expect(calls[0]![0]).toBe('What is Rust designed for?');
     expect(r.content).toContain('designed for safety, concurrency, and performance');
-    // The sentence that refers back ("It is designed …") brings the one it refers to.
-    expect(r.content).toContain('Rust is a programming language. It is designed');
+    // The sentence that refers back ("It is designed …") brings the one it refers to; each is cited.
+    expect(r.content).toContain('Rust is a programming language. [ID:2] It is designed');
   });
 
-  it('cites only the ids that were given, after the sentences of each passage, grouped by passage', async () => {
+  it('answers with one to three sentences of the best document, each cited with an id that was given', async () => {
     const knowledge = KNOWLEDGE.map((k, i) => ({ ...k, id: [7, 3, 12][i]! }));
-    const r = await model().chat(ask('Who develops Thunderbird and what was Firefox originally named?'), { knowledge });
-    const ids = [...r.content.matchAll(/\[ID:(\d+)\]/g)].map((m) => Number(m[1]));
-    expect(ids.length).toBeGreaterThanOrEqual(2);
-    for (const id of ids) expect([7, 3, 12]).toContain(id);
-    expect(new Set(ids).size).toBe(ids.length); // one marker per passage run
+    const r = await model().chat(ask('What was Firefox originally named, and when was the name chosen?'), { knowledge });
     expect(r.content).toContain('Phoenix');
-    expect(r.content).toContain('volunteers of the Mozilla Community');
-    // Passages are separated, and a passage's sentences keep document order.
-    const parts = r.content.split('\n\n');
-    expect(parts.length).toBe(ids.length);
-    for (const p of parts) expect(p).toMatch(/ \[ID:\d+\]$/);
+    expect(r.content).toContain('February 9, 2004');
+    // Each sentence is followed by its passage's marker; nothing comes from the other documents.
+    const sentences = r.content.split(/(?<=\[ID:\d+\])\s*/).filter(Boolean);
+    expect(sentences.length).toBeGreaterThanOrEqual(2);
+    expect(sentences.length).toBeLessThanOrEqual(3);
+    for (const x of sentences) expect(x).toMatch(/[.!?] \[ID:7\]$/);
+    expect(r.content).not.toMatch(/Thunderbird|Rust/);
+    // At most three sentences, however many would do.
+    const many = [{ id: 0, title: 'a.md', content: Array.from({ length: 8 }, (_, i) => `Firefox release ${i} was named Phoenix ${i}.`).join(' ') }];
+    const m3 = await model().chat(ask('What was Firefox named?'), { knowledge: many });
+    expect(m3.content.match(/\[ID:0\]/g)).toHaveLength(3);
+    expect(await model({ maxSentences: 1 }).chat(ask('What was Firefox named?'), { knowledge: many })).toMatchObject({ content: expect.stringMatching(/^[^[]*\[ID:0\]$/) });
+  });
+
+  it('quotes only the documents that rank highest (the first two of the ranking)', async () => {
+    // The third document's sentence holds more of the question's words, but two documents rank above it.
+    const knowledge: KnowledgeItem[] = [
+      { id: 0, title: 'architecture.md', content: 'The hybrid score of a chunk mixes its vector and term similarity.', similarity: 0.72 },
+      { id: 1, title: 'retrieval.md', content: 'The vector side brings candidates of its own.', similarity: 0.6 },
+      { id: 2, title: 'cli.md', content: 'The table shows the hybrid similarity score of each chunk, computed for the question.', similarity: 0.49 },
+    ];
+    const q = ask('How is the hybrid similarity score of a chunk computed?');
+    const r = await model().chat(q, { knowledge });
+    expect(r.content).toMatch(/^The hybrid score of a chunk mixes its vector and term similarity\. \[ID:0\]/);
+    expect(r.content).not.toContain('[ID:2]');
+    // topDocuments 3: the third document may answer again.
+    expect((await model({ topDocuments: 3 }).chat(q, { knowledge })).content).toContain('[ID:2]');
+    expect(() => model({ topDocuments: 0 })).toThrow(/topDocuments must be an integer ≥ 1, got 0/);
+  });
+
+  it('a formula or code line is never taken for a title: the sentence that introduces it brings it', async () => {
+    const knowledge: KnowledgeItem[] = [{
+      id: 0, title: 'architecture.md',
+      content: '## The similarity score\nFor a question q and a chunk c, ragloom computes\n\n```\nsimilarity = w · vector_similarity + (1 − w) · term_similarity\n```\n\nwith w the weight of the vector side.',
+    }];
+    const r = await model().chat(ask('How is the similarity score computed?'), { knowledge });
+    expect(r.content).toContain('For a question q and a chunk c, ragloom computes [ID:0]\nsimilarity = w · vector_similarity + (1 − w) · term_similarity [ID:0]');
+    // Alone, a grammar rule ("name = …") weighs as code: the prose that explains it answers.
+    const rfc: KnowledgeItem[] = [{
+      id: 0, title: 'rfc5322.txt',
+      content: 'The rules:\n\n   local-part      =   dot-atom / quoted-string / obs-local-part\n\nThe local part is a dot-atom or a quoted string, or in old mail an obs-local-part.',
+    }];
+    const a = await model({ maxSentences: 1 }).chat(ask('What can the local part be?'), { knowledge: rfc });
+    expect(a.content).toBe('The local part is a dot-atom or a quoted string, or in old mail an obs-local-part. [ID:0]');
+  });
+
+  it('weighs passages by their retrieval score, and prefers the kind of answer asked for', async () => {
+    const twin = (a: number, b: number): KnowledgeItem[] => [
+      { id: 0, title: 'a.md', content: 'The Alpha library was released by the Beta team.', similarity: a },
+      { id: 1, title: 'b.md', content: 'The Alpha library was released by the Gamma team.', similarity: b },
+    ];
+    const q = ask('Which team released the Alpha library?');
+    expect((await model().chat(q, { knowledge: twin(0.9, 0.3) })).content).toMatch(/^The Alpha library was released by the Beta team\. \[ID:0\]/);
+    expect((await model().chat(q, { knowledge: twin(0.3, 0.9) })).content).toMatch(/^The Alpha library was released by the Gamma team\. \[ID:1\]/);
+    // "How many" prefers the sentence with a number, "when" the one with a date.
+    const facts: KnowledgeItem[] = [{ id: 0, title: 'c.md', content: 'The survey counted the volunteers of the project carefully. The survey counted 40,000 volunteers in 2013. The volunteers met in London in June 2014.' }];
+    expect((await model().chat(ask('How many volunteers did the survey count?'), { knowledge: facts, empty_response: 'E' })).content).toMatch(/^The survey counted 40,000 volunteers in 2013\./);
+    expect((await model().chat(ask('When were the volunteers in London?'), { knowledge: facts, empty_response: 'E' })).content).toMatch(/^The volunteers met in London in June 2014\./);
   });
 
   it('answers empty_response, or says so, when nothing in the knowledge is relevant', async () => {
@@ -249,7 +212,7 @@ describe('ExtractiveChatModel', () => {
 
   it('streams the same content in several deltas; the last carries usage and finish_reason', async () => {
     const m = model();
-    const q = ask('Who develops Thunderbird and what was Firefox originally named?');
+    const q = ask('What was Firefox originally named, and when was the name chosen?');
     const full = await m.chat(q, { knowledge: KNOWLEDGE });
     const deltas = [];
     for await (const d of m.stream(q, { knowledge: KNOWLEDGE })) deltas.push(d);
@@ -261,7 +224,7 @@ describe('ExtractiveChatModel', () => {
 
   it('honours an abort signal, before the answer and between deltas', async () => {
     const m = model();
-    const q = ask('Who develops Thunderbird and what was Firefox originally named?');
+    const q = ask('What was Firefox originally named, and when was the name chosen?');
     const pre = new AbortController();
     pre.abort();
     await expect(m.chat(q, { knowledge: KNOWLEDGE, signal: pre.signal })).rejects.toMatchObject({ name: 'ChatModelError', kind: 'aborted' });
@@ -294,11 +257,11 @@ describe('ExtractiveChatModel', () => {
 
   it('fits max_tokens by leaving out the weakest sentences, and honours stop sequences', async () => {
     const m = model();
-    const q = ask('Who develops Thunderbird and what was Firefox originally named?');
+    const q = ask('What was Firefox originally named, and when was the name chosen?');
     const full = await m.chat(q, { knowledge: KNOWLEDGE });
-    const short = await m.chat(q, { knowledge: KNOWLEDGE, max_tokens: 20 });
+    const short = await m.chat(q, { knowledge: KNOWLEDGE, max_tokens: 25 });
     expect(short.finish_reason).toBe('length');
-    expect(short.usage.completion_tokens).toBeLessThanOrEqual(20);
+    expect(short.usage.completion_tokens).toBeLessThanOrEqual(25);
     // What is left is whole sentences of the full answer, still cited.
     expect(short.content).toMatch(/\[ID:\d+\]$/);
     for (const piece of short.content.split(/ ?\[ID:\d+\]\s*/).filter(Boolean)) expect(full.content).toContain(piece.trim());
@@ -444,7 +407,7 @@ describe('usefulness on real documents', () => {
         // Every document the questions name was parsed into chunks.
         expect(withText).toBeGreaterThanOrEqual(new Set(QA.map((q) => q[0])).size);
 
-        const m = new ExtractiveChatModel({ analyze, countTokens, embed: (t) => embedder.embed(t) });
+        const m = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: (t) => embedder.embed(t) });
         const retrieve = async (question: string): Promise<KnowledgeItem[]> => {
           const hits = await client.retrieve({ question, dataset_ids: [ds.id], page_size: 6, similarity_threshold: 0.2, vector_similarity_weight: 0.3 });
           return hits.slice(0, 6).map((h, id) => ({ id, title: String((h as unknown as Record<string, unknown>).document_name ?? ''), content: String(h.content ?? '') }));
@@ -491,7 +454,8 @@ describe('usefulness on real documents', () => {
         );
         expect(fraction).toBeGreaterThanOrEqual(0.85);
         expect(given).toBeGreaterThanOrEqual(0.9);
-        expect(abstained / UNANSWERABLE.length).toBeGreaterThanOrEqual(0.6);
+        // The model declines only when no sentence is supported (issue 31): 5 of these 10 since, 6 before.
+        expect(abstained / UNANSWERABLE.length).toBeGreaterThanOrEqual(0.5);
         expect(median).toBeLessThan(150);
       } finally {
         await client.close();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { splitSentences } from '../../src/text/index.js';
 import { ChatModelError, ExtractiveChatModel, OpenAIChatModel, type ChatMessage, type ChatModel, type ChatOptions, type ChatResult } from '../../src/llm/index.js';
 import {
   canExtract,
@@ -57,7 +58,7 @@ describe('memory types and bit flags', () => {
   });
 
   it('canExtract: false only for a model declaring rewrite === false (the built-in extractive model)', () => {
-    expect(canExtract(new ExtractiveChatModel({ analyze: (t) => t.toLowerCase().split(/\W+/) }))).toBe(false);
+    expect(canExtract(new ExtractiveChatModel({ analyze: (t) => t.toLowerCase().split(/\W+/), splitSentences }))).toBe(false);
     expect(canExtract(new OpenAIChatModel({ id: 'm@OpenAI', model: 'm', baseUrl: 'http://127.0.0.1:9/v1' }))).toBe(true);
     expect(canExtract({ id: 'a@X', capabilities: { rewrite: true, tools: false } })).toBe(true);
     expect(canExtract({ id: 'b@X', capabilities: { keywords: false } })).toBe(true);
@@ -419,7 +420,7 @@ describe('extract() with an OpenAI-compatible server', () => {
 
   it('raw-only memories and models that cannot extract are not asked', async () => {
     expect(await extract(model(), { ...base, types: ['raw'] })).toEqual({ items: [], raw: '' });
-    const extractive = new ExtractiveChatModel({ analyze: (t) => t.toLowerCase().split(/\W+/) });
+    const extractive = new ExtractiveChatModel({ analyze: (t) => t.toLowerCase().split(/\W+/), splitSentences });
     const out = await extract(extractive, base);
     expect(out.items).toEqual([]);
     expect(out.error).toMatch(/cannot extract/);

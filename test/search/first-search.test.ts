@@ -15,7 +15,7 @@ import { sqliteSearch, type Db } from '../../src/store/index.js';
 
 const dbOf = (c: Client) => (c as unknown as { api: { engine: { db: Db } } }).api.engine.db;
 
-/** `n` lines of seeded words (a few hundred distinct), one chunk each with `chunk_method: 'naive'` and newline delimiters. */
+/** `n` lines of seeded words (a few hundred distinct), one chunk each (`chunk_method: 'naive'`, a backtick newline delimiter: RAGFlow's custom split, one chunk a line). */
 function lines(n: number, seed: number): string {
   let s = seed;
   const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647;
@@ -24,7 +24,7 @@ function lines(n: number, seed: number): string {
   return Array.from({ length: n }, () => Array.from({ length: 4 + Math.floor(rnd() * 12) }, word).join(' ')).join('\n');
 }
 
-const PARSER = { chunk_method: 'naive' as const, parser_config: { chunk_token_num: 16, delimiter: '\n' } };
+const PARSER = { chunk_method: 'naive' as const, parser_config: { chunk_token_num: 16, delimiter: '`\n`' } };
 
 /** Two datasets whose documents were parsed in turns (their vec0 partitions' chunks interleave). */
 async function twoDatasets(c: Client, docs: number, perDoc: number): Promise<[DataSet, DataSet]> {

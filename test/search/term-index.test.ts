@@ -53,7 +53,7 @@ let queries: string[] = [];
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ragloom-termix-'));
   client = new Client({ path: join(dir, 'kb.db') });
-  ds = await client.createDataset({ name: 'kb', chunk_method: 'naive', parser_config: { chunk_token_num: 64, delimiter: '\n' } });
+  ds = await client.createDataset({ name: 'kb', chunk_method: 'naive', parser_config: { chunk_token_num: 64, delimiter: '`\n`' } });
   const { lines, vocab } = corpus(2400);
   // Four documents (titles are indexed too), one line per chunk.
   const docs = await ds.uploadDocuments([0, 1, 2, 3].map((k) => ({

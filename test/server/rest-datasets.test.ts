@@ -90,6 +90,17 @@ describe('PUT /datasets/{id} (item 7)', () => {
     const doc = up.body.data[0].id;
     expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: 'renamed.txt' })).body).toEqual({ code: 101, message: "The extension of file can't be changed" });
     expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: 'renamed.md' })).body.code).toBe(0);
+    // A parser_config update merges into the document's; one without raptor drops its raptor (update_parser_config).
+    const cfgOf = async () => (await api.call('GET', `/datasets/${ds}/documents?id=${doc}`)).body.data.docs[0].parser_config;
+    expect(await cfgOf()).toHaveProperty('raptor');
+    expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { parser_config: { raptor: { use_raptor: false } } })).body.code).toBe(0);
+    expect((await cfgOf()).raptor).toMatchObject({ use_raptor: false, max_token: 256 });
+    expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { parser_config: { chunk_token_num: 256 } })).body.code).toBe(0);
+    const after = await cfgOf();
+    expect([after.chunk_token_num, 'raptor' in after, after.delimiter]).toEqual([256, false, '\n']);
+    // name is `str | None` in UpdateDocumentReq: None passes it and fails in validate_document_name (100, no data).
+    expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: null })).body).toEqual({ code: 100, message: "AttributeError('NoneType' object has no attribute 'encode')" });
+    expect((await api.call('PATCH', `/datasets/${ds}/documents/${doc}`, { name: 5 })).body).toEqual({ code: 102, message: 'Field: <name> - Message: <Input should be a valid string> - Value: <5>' });
     // The older PUT of a document is the same operation.
     expect((await api.call('PUT', `/datasets/${ds}/documents/${doc}`, { name: 'again.pdf' })).body).toEqual({ code: 101, message: "The extension of file can't be changed" });
   });
@@ -137,8 +148,21 @@ describe('dataset search (item 8)', () => {
     const one = (await api.call('POST', `/datasets/${ds}/search`, { question: 'bread dough', size: 1 })).body;
     expect([one.code, one.data.chunks.length]).toEqual([0, 1]);
     expect(one.data.chunks[0].content_with_weight).toContain('dough');
-    const filtered = (await api.call('POST', `/datasets/${ds}/search`, { question: 'moon', meta_data_filter: { method: 'manual', manual: [{ name: 'k', comparison_operator: 'is', value: 'v' }] } })).body;
-    expect(filtered.data.chunks).toEqual([]);
+    // meta_data_filter's manual conditions are RAGFlow's own {key, op, value} (op as meta_filter spells it).
+    const docs = (await api.call('GET', `/datasets/${ds}/documents`)).body.data.docs as { id: string; name: string }[];
+    const tides = docs.find((d) => d.name === 'tides.md')!.id;
+    expect((await api.call('PATCH', `/datasets/${ds}/documents/metadatas`, { selector: { document_ids: [tides] }, updates: [{ key: 'author', value: 'qa_batch2' }], deletes: [] })).body.code).toBe(0);
+    const manual = (m: unknown[], logic = 'and') => api.call('POST', `/datasets/${ds}/search`, { question: 'moon bread', meta_data_filter: { method: 'manual', logic, manual: m } });
+    const hit = (await manual([{ key: 'author', op: '=', value: 'QA_batch2' }])).body;
+    expect(hit.code).toBe(0);
+    expect(hit.data.chunks.map((c: { doc_id: string }) => c.doc_id)).toEqual([tides]);
+    expect((await manual([{ key: 'author', op: 'contains', value: 'batch' }])).body.data.chunks.length).toBeGreaterThan(0);
+    expect((await manual([{ key: 'author', op: '=', value: 'nobody' }])).body.data.chunks).toEqual([]);
+    expect((await manual([{ key: 'author', op: 'is', value: 'qa_batch2' }])).body.data.chunks).toEqual([]); // 'is' is convert_conditions' alias, not meta_filter's
+    // A condition without its keys raises in meta_filter; the handler answers its own 102.
+    for (const bad of [[{ name: 'author', comparison_operator: '=', value: 'qa_batch2' }], [{ key: 'author', value: 'qa_batch2' }], ['author']]) {
+      expect((await manual(bad)).body, JSON.stringify(bad)).toEqual({ code: 102, message: 'Internal server error' });
+    }
     expect((await api.call('POST', `/datasets/${ds}/search`, { question: 'moon', meta_data_filter: { method: 'auto' } })).body.code).toBe(102);
     expect((await api.call('POST', '/datasets/search', { dataset_ids: ['nope'], question: 'x' })).body).toEqual({ code: 102, message: 'Only owner of dataset nope authorized for this operation.' });
     // SearchDatasetsReq ignores unknown keys; its fields are checked (101).

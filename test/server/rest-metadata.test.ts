@@ -249,3 +249,23 @@ describe('metadata_condition wherever it is accepted', () => {
     expect((await api.call('GET', `/datasets/${ds}/documents?metadata=x`)).body).toEqual({ code: 102, message: 'metadata must be valid JSON.' });
   });
 });
+
+describe('POST /retrieval numbers', () => {
+  test('page, page_size, top_k and the two weights are cast as chunk_api.retrieval_test casts them: Python int() / float() errors, code 100', async ({ api }) => {
+    const { ds } = await dataset(api);
+    const ask = async (extra: Record<string, unknown>) => (await api.call('POST', '/retrieval', { question: 'kingdom', dataset_ids: [ds], ...extra })).body;
+    for (const extra of [{ page: '2' }, { page: 0 }, { page: -1 }, { page_size: '1' }, { page: 1.7 }, { top_k: '5' }, { similarity_threshold: '0.1' }, { vector_similarity_weight: true }]) {
+      expect((await ask(extra)).code, JSON.stringify(extra)).toBe(0);
+    }
+    const none = (fn: string) => ({ code: 100, message: `TypeError("${fn}() argument must be a string${fn === 'int' ? ', a bytes-like object' : ''} or a real number, not 'NoneType'")`, data: null });
+    expect(await ask({ page: null })).toEqual(none('int'));
+    expect(await ask({ page_size: null })).toEqual(none('int'));
+    expect(await ask({ top_k: null })).toEqual(none('int'));
+    expect(await ask({ similarity_threshold: null })).toEqual(none('float'));
+    expect(await ask({ page: 'a' })).toEqual({ code: 100, message: 'ValueError("invalid literal for int() with base 10: \'a\'")', data: null });
+    expect(await ask({ page_size: '1.5' })).toEqual({ code: 100, message: 'ValueError("invalid literal for int() with base 10: \'1.5\'")', data: null });
+    expect(await ask({ vector_similarity_weight: 'x' })).toEqual({ code: 100, message: 'ValueError("could not convert string to float: \'x\'")', data: null });
+    expect(await ask({ top_k: [1] })).toEqual({ code: 100, message: 'TypeError("int() argument must be a string, a bytes-like object or a real number, not \'list\'")', data: null });
+    expect(await ask({ top_k: -1 })).toEqual({ code: 102, message: '`top_k` must be greater than 0' });
+  });
+});

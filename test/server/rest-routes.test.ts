@@ -72,7 +72,7 @@ describe('authentication on every route, over HTTP', () => {
     for (const u of UNSUPPORTED_ROUTES) {
       const res = await fetch(srv.url + fill(full(u)), {
         method: u.method, headers: { authorization: `Bearer ${api.key}`, ...(u.method === 'GET' ? {} : { 'content-type': 'application/json' }) },
-        body: u.method === 'GET' ? undefined : '{}',
+        body: u.method === 'GET' ? undefined : JSON.stringify(Object.fromEntries((u.validates ?? []).map((k) => [k, 'x']))),
       });
       const body = await res.json();
       const want = {
@@ -84,6 +84,25 @@ describe('authentication on every route, over HTTP', () => {
     }
     expect(failures).toEqual([]);
     expect(NOT_SUPPORTED_CODE).toBe(501);
+  });
+
+  test('an unsupported route with RAGFlow\'s @validate_request answers its missing arguments first (and langfuse its empty values)', async ({ api, srv }) => {
+    const post = async (path: string, body: unknown, key: string | null = api.key) => (await fetch(srv.url + path, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body),
+    })).json();
+    expect(await post('/v1/llm/set_api_key', { llm_factory: 'OpenAI' })).toEqual({ code: 101, message: 'required argument are missing: api_key; ', data: null });
+    expect(await post('/api/v1/mcp/servers', {})).toEqual({ code: 101, message: 'required argument are missing: name,url,server_type; ', data: null });
+    // The widget checks its key inside the handler, after the arguments.
+    expect(await post('/api/v1/searchbots/mindmap', { question: 'q' }, null)).toEqual({ code: 101, message: 'required argument are missing: kb_ids; ', data: null });
+    expect(await post('/api/v1/searchbots/mindmap', { question: 'q', kb_ids: [] }, null)).toEqual({ code: 102, message: 'Authorization is not valid!' });
+    expect((await api.call('POST', '/agents/test_db_connection', { db_type: 'mysql' })).body).toEqual({
+      code: 101, message: 'required argument are missing: database,username,host,port,password; ', data: null,
+    });
+    for (const method of ['POST', 'PUT'] as const) {
+      expect((await api.call(method, '/langfuse/api-key', { public_key: 'pub' })).body).toEqual({ code: 101, message: 'required argument are missing: secret_key,host; ', data: null });
+      expect((await api.call(method, '/langfuse/api-key', { secret_key: '', public_key: 'pub', host: 'http://host' })).body).toEqual({ code: 102, message: 'Missing required fields' });
+      expect((await api.call(method, '/langfuse/api-key', { secret_key: 's', public_key: 'pub', host: 'http://host' })).body.code).toBe(NOT_SUPPORTED_CODE);
+    }
   });
 
   test('open routes answer without a key; the legacy /v1/system/healthz too; /v1 paths RAGFlow lacks are 404', async ({ srv }) => {

@@ -44,7 +44,7 @@ describe('startServer({ searchThreads })', () => {
     const local = new Client({ path });
     try {
       const remote = new Client({ baseUrl: threaded.url, apiKey: threaded.apiKey });
-      const ds = await remote.createDataset({ name: 'kb', chunk_method: 'naive', parser_config: { chunk_token_num: 16, delimiter: '\n' } });
+      const ds = await remote.createDataset({ name: 'kb', chunk_method: 'naive', parser_config: { chunk_token_num: 16, delimiter: '`\n`' } });
       const [doc] = await ds.uploadDocuments([{ display_name: 'notes.txt', blob: new TextEncoder().encode(LINES.join('\n')) }]);
       await ds.parseDocuments([doc!.id], { pollMs: 20 });
       const questions = ['harbour wall', 'the ferry entry 3', 'lighthouse north', 'tide', 'nothing like it', 'south wall entry 12'];

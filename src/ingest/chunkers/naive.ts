@@ -7,6 +7,7 @@ import type { Block, ChunkContext, ChunkDraft, ChunkResult, ParsedDocument } fro
 import { blockPositions, finalize, filled, isRunning, markdownText, tableAndImageChunks, tableHtml } from './common.js';
 import { intOf, overlapPercent, parentChild, parseDelimiter, str } from './config.js';
 import { markdownMerge, naiveMerge, splitChildren, txtSplit, type MergedChunk, type Section } from './merge.js';
+import { paragraphChunks } from './paragraphs.js';
 
 export const NAIVE_DEFAULTS = Object.freeze({
   chunk_token_num: 512 /* tokens, the dataset default RAGFlow stores */,
@@ -98,20 +99,32 @@ export function naiveTextChunks(doc: ParsedDocument, ctx: ChunkContext, opts: Na
   const textBlocks = blocks.filter((b) => b.kind !== 'table' && b.kind !== 'image');
   if (!textBlocks.length) return [];
 
-  if (doc.format === 'text') {
-    const full = textBlocks.map((b) => b.text).join('\n');
-    const sections = txtSplit(full, limit, delimiter).map((text) => ({ text }));
-    return naiveMerge(sections, limit, delimiter, overlap);
+  // The default delimiter: text as people wrote it (paragraphs.ts). Any other delimiter, or a
+  // backtick custom one, asks for RAGFlow's own splitting, which follows.
+  if (isDefaultDelimiter(delimiter)) {
+    return paragraphChunks(textBlocks, { limit, overlap, markdown: doc.format === 'markdown', positions: doc.format === 'pdf' });
   }
 
   if (doc.format === 'markdown' && !parseDelimiter(delimiter).custom.length) {
     return markdownMerge(textBlocks.map((b) => ({ text: markdownText(b) })), limit, overlap);
   }
 
+  if (doc.format === 'text') {
+    const full = textBlocks.map((b) => b.text).join('\n');
+    const sections = txtSplit(full, limit, delimiter).map((text) => ({ text }));
+    return naiveMerge(sections, limit, delimiter, overlap);
+  }
+
   const sections: Section[] = textBlocks
     .filter((b) => b.text !== '')
     .map((b) => ({ text: doc.format === 'markdown' ? markdownText(b) : b.text, positions: doc.format === 'pdf' ? blockPositions(b) : undefined }));
   return naiveMerge(sections, limit, delimiter, overlap);
+}
+
+/** Whether the delimiter field is the default: a newline (written `\n`), nothing else. */
+function isDefaultDelimiter(delimiter: string): boolean {
+  const spec = parseDelimiter(delimiter);
+  return !spec.custom.length && spec.all.length === 1 && spec.all[0] === '\n';
 }
 
 /** Notes for a PDF whose layout_recognize names a layout model ragloom does not have. */

@@ -17,7 +17,22 @@ const BOILERPLATE = [
   'script', 'style', 'noscript', 'template', 'iframe', 'svg', 'nav', 'aside', 'form', 'button',
   '[role="navigation"]', '[role="banner"]', '[role="contentinfo"]', '[role="search"]', '[aria-hidden="true"]',
   '[hidden]', 'body > header', 'body > footer', '#toc', '.toc', '.mw-jump-link', '.navbox', '.reflist', '.mw-editsection',
+  '.breadcrumb', '.breadcrumbs', '[aria-label="breadcrumb" i]', '[aria-label="breadcrumbs" i]', '.nav-panel', '.skip-link', '.skip-to-content',
 ];
+
+/**
+ * Navigation that pages write as plain text: texinfo's "Next: …, Previous: …, Up: …" line, a
+ * "Skip to content" link, a breadcrumb trail ("Home › Docs › Guide"). Such a block is left out.
+ */
+function isNavigation(text: string): boolean {
+  const t = text.trim();
+  if (t.length > 300) return false;
+  if ((t.match(/\b(?:Next|Previous|Prev|Up|Top|Contents|Index)\s*:/g)?.length ?? 0) >= 2) return true;
+  if (/^(?:skip|jump) to (?:the )?(?:main )?(?:content|navigation|search|menu)\b/i.test(t) && t.length < 60) return true;
+  // A trail: three or more short items between › » > | separators, and no sentence in it.
+  const items = t.split(/\s+[›»|>]\s+/);
+  return items.length >= 3 && items.every((i) => i.length > 0 && i.length <= 40 && !/[.!?]\s/.test(i));
+}
 
 /** Finds the charset an HTML/XHTML file declares in its first 4 KiB. */
 export function declaredCharset(data: Uint8Array): string | undefined {
@@ -126,6 +141,7 @@ export function extractHtml(html: string, maxDepth: number = DEFAULTS.maxNesting
     blocks = domToBlocks(body, { tableHtml: true });
     mode = 'body';
   }
+  blocks = blocks.filter((b) => (b.kind !== 'text' && b.kind !== 'list') || !isNavigation(b.text));
   if (!title) {
     const h = blocks.find((b) => b.kind === 'heading');
     title = h?.text ?? (tidy(article?.title ?? '') || undefined);

@@ -6,15 +6,19 @@ import { ctx, doc, heading, tableBlock, text, txt } from './helpers.js';
 const contents = (r: { chunks: { content: string }[] }) => r.chunks.map((c) => c.content);
 const naive = (d: Parameters<typeof chunkDocument>[1], pc: Record<string, unknown>) => chunkDocument('naive', d, ctx(pc));
 
-describe('naive — plain text', () => {
+// Any delimiter but the default "\n" asks for RAGFlow's own splitting: TxtParser for plain text,
+// naive_merge for blocks. '\n!?' splits these texts exactly as "\n" does in RAGFlow.
+const RAGFLOW = '\n!?';
+
+describe("naive — RAGFlow's TxtParser (a delimiter other than the default)", () => {
   it('appends pieces while tokens ≤ chunk_token_num and starts a new chunk once exceeded', () => {
     // TxtParser: "a"(1) "\n"(2) "b"(3>2 after) → "a\nb"; then "\n" opens "\nc\n"; then "d".
-    expect(contents(naive(txt('a\nb\nc\nd'), { chunk_token_num: 2 }))).toEqual(['\na\nb', '\n\nc\n', '\nd']);
+    expect(contents(naive(txt('a\nb\nc\nd'), { chunk_token_num: 2, delimiter: RAGFLOW }))).toEqual(['\na\nb', '\n\nc\n', '\nd']);
   });
 
   it('overshoots: the piece that crosses the limit stays in the chunk', () => {
     // "one\ntwo" is 3 tokens (≤ 3), so the following "\n" still joins: 4 tokens.
-    const r = naive(txt('one\ntwo\nthree\nfour'), { chunk_token_num: 3 });
+    const r = naive(txt('one\ntwo\nthree\nfour'), { chunk_token_num: 3, delimiter: RAGFLOW });
     expect(contents(r)).toEqual(['\none\ntwo\n', '\nthree\nfour']);
     expect(countTokens(r.chunks[0]!.content)).toBeGreaterThan(3);
   });
@@ -22,11 +26,11 @@ describe('naive — plain text', () => {
   it('keeps one piece longer than chunk_token_num whole', () => {
     const line = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
     // The long line is over the limit on its own, so even the "\n" after it opens the next chunk.
-    expect(contents(naive(txt(`${line}\nshort`), { chunk_token_num: 10 }))).toEqual([`\n${line}`, '\n\nshort']);
+    expect(contents(naive(txt(`${line}\nshort`), { chunk_token_num: 10, delimiter: RAGFLOW }))).toEqual([`\n${line}`, '\n\nshort']);
   });
 
   it('reads the literal backslash-n delimiter as a newline', () => {
-    const a = contents(naive(txt('a\nb\nc\nd'), { chunk_token_num: 2, delimiter: '\\n' }));
+    const a = contents(naive(txt('a\nb\nc\nd'), { chunk_token_num: 2, delimiter: '\\n!?' }));
     expect(a).toEqual(['\na\nb', '\n\nc\n', '\nd']);
   });
 
@@ -55,9 +59,101 @@ describe('naive — plain text', () => {
     expect(naive(txt('\n\n   \n'), { chunk_token_num: 8 }).chunks).toEqual([]);
   });
 
-  it('defaults to 512 tokens and "\\n"', () => {
-    const r = naive(txt('a\nb\nc'), {});
-    expect(contents(r)).toEqual(['\na\nb\nc']);
+});
+
+describe('naive — text as people wrote it (the default delimiter)', () => {
+  const wrapped = 'The first paragraph is hard\nwrapped at a narrow width and\nreads on. It has two sentences.\n\nThe second paragraph follows after\na blank line.';
+
+  it('defaults to 512 tokens: hard-wrapped lines joined, paragraphs kept apart by a blank line', () => {
+    expect(contents(naive(txt(wrapped), {}))).toEqual([
+      'The first paragraph is hard wrapped at a narrow width and reads on. It has two sentences.\n\nThe second paragraph follows after a blank line.',
+    ]);
+    // Short lines without punctuation read as one wrapped line; a capitalised short line after one starts a new line.
+    expect(contents(naive(txt('a\nb\nc'), {}))).toEqual(['a b c']);
+    expect(contents(naive(txt('Apples\nBananas\nCherries'), {}))).toEqual(['Apples\nBananas\nCherries']);
+  });
+
+  it('ends every chunk at a paragraph or sentence end within chunk_token_num', () => {
+    const para = (i: number) => `Paragraph ${i} opens here. It goes on for a while, as paragraphs do.\nIts last sentence ends it.`;
+    const d = txt(Array.from({ length: 12 }, (_, i) => para(i)).join('\n\n'));
+    for (const limit of [16, 40, 64]) {
+      const r = naive(d, { chunk_token_num: limit });
+      expect(r.chunks.length).toBeGreaterThan(1);
+      for (const c of r.chunks) {
+        expect(countTokens(c.content)).toBeLessThanOrEqual(limit);
+        expect(c.content).toMatch(/\.$/);
+        expect(c.content).toMatch(/^(?:Paragraph \d+|It|Its)/);
+      }
+      // Nothing lost, nothing repeated.
+      expect(contents(r).join(' ').split(/\s+/)).toEqual(d.blocks[0]!.text.split(/\s+/));
+    }
+    // A paragraph shorter than the budget is never cut.
+    expect(contents(naive(d, { chunk_token_num: 40 })).every((c) => c.split('\n\n').every((p) => /^Paragraph \d+ opens.*ends it\.$/.test(p)))).toBe(true);
+  });
+
+  it('keeps a heading, and a line that introduces a list, with what follows', () => {
+    const d = doc('markdown', [heading('Intro', 1), text('one two three'), heading('Next', 2), text('four five six')]);
+    expect(contents(naive(d, { chunk_token_num: 8 }))).toEqual(['# Intro\none two three', '## Next\nfour five six']);
+    const list = doc('markdown', [text('Alpha beta gamma delta.'), text('The options are:'), { kind: 'list', text: 'first option' }, { kind: 'list', text: 'second option' }]);
+    // 6 + 1 + 4 tokens fit 11, but the introduction would end the chunk: it moves on with its list.
+    expect(contents(naive(list, { chunk_token_num: 11 }))).toEqual(['Alpha beta gamma delta.', 'The options are:\n\nfirst option\nsecond option']);
+  });
+
+  it('keeps list items whole and never cuts a code or grammar line', () => {
+    const items = Array.from({ length: 6 }, (_, i) => ({ kind: 'list' as const, text: `item ${i} has a few words in it` }));
+    const r = naive(doc('markdown', items), { chunk_token_num: 20 });
+    expect(r.chunks.length).toBeGreaterThan(1);
+    expect(contents(r).flatMap((c) => c.split('\n'))).toEqual(items.map((i) => i.text));
+    const code = Array.from({ length: 8 }, (_, i) => `const value${i} = compute(${i}, "x");`).join('\n');
+    const rc = naive(doc('markdown', [{ kind: 'code', text: code }]), { chunk_token_num: 30 });
+    expect(rc.chunks.length).toBeGreaterThan(1);
+    for (const c of contents(rc)) {
+      expect(c).toMatch(/^```\n[\s\S]*\n```$/);
+      expect(countTokens(c)).toBeLessThanOrEqual(30);
+    }
+    expect(contents(rc).flatMap((c) => c.split('\n').filter((l) => l !== '```'))).toEqual(code.split('\n'));
+    // Lines aligned by hand (an RFC grammar) stay lines, with their continuation.
+    const abnf = 'The rule is:\n\n   addr-spec       =   local-part "@" domain\n   local-part      =   dot-atom / quoted-string /\n                       obs-local-part\n\nIt ends here.';
+    expect(contents(naive(txt(abnf), {}))).toEqual([
+      'The rule is:\n\n   addr-spec       =   local-part "@" domain\n   local-part      =   dot-atom / quoted-string /\n                       obs-local-part\n\nIt ends here.',
+    ]);
+  });
+
+  it('keeps a display formula whole, with its lines, apart from the prose around it', () => {
+    const formula = '$$\nE = m c^2 + \\frac{1}{2} m v^2 . x_1 + x_2 + x_3 + x_4 + x_5\n$$';
+    const equation = '\\begin{equation}\n  a^2 + b^2 = c^2 . \\quad n > 2\n\\end{equation}';
+    const d = txt(`The energy is given by the formula below. It is well known.\n\n${formula}\n\nThe second paragraph says more. It ends here.\nThe theorem states:\n${equation}\nfor every right triangle.`);
+    // (The formulas count 42 and 32 tokens.)
+    for (const limit of [48, 64]) {
+      const chunks = contents(naive(d, { chunk_token_num: limit }));
+      // Each formula is in one chunk, as written (its lines and markup), never cut at its " . ".
+      expect(chunks.filter((c) => c.includes(formula))).toHaveLength(1);
+      expect(chunks.filter((c) => c.includes(equation))).toHaveLength(1);
+      for (const c of chunks) expect(countTokens(c)).toBeLessThanOrEqual(limit);
+    }
+    // A formula longer than the budget is cut only at its line ends.
+    const long = `$$\n${Array.from({ length: 6 }, (_, i) => `x_${i} = y_${i} + z_${i} \\\\`).join('\n')}\n$$`;
+    const parts = contents(naive(txt(long), { chunk_token_num: 24 }));
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.flatMap((c) => c.split('\n'))).toEqual(long.split('\n'));
+  });
+
+  it('joins a paragraph that a page or column break cut in two, with its positions', () => {
+    const d = doc('pdf', [
+      text('The airplane departed from Soekarno-', { page: 1, positions: [[1, 10, 100, 700, 720]] }),
+      text('Hatta airport in the\nmorning, with its crew.', { page: 2, positions: [[2, 10, 100, 20, 40]] }),
+      text('Background', { page: 2, positions: [[2, 10, 100, 50, 60]] }),
+      text('A new paragraph starts here, after the heading.', { page: 2, positions: [[2, 10, 100, 70, 80]] }),
+    ]);
+    const r = naive(d, {});
+    expect(contents(r)).toEqual(['The airplane departed from Soekarno-Hatta airport in the morning, with its crew.\n\nBackground\n\nA new paragraph starts here, after the heading.']);
+    // Positions of blocks of 8 tokens or more, as RAGFlow keeps them ("Background" has fewer).
+    expect(r.chunks[0]!.positions).toEqual([[1, 10, 100, 700, 720], [2, 10, 100, 20, 40], [2, 10, 100, 70, 80]]);
+  });
+
+  it('overlaps by whole sentences of the previous chunk, within the budget', () => {
+    const r = naive(txt('One sentence here. Two sentence here. Three sentence here. Four sentence here.'), { chunk_token_num: 20, overlapped_percent: 50 });
+    expect(contents(r)).toEqual(['One sentence here. Two sentence here.', 'Two sentence here. Three sentence here. Four sentence here.']);
   });
 });
 
@@ -68,25 +164,25 @@ describe('naive — merge and overlap', () => {
 
   it('starts a new chunk when the tokens exceed the limit', () => {
     // "\none two three" = 4 tokens; 4 ≤ 8 merges the second; 8 ≤ 8 merges the third too.
-    expect(contents(naive(d, { chunk_token_num: 8 }))).toEqual(['\none two three\nfour five six\nseven eight nine']);
-    expect(contents(naive(d, { chunk_token_num: 7 }))).toEqual(['\none two three\nfour five six', '\nseven eight nine']);
+    expect(contents(naive(d, { chunk_token_num: 8, delimiter: RAGFLOW }))).toEqual(['\none two three\nfour five six\nseven eight nine']);
+    expect(contents(naive(d, { chunk_token_num: 7, delimiter: RAGFLOW }))).toEqual(['\none two three\nfour five six', '\nseven eight nine']);
   });
 
   it('prefixes a new chunk with the last p% of the previous chunk\'s characters', () => {
     // Threshold 4·50% = 2: every section opens a chunk. "\none two three" has 14 chars: tail from 7;
     // "o three\nfour five six" (overlap included) has 21: tail from 10.
-    const r = naive(d, { chunk_token_num: 4, overlapped_percent: 50 });
+    const r = naive(d, { chunk_token_num: 4, overlapped_percent: 50, delimiter: RAGFLOW });
     expect(contents(r)).toEqual(['\none two three', 'o three\nfour five six', 'ur five six\nseven eight nine']);
   });
 
   it('reads a fraction as a share and clamps at 90', () => {
-    const half = contents(naive(d, { chunk_token_num: 4, overlapped_percent: 50 }));
-    expect(contents(naive(d, { chunk_token_num: 4, overlapped_percent: 0.5 }))).toEqual(half);
-    expect(contents(naive(d, { chunk_token_num: 4, overlapped_percent: 95 }))).toEqual(contents(naive(d, { chunk_token_num: 4, overlapped_percent: 90 })));
+    const half = contents(naive(d, { chunk_token_num: 4, overlapped_percent: 50, delimiter: RAGFLOW }));
+    expect(contents(naive(d, { chunk_token_num: 4, overlapped_percent: 0.5, delimiter: RAGFLOW }))).toEqual(half);
+    expect(contents(naive(d, { chunk_token_num: 4, overlapped_percent: 95, delimiter: RAGFLOW }))).toEqual(contents(naive(d, { chunk_token_num: 4, overlapped_percent: 90, delimiter: RAGFLOW })));
   });
 
   it('lets the document config override the dataset config', () => {
-    const pc = effectiveParserConfig({ chunk_token_num: 512, delimiter: '\n' }, { chunk_token_num: 7 });
+    const pc = effectiveParserConfig({ chunk_token_num: 512, delimiter: RAGFLOW }, { chunk_token_num: 7 });
     expect(contents(naive(d, pc))).toEqual(['\none two three\nfour five six', '\nseven eight nine']);
   });
 });
@@ -99,7 +195,7 @@ describe('naive — positions, tables, formats', () => {
       text('Hi', { page: 1, positions: [[1, 10, 100, 40, 50]] }),
       text(long, { page: 2, positions: [[2, 10, 100, 5, 15]] }),
     ]);
-    const r = naive(d, { chunk_token_num: 9 });
+    const r = naive(d, { chunk_token_num: 9, delimiter: RAGFLOW });
     expect(contents(r)).toEqual([`\n${long}\nHi`, `\n${long}`]);
     expect(r.chunks[0]!.positions).toEqual([[1, 10, 100, 20, 30]]);
     expect(r.chunks[0]).toMatchObject({ page_num: 1, top: 20 });
@@ -118,7 +214,7 @@ describe('naive — positions, tables, formats', () => {
     const d = doc('docx', [text('intro'), tableBlock([['k', 'v']], { html }), tableBlock(rows), text('outro')]);
     const r = naive(d, { chunk_token_num: 512 });
     expect(contents(r)).toEqual([
-      '\nintro\noutro',
+      'intro\n\noutro',
       html,
       rows.slice(0, 10).map((x) => x.join('; ')).join('; '),
       rows.slice(10).map((x) => x.join('; ')).join('; '),
@@ -133,13 +229,13 @@ describe('naive — positions, tables, formats', () => {
     expect(contents(chunkDocument('naive', d, ctx({}, { language: 'English' })))).toEqual(['名称: 苹果; 数量: 3']);
   });
 
-  it('merges Markdown sections while the total stays within the limit, with a character tail overlap', () => {
+  it('with another delimiter merges Markdown sections as RAGFlow does, with a character tail overlap', () => {
     const d = doc('markdown', [heading('Intro', 1), text('one two three'), text('four five six')]);
     // "# Intro" 2 tokens + 3 + 3 = 8
-    expect(contents(naive(d, { chunk_token_num: 9 }))).toEqual(['# Intro\none two three\nfour five six']);
-    expect(contents(naive(d, { chunk_token_num: 6 }))).toEqual(['# Intro\none two three', 'four five six']);
+    expect(contents(naive(d, { chunk_token_num: 9, delimiter: RAGFLOW }))).toEqual(['# Intro\none two three\nfour five six']);
+    expect(contents(naive(d, { chunk_token_num: 6, delimiter: RAGFLOW }))).toEqual(['# Intro\none two three', 'four five six']);
     // 50% of "# Intro\none two three" (21 chars) = its last 10 chars.
-    expect(contents(naive(d, { chunk_token_num: 6, overlapped_percent: 50 }))).toEqual(['# Intro\none two three', ' two three\nfour five six']);
+    expect(contents(naive(d, { chunk_token_num: 6, overlapped_percent: 50, delimiter: RAGFLOW }))).toEqual(['# Intro\none two three', ' two three\nfour five six']);
   });
 
   it('reads spreadsheets row by row as "header：value" fields', () => {
@@ -158,8 +254,8 @@ describe('naive — positions, tables, formats', () => {
     const d = doc('docx', [text('A. B'), text('C')]);
     const r = naive(d, { chunk_token_num: 512, parent_child: { use_parent_child: true, children_delimiter: '.' } });
     expect(r.chunks.map((c) => [c.content, c.mom])).toEqual([
-      ['\nA.', '\nA. B\nC'],
-      [' B\nC', '\nA. B\nC'],
+      ['A.', 'A. B\n\nC'],
+      [' B\n\nC', 'A. B\n\nC'],
     ]);
   });
 
@@ -180,6 +276,11 @@ describe('naive — positions, tables, formats', () => {
     const ms = performance.now() - t;
     expect(ms).toBeLessThan(1000);
     expect(r.chunks.length).toBeGreaterThan(100);
-    expect(r.chunks.map((c) => c.content).join('').replace(/\n/g, '')).toBe(big.replace(/\n/g, ''));
+    // Every word is kept, in order; each chunk ends at a sentence end within the budget.
+    expect(r.chunks.map((c) => c.content).join(' ').split(/\s+/)).toEqual(big.trim().split(/\s+/));
+    for (const c of r.chunks) {
+      expect(countTokens(c.content)).toBeLessThanOrEqual(512);
+      expect(c.content).toMatch(/\.$/);
+    }
   });
 });

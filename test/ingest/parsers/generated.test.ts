@@ -388,6 +388,25 @@ describe('parseFile() HTML, Markdown, JSON', () => {
     expect(text(doc)).not.toMatch(/About us|var x|footer/);
   });
 
+  it('leaves out navigation written as text: texinfo Next/Previous/Up lines, skip links, breadcrumbs', async () => {
+    // A page as texinfo's makeinfo writes it (no <nav>), plus a skip link and a breadcrumb trail.
+    const html = `<!doctype html><html><head><title>Invoking gzip</title></head><body>
+      <a class="skip" href="#main">Skip to main content</a>
+      <div class="header"><p>Next: <a href="Advanced.html">Advanced usage</a>, Previous: <a href="Sample.html">Sample</a>, Up: <a href="index.html">Top</a> &nbsp; [<a href="Index.html">Index</a>]</p></div>
+      <p>Manuals » GNU gzip » Invoking gzip</p>
+      <ol class="crumbs"><li>Home › Docs › Guide</li></ol>
+      <h2>4 Invoking gzip</h2><p>The format for running the gzip program is: gzip option … file …</p>
+      <p>Options: fast / best / keep are all accepted.</p>
+      <div class="header"><p>Next: <a href="Advanced.html">Advanced usage</a>, Previous: <a href="Sample.html">Sample</a>, Up: <a href="index.html">Top</a></p></div>
+      </body></html>`;
+    const doc = await parseFile(enc(html), 'gzip.html');
+    expect(text(doc)).not.toMatch(/Next:|Previous:|Skip to|Manuals »|Home ›/);
+    expect(doc.blocks.filter((b) => b.kind === 'text').map((b) => b.text)).toEqual([
+      'The format for running the gzip program is: gzip option … file …',
+      'Options: fast / best / keep are all accepted.',
+    ]);
+  });
+
   it('decodes a page by its meta charset', async () => {
     const head = enc('<html><head><meta charset="windows-1251"><title>t</title></head><body><p>');
     const cyr = Uint8Array.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]); // "Привет" in cp1251

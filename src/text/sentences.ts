@@ -1,6 +1,8 @@
 /**
- * Sentence splitting for the extractive model: a passage (a retrieved chunk, in whatever shape the
- * parsers left it) becomes the units an answer can quote.
+ * Sentences and paragraphs of text as people wrote it. The chunkers use `units` (asWritten) to cut
+ * documents at paragraph and sentence ends; the extractive model uses `splitSentences` to turn a
+ * passage (a retrieved chunk, in whatever shape the parsers left it) into the units an answer can
+ * quote.
  *
  * - Prose: hard-wrapped lines (PDF columns, RFC text) are joined back into paragraphs, then split
  *   after `.`, `!`, `?`, `…` when the next sentence starts with something other than a lower-case
@@ -8,6 +10,9 @@
  *   ("3.5") never split, as no space follows their period. CJK text splits after `。！？`.
  * - Line-based text stays line by line: list items (markdown bullets, "1.", "a)", "•"), headings,
  *   short title lines followed by a capitalised line, table rows.
+ * - Lines aligned by hand (grammars, fixed-width tables: a run of 3+ spaces between words) and
+ *   fenced code stay lines, with the lines indented under them; table borders and comment-box
+ *   frames are dropped.
  * - Tables: HTML `<table>` and markdown tables become one row per unit; with a header row each
  *   cell is labelled `header: value`. RAGFlow's table chunks (`key：value; key：value; …`) are
  *   kept as records, with their fields, so a long record can be shown by its relevant fields.
@@ -44,7 +49,8 @@ const ABBREVIATIONS = new Set(
 const CLOSERS = `"'”’»)\\]}`;
 /** A list item, heading, quote or table line: always starts a new unit. */
 const ITEM_START = /^(?:[-*+•▪◦‣·]\s+|o\s{2,}|\d{1,3}[.)]\s+|\d+(?:\.\d+)+\.?\s+|\(?[a-zA-Z][.)]\s+|\([ivxlc\d]+\)\s+|#{1,6}\s|>\s?|\||\p{Lu}[\p{L}\p{N}_/-]*(?: [\p{L}\p{N}_/-]+){0,2}:\s+\S)/u;
-const TERMINAL = new RegExp(`[.!?…:;。！？；：][${CLOSERS}]*(?:\\[[^\\]\\s]{1,12}\\])*$`);
+/** A line that ends a sentence or introduces what follows; a colon inside quotes ("Resent-Date:") does neither. */
+const TERMINAL = new RegExp(`(?:[.!?…。！？][${CLOSERS}]*(?:\\[[^\\]\\s]{1,12}\\])*|[:;：；])$`);
 const CONNECTOR_END = /(?:[,(\-–—/&]|\b(?:the|of|and|or|to|a|an|in|for|with|by|on|at|from|as|that|which|is|are|was|were|be|its|their|this)$)$/i;
 const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/;
 const CJK_ALL = new RegExp(CJK.source, 'g');
@@ -157,67 +163,154 @@ function recordFields(line: string): string[][] | null {
   return records;
 }
 
+/** At least two capitals and no lower-case letter (tested on every line: no copies made). */
 function isAllCaps(s: string): boolean {
-  const letters = s.replace(/[^\p{L}]/gu, '');
-  return letters.length >= 2 && letters === letters.toUpperCase() && letters !== letters.toLowerCase();
+  return !LOWER.test(s) && TWO_CAPS.test(s);
 }
+const LOWER = /\p{Ll}/u;
+const TWO_CAPS = /\p{Lu}[^]*\p{Lu}/u;
 
-interface Unit {
+/** A unit of a passage: a paragraph of prose, a line, a table row or record, or a block laid out by hand. */
+export interface Unit {
   text: string;
-  kind: SentenceKind;
+  kind: SentenceKind | 'pre';
   fields?: string[];
+  /** The blank-line-delimited block it came from (units of one block are consecutive). */
+  block: number;
 }
 
-/** Lines to units: hard-wrapped prose joined, items / headings / rows / records on their own. */
-function units(text: string): Unit[] {
+export interface UnitOptions {
+  /**
+   * Keep the text as written (chunking): tables, tab-separated rows and hand-aligned lines stay as
+   * their lines (kind `pre`), records as their line, HTML is not converted. Otherwise (quoting)
+   * table rows are labelled by their header and aligned lines are quoted one by one. @default false
+   */
+  asWritten?: boolean;
+  /** Typical line width of the document (short lines before a capitalised one are titles); else this text's. */
+  typicalWidth?: number;
+}
+
+/** A line aligned by hand: a run of 3+ spaces between words (grammars, fixed-width tables), or a table border. */
+const LAID_OUT = /\S {3,}\S/;
+const BORDER = /^[+|][-=+|: ]*[-=][-=+|: ]*$/;
+/** A line of a comment box ("* text *"): the frame is not text. */
+const BOXED = /^\*\s+(.*?)\s+\*$/;
+
+const tableLine = (l: string) => l.trim().startsWith('|') || BORDER.test(l.trim());
+const tabbed = (l: string) => l.includes('\t') && l.trim().split(/\t+/).length >= 3;
+const aligned = (l: string) => tabbed(l) || LAID_OUT.test(l.trim());
+
+/** The opening of a display formula: `$$`, `\[`, or `\begin{equation}` (align, gather, …). */
+const MATH_OPEN = /^(\$\$|\\\[|\\begin\{([a-zA-Z]+\*?)\})/;
+
+/** The line that closes the display formula opened on line `i` (within 60 lines), else -1. */
+function formulaEnd(lines: string[], i: number, open: RegExpExecArray): number {
+  const close = open[1] === '$$' ? '$$' : open[1] === '\\[' ? '\\]' : `\\end{${open[2]}}`;
+  const first = lines[i]!.trim();
+  if (first.slice(open[1]!.length).includes(close)) return i;
+  for (let j = i + 1; j < Math.min(lines.length, i + 60); j++) if (lines[j]!.includes(close)) return j;
+  return -1;
+}
+
+/** The typical width of a text's non-empty lines (their 75th percentile). */
+export function typicalLineWidth(text: string): number {
+  const lens = text.split('\n').map((l) => width(l.trim())).filter((n) => n > 0).sort((a, b) => a - b);
+  return lens.length ? lens[Math.floor(lens.length * 0.75)]! : 0;
+}
+
+/** Lines to units: hard-wrapped prose joined, items / headings / rows / records / aligned lines on their own. */
+export function units(text: string, opts: UnitOptions = {}): Unit[] {
+  const asWritten = opts.asWritten === true;
   const tables: Array<Array<{ text: string; fields?: string[] }>> = [];
   let s = text.replace(/\r\n?/g, '\n').replace(/\f/g, '\n\n').replace(/\u00a0/g, ' ');
-  if (/<(table|tr|td|p|div|br|li|span|h[1-6])\b[^>]*>/i.test(s)) s = fromHtml(s, tables);
-  const lines = s.split('\n').map((l) => l.replace(/\s+$/, ''));
+  if (!asWritten && /<(table|tr|td|p|div|br|li|span|h[1-6])\b[^>]*>/i.test(s)) s = fromHtml(s, tables);
+  const lines = s.split('\n').map((l) => {
+    const t = l.replace(/\s+$/, '');
+    const box = BOXED.exec(t.trim());
+    return box ? box[1]! : /^\*\s*\*$/.test(t.trim()) ? '' : t;
+  });
   // Typical line length of wrapped prose: short lines before a capitalised line are titles.
-  const lens = lines.map((l) => width(l.trim())).filter((n) => n > 0).sort((a, b) => a - b);
-  const typical = lens.length ? lens[Math.floor(lens.length * 0.75)]! : 0;
+  const typical = opts.typicalWidth ?? typicalLineWidth(lines.join('\n'));
   const out: Unit[] = [];
+  let block = 0;
   let para = '';
   let paraLast = '';
   let paraKind: SentenceKind = 'prose';
   const flush = () => {
-    if (para) out.push({ text: squash(para), kind: paraKind });
+    if (para) out.push({ text: squash(para), kind: paraKind, block });
     para = '';
     paraLast = '';
   };
+  /** Consecutive raw lines while `test` holds, from line i on. */
+  const run = (i: number, test: (raw: string) => boolean): string[] => {
+    const got: string[] = [];
+    while (i + got.length < lines.length && lines[i + got.length]!.trim() && test(lines[i + got.length]!)) got.push(lines[i + got.length]!);
+    return got;
+  };
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
+    const raw = lines[i]!;
+    const line = raw.trim();
     if (!line) {
       flush();
+      if (out.length && out[out.length - 1]!.block === block) block++;
+      continue;
+    }
+    if (/^(`{3,}|~{3,})/.test(line)) {
+      // A fenced block of code or a formula: its lines are never joined or cut.
+      flush();
+      const fence = /^(`{3,}|~{3,})/.exec(line)![1]!;
+      let end = i + 1;
+      while (end < lines.length && !lines[end]!.trim().startsWith(fence)) end++;
+      const body = lines.slice(i + 1, end);
+      if (asWritten) out.push({ text: lines.slice(i, Math.min(end + 1, lines.length)).join('\n'), kind: 'pre', block });
+      else for (const l of body) if (l.trim()) out.push({ text: squash(l), kind: 'line', block });
+      i = end;
+      continue;
+    }
+    const math = MATH_OPEN.exec(line);
+    const mathEnd = math ? formulaEnd(lines, i, math) : -1;
+    if (mathEnd >= 0) {
+      // A display formula ($$ … $$, \[ … \], \begin{equation} … \end{equation}): one unit, not
+      // joined with the prose around it nor cut at a "." inside it.
+      flush();
+      const body = lines.slice(i, mathEnd + 1);
+      if (asWritten) out.push({ text: body.map((l) => l.trimEnd()).join('\n'), kind: 'pre', block });
+      else out.push({ text: squash(body.join(' ')), kind: 'line', block });
+      i = mathEnd;
       continue;
     }
     if (line.startsWith(TABLE_MARK)) {
       flush();
-      for (const r of tables[Number(line.slice(TABLE_MARK.length))] ?? []) out.push({ text: r.text, kind: r.fields ? 'record' : 'row', fields: r.fields });
+      for (const r of tables[Number(line.slice(TABLE_MARK.length))] ?? []) out.push({ text: r.text, kind: r.fields ? 'record' : 'row', fields: r.fields, block });
       continue;
     }
-    if (line.startsWith('|') && line.indexOf('|', 1) > 0) {
+    if ((line.startsWith('|') && line.indexOf('|', 1) > 0) || (BORDER.test(line) && i + 1 < lines.length && tableLine(lines[i + 1]!))) {
       flush();
-      const block: string[] = [];
-      while (i < lines.length && lines[i]!.trim().startsWith('|')) block.push(lines[i++]!.trim());
-      i--;
-      for (const r of markdownTable(block)) out.push({ text: r.text, kind: r.fields ? 'record' : 'row', fields: r.fields });
+      const rows = run(i, tableLine);
+      i += rows.length - 1;
+      if (asWritten) out.push({ text: rows.map((r) => r.trimEnd()).join('\n'), kind: 'pre', block });
+      else for (const r of markdownTable(rows.map((x) => x.trim()).filter((x) => !BORDER.test(x) || /^\|?\s*:?-/.test(x)))) out.push({ text: r.text, kind: r.fields ? 'record' : 'row', fields: r.fields, block });
       continue;
     }
-    if (/^(?:[-*_=~]\s*){3,}$/.test(line)) {
+    if (/^(?:[-*_=~]\s*){3,}$/.test(line) || BORDER.test(line)) {
       flush(); // a rule
       continue;
     }
     const recs = line.length > 20 ? recordFields(line) : null;
     if (recs) {
       flush();
-      for (const r of recs) out.push({ text: r.join('; '), kind: 'record', fields: r });
+      if (asWritten) out.push({ text: line, kind: 'record', block });
+      else for (const r of recs) out.push({ text: r.join('; '), kind: 'record', fields: r, block });
       continue;
     }
-    if (line.includes('\t') && line.split(/\t+/).length >= 3) {
+    if (aligned(raw)) {
       flush();
-      out.push({ text: line.split(/\t+/).map(squash).filter(Boolean).join(' | '), kind: 'row' });
+      // Aligned lines and the lines indented under them (a grammar rule's continuation) stay together.
+      const indent = raw.length - raw.trimStart().length;
+      const rows = run(i, (l) => aligned(l) || l.length - l.trimStart().length > indent + 1);
+      i += rows.length - 1;
+      if (asWritten) out.push({ text: rows.join('\n'), kind: 'pre', block });
+      else for (const r of rows) out.push({ text: tabbed(r) ? r.trim().split(/\t+/).map(squash).filter(Boolean).join(' | ') : squash(r), kind: tabbed(r) ? 'row' : 'line', block });
       continue;
     }
     // A number at the start of a line that continues a sentence is a reference ("section\n2.2.3."), not an item.
@@ -254,14 +347,16 @@ function breaksAfter(prev: string, next: string, typical: number): boolean {
   if (TOC_LINE.test(prev) || TOC_LINE.test(next)) return true;
   const capsPrev = isAllCaps(prev);
   const capsNext = isAllCaps(next);
-  if (capsPrev !== capsNext && (capsPrev ? prev.length < 120 : next.length < 120)) return true;
+  // A line in capitals (a heading) after prose, or prose after one; a lone word in capitals ("WSP.") is prose.
+  const words = (s: string) => s.split(/\s+/).length;
+  if (capsPrev !== capsNext && (capsPrev ? prev.length < 120 && words(prev) > 1 : next.length < 120 && words(next) > 1)) return true;
   // A short line followed by a capitalised one: a title, a name, a list without markers.
   const short = width(prev) < Math.max(12, typical * 0.6);
   return short && /^[\p{Lu}\p{N}"“'‘(\[]/u.test(next) && !CONNECTOR_END.test(prev);
 }
 
 /** Sentence boundaries inside one unit of prose. */
-function splitProse(text: string): string[] {
+export function splitProse(text: string): string[] {
   const out: string[] = [];
   let start = 0;
   const re = new RegExp(`([.!?…]+|[。！？]+)[${CLOSERS}]*(?:\\[[^\\]\\s]{1,12}\\])*(\\s+|(?=[^\\s]))|\\s+[•▪]\\s+`, 'g');
@@ -282,6 +377,8 @@ function splitProse(text: string): string[] {
       const nextCh = rest.replace(/^["'“‘(\[]+/, '')[0] ?? '';
       if (/\p{Ll}/u.test(nextCh)) continue;
       if (punct === '.') {
+        // The number or letter of a list item or section ("6. Disclaimer", "b. The …") is not a sentence.
+        if (/^(?:\d{1,3}(?:\.\d{1,3})*|[a-zA-Z]|[ivxlcIVXLC]{1,5})$/.test(text.slice(start, m.index).trim())) continue;
         const before = /([\p{L}\p{N}][\p{L}\p{N}.'’-]*)$/u.exec(text.slice(Math.max(0, m.index - 24), m.index))?.[1] ?? '';
         const low = before.toLowerCase();
         if (ABBREVIATIONS.has(low)) continue;
@@ -335,14 +432,16 @@ export function splitSentences(text: string, opts: SplitOptions = {}): Sentence[
   const out: Sentence[] = [];
   if (!text) return out;
   for (const [u, unit] of units(text).entries()) {
+    if (TOC_LINE.test(unit.text)) continue; // a table of contents' entry is never quoted
     if (unit.kind === 'record') {
       // Records stay whole: the model shows a long one by its relevant fields.
       out.push({ text: unit.text, kind: 'record', unit: u, fields: unit.fields });
       continue;
     }
-    const pieces = unit.kind === 'prose' || unit.kind === 'line' ? splitProse(unit.text) : [unit.text];
+    const kind = unit.kind === 'pre' ? 'line' : unit.kind;
+    const pieces = kind === 'prose' || kind === 'line' ? splitProse(unit.text) : [unit.text];
     for (const p of pieces) {
-      for (const c of capLength(p, max)) out.push({ text: c, kind: unit.kind, unit: u });
+      for (const c of capLength(p, max)) out.push({ text: c, kind, unit: u });
     }
   }
   return out;
