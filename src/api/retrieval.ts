@@ -62,8 +62,9 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
   const threshold = num(p.similarity_threshold, 0.2);
   if (threshold < 0 || threshold > 1) fail('THRESHOLD_RANGE');
   // No weight given: the Client's default (RAGFlow's 0.3 unless `retrieval.defaultWeight` says otherwise).
-  const weightGiven = p.vector_similarity_weight !== undefined;
-  const weight = num(p.vector_similarity_weight, e.retrievalOptions.defaultWeight);
+  // null or '' is no weight too (issue 18's default applies), where RAGFlow's float() would fail.
+  const weightGiven = !(p.vector_similarity_weight === undefined || p.vector_similarity_weight === null || p.vector_similarity_weight === '');
+  const weight = num(weightGiven ? p.vector_similarity_weight : undefined, e.retrievalOptions.defaultWeight);
   if (weight < 0 || weight > 1) fail('WEIGHT_RANGE');
   const topK = num(p.top_k, 1024, true);
   if (topK <= 0) fail('TOP_K_POSITIVE');

@@ -113,7 +113,7 @@ describe('users and tenants', () => {
     expect((await api.call('PUT', `/datasets/${datasetId}`, { name: 'stolen' }, as)).body).toEqual({ code: 102, message: `User '${bob.tenant_id}' lacks permission for dataset '${datasetId}'` });
     expect((await api.call('DELETE', '/datasets', { ids: [datasetId] }, as)).body).toEqual({ code: 102, message: `User '${bob.tenant_id}' lacks permission for datasets: '${datasetId}'` });
     expect((await api.call('GET', `/datasets/${datasetId}/documents`, undefined, as)).body).toEqual({ code: 102, message: `You don't own the dataset ${datasetId}. ` });
-    expect((await api.call('GET', `/datasets/${datasetId}/documents/${docIds[0]}`, undefined, as)).body).toEqual({ code: 102, message: `You don't own the dataset ${datasetId}.` });
+    expect((await api.call('GET', `/datasets/${datasetId}/documents/${docIds[0]}`, undefined, as)).body).toEqual({ code: 102, message: `The dataset not own the document ${docIds[0]}.` });
     expect((await upload(api, datasetId, { 'x.txt': 'x' }, bob.api_key)).body).toEqual({ code: 109, message: 'No authorization.' });
     expect((await api.call('POST', `/datasets/${datasetId}/chunks`, { document_ids: docIds }, as)).body).toEqual({ code: 102, message: `You don't own the dataset ${datasetId}.` });
     expect((await api.call('POST', '/retrieval', { dataset_ids: [datasetId], question: 'moon' }, as)).body.code).toBe(102);
