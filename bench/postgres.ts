@@ -32,8 +32,15 @@ const { values: args } = parseArgs({
     adds: { type: 'string', default: '2000' },
     'blob-mib': { type: 'string', default: '64' },
     chunks: { type: 'string', default: '20000' },
+    part: { type: 'string', default: 'all' },
+    'store-chunks': { type: 'string', default: '100000' },
+    'small-docs': { type: 'string', default: '600' },
+    queries: { type: 'string', default: '200' },
+    'skip-ingest': { type: 'boolean', default: false },
+    'rps-seconds': { type: 'string', default: '20' },
   },
 });
+if (!['all', 'blocks', 'stores'].includes(args.part!)) throw new TypeError('--part is all, blocks or stores');
 
 const results: Array<{ what: string; value: number; unit: string; note?: string }> = [];
 function report(what: string, value: number, unit: string, note?: string): void {
@@ -60,6 +67,7 @@ if (process.env.RAGLOOM_BENCH_POSTGRES) {
 }
 
 let dbSeq = 0;
+if (args.part !== 'stores') {
 async function freshStore(pools = 1): Promise<PgDb[]> {
   const name = `bench_${process.pid}_${dbSeq++}`;
   const admin = new pg.Client({ connectionString: base.url('postgres') });
@@ -201,7 +209,184 @@ for (const [pools, shared] of [[1, true], [4, true], [4, false]] as const) {
   await db!.close();
 }
 
+}
+
+if (args.part !== 'blocks') await storesBench();
+
 base.stop();
 
 console.log('\n| measurement | value | unit | note |\n|---|---:|---|---|');
 for (const r of results) console.log(`| ${r.what} | ${r.value} | ${r.unit} | ${r.note ?? ''} |`);
+
+/**
+ * Retrieval requests/s through 1 and then 3 \`ragloom serve\` processes on one database, 8
+ * concurrent clients spread over the servers for --rps-seconds each. The machine's 2 cores bound
+ * both: 3 processes cannot search faster than the cores, they only spread the load.
+ */
+async function requestsPerSecond(db: string, datasetId: string, questions: string[]): Promise<void> {
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const cli = fileURLToPath(new URL('../test/faults/fixtures/cli.mjs', import.meta.url));
+  const seconds = Number(args['rps-seconds']);
+  const serve = () => new Promise<{ url: string; key: string | null; kill(): void }>((resolve, reject) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json', '--new-key'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    p.stdout!.on('data', (c) => {
+      out += c;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) {
+        const j = JSON.parse(line) as { url: string; api_key: string | null };
+        resolve({ url: j.url, key: j.api_key, kill: () => p.kill('SIGTERM') });
+      }
+    });
+    p.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
+  });
+  for (const n of [1, 3]) {
+    const nodes = await Promise.all(Array.from({ length: n }, serve));
+    // Warm each node (its indexes loaded) before counting.
+    for (const x of nodes) {
+      await fetch(`${x.url}/retrieval`, { method: 'POST', headers: { authorization: `Bearer ${x.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ question: questions[0], dataset_ids: [datasetId] }) });
+    }
+    let done = 0;
+    const end = Date.now() + seconds * 1000;
+    await Promise.all(Array.from({ length: 8 }, async (_, c) => {
+      const x = nodes[c % n]!;
+      for (let i = c; Date.now() < end; i += 8) {
+        const r = await fetch(`${x.url}/retrieval`, { method: 'POST', headers: { authorization: `Bearer ${x.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ question: questions[i % questions.length], dataset_ids: [datasetId] }) });
+        await r.arrayBuffer();
+        if (r.ok) done++;
+      }
+    }));
+    report(`retrieval requests/s, ${n} server process${n > 1 ? 'es' : ''} (postgres)`, done / seconds, 'req/s', `8 concurrent clients, ${seconds} s; 2 cores bound it`);
+    for (const x of nodes) x.kill();
+    await sleep(500);
+  }
+}
+
+/**
+ * Both stores through the Client in one run, back to back: small-document ingest (1 process; 3
+ * processes on PostgreSQL, each \`ragloom ingest\` of its own folder), a dataset of
+ * --store-chunks chunks written through the store interface (the same rows on both), the first
+ * search of a freshly opened node (its indexes loaded) and the RSS it added, search p50/p95.
+ */
+async function storesBench(): Promise<void> {
+  const { Client } = await import('../src/index.js');
+  const { Api } = await import('../src/api/index.js');
+  const { loadCranfield } = await import('./lib/cranfield.js');
+  const { mkdtempSync, writeFileSync, mkdirSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const dir = mkdtempSync(join(tmpdir(), 'ragloom-bench-pg-'));
+  const cran = loadCranfield();
+  const sentences = cran
+    ? cran.docs.flatMap((d) => d.text.split(/(?<=\.)\s+/).filter((x) => x.length > 20))
+    : Array.from({ length: 2000 }, (_, i) => `synthetic sentence ${i} about ${['wings', 'heat', 'flow', 'shock', 'boundary'][i % 5]} layers and ${i % 97} panels.`);
+  const text = (i: number, n = 3) => Array.from({ length: n }, (_, k) => sentences[(i * 7 + k * 13) % sentences.length]).join(' ');
+  const questions = cran ? cran.queries.map((q) => q.text) : sentences.slice(0, 200);
+  const nSmall = Number(args['small-docs']);
+  const nChunks = Number(args['store-chunks']);
+  const nQueries = Number(args.queries);
+
+  const kinds = ['sqlite', 'postgres'] as const;
+  const target = async (k: (typeof kinds)[number], name: string) =>
+    k === 'sqlite' ? { path: join(dir, `${name}.db`) } : { postgres: await (async () => {
+      const admin = new pg.Client({ connectionString: base.url('postgres') });
+      await admin.connect();
+      const db = `bench_${name}_${process.pid}_${dbSeq++}`;
+      await admin.query(`CREATE DATABASE "${db}"`);
+      await admin.end();
+      return base.url(db);
+    })() };
+
+  // Small-document ingest, one process.
+  for (const k of args['skip-ingest'] ? [] : kinds) {
+    const c = new Client(await target(k, 'small'));
+    const ds = await c.createDataset({ name: 'small' });
+    const t0 = performance.now();
+    for (let at = 0; at < nSmall; at += 100) {
+      const docs = await ds.uploadDocuments(Array.from({ length: Math.min(100, nSmall - at) }, (_, i) => ({ display_name: `d${at + i}.txt`, blob: new TextEncoder().encode(text(at + i, 2)) })));
+      await ds.parseDocuments(docs.map((d) => d.id), { pollMs: 10 });
+    }
+    report(`small-document ingest, 1 process (${k})`, nSmall / ((performance.now() - t0) / 1000), 'docs/s', `${nSmall} documents of ~2 sentences, upload + parse + embed`);
+    await c.close();
+  }
+  // Three `ragloom ingest` processes on one PostgreSQL database (process start included).
+  if (!args['skip-ingest']) {
+    const url = (await target('postgres', 'ingest3')) as { postgres: string };
+    const cli = fileURLToPath(new URL('../test/faults/fixtures/cli.mjs', import.meta.url));
+    for (let p = 0; p < 3; p++) {
+      mkdirSync(join(dir, `f${p}`));
+      for (let i = 0; i < nSmall; i++) writeFileSync(join(dir, `f${p}`, `d${i}.txt`), text(p * nSmall + i, 2));
+    }
+    const t0 = performance.now();
+    await Promise.all([0, 1, 2].map((p) => new Promise<void>((resolve, reject) => {
+      const ch = spawn(process.execPath, ['--import', 'tsx', cli, 'ingest', join(dir, `f${p}`), '--db', url.postgres, '--dataset', `p${p}`, '--json'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      ch.stderr!.on('data', (d) => (err += d));
+      ch.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ingest ${p} exited ${code}: ${err.slice(-500)}`))));
+    })));
+    report('small-document ingest, 3 processes (postgres)', (3 * nSmall) / ((performance.now() - t0) / 1000), 'docs/s', `3 × ${nSmall} documents, \`ragloom ingest\` each, process start included`);
+  }
+
+  // A large dataset written through the store interface: the same rows on both stores.
+  const vecDim = 256;
+  const rng = (seed: number) => () => ((seed = (seed * 16807) % 2147483647) / 2147483647) - 0.5;
+  for (const k of kinds) {
+    const where = await target(k, 'big');
+    let api = 'postgres' in where ? await Api.open(where) : new Api(where);
+    const ds = (await api.call('datasets.create', { name: 'big' })) as { id: string };
+    const perDoc = 100;
+    const nDocs = Math.ceil(nChunks / perDoc);
+    const docIds: string[] = [];
+    for (let at = 0; at < nDocs; at += 200) {
+      const files = Array.from({ length: Math.min(200, nDocs - at) }, (_, i) => ({ display_name: `big${at + i}.txt`, blob: new TextEncoder().encode(`doc ${at + i}`) }));
+      const up = (await api.call('documents.upload', { dataset_id: ds.id, files })) as Array<{ id: string }>;
+      docIds.push(...up.map((d) => d.id));
+    }
+    const store = api.engine.store;
+    const t0 = performance.now();
+    let n = 0;
+    for (let d = 0; d < docIds.length; d += 20) {
+      const ids = docIds.slice(d, d + 20);
+      await store.parse.reset(ids, api.engine.local.tenantId);
+      await store.parse.finish([], ids.map((id) => ({
+        id, dataset_id: ds.id, language: 'English', log: [], doneLines: [], failLine: '', seconds: 0, began: 0,
+        chunks: Array.from({ length: perDoc }, (_, j) => {
+          const i = n++;
+          const r = rng(i + 1);
+          const v = Float32Array.from({ length: vecDim }, r);
+          const norm = Math.hypot(...v);
+          return {
+            id: `c${k}${i}`, document_id: id, dataset_id: ds.id, content: text(i), title: `big${Math.floor(i / perDoc)}.txt`, important_keywords: [], questions: [], tag_kwd: [],
+            positions: [], available: true, chunk_order: j, token_num: 30, create_time: '2024-01-01 00:00:00', create_timestamp: 1_700_000_000, vector: v.map((x) => x / norm),
+          };
+        }),
+      })), 1, Date.now());
+    }
+    report(`chunks written through the store (${k})`, nChunks / ((performance.now() - t0) / 1000), 'chunks/s', `${nChunks} chunks, ${vecDim}-d, 2,000 per transaction`);
+    await api.close();
+    // A fresh node: open, first search (indexes loaded), RSS it added; then warm searches.
+    global.gc?.();
+    const rss0 = process.memoryUsage().rss;
+    api = 'postgres' in where ? await Api.open(where) : new Api(where);
+    const q = (i: number) => ({ question: questions[i % questions.length], dataset_ids: [ds.id], similarity_threshold: 0 });
+    const f0 = performance.now();
+    // The question vector is the built-in model's; the rows' vectors are random: the cost is what is measured.
+    await api.call('retrieval', q(0));
+    report(`first search of a fresh node at ${nChunks} chunks (${k})`, performance.now() - f0, 'ms', 'open excluded; vector and term indexes loaded');
+    report(`RSS added by the loaded indexes (${k})`, ((process.memoryUsage().rss - rss0) / 2 ** 20) * (100_000 / nChunks), 'MiB per 100k chunks', `measured at ${nChunks} chunks`);
+    const times: number[] = [];
+    for (let i = 1; i <= nQueries; i++) {
+      const s0 = performance.now();
+      await api.call('retrieval', q(i));
+      times.push(performance.now() - s0);
+    }
+    report(`search p50 at ${nChunks} chunks (${k})`, pct(times, 50), 'ms', `${nQueries} Cranfield questions, top 30`);
+    report(`search p95 at ${nChunks} chunks (${k})`, pct(times, 95), 'ms');
+    await api.close();
+    if ('postgres' in where) await requestsPerSecond(where.postgres as string, ds.id, questions);
+  }
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,5 +1,6 @@
 import { Engine, AskError, type Ctx, type EngineOptions, ParseQueue } from '../core/index.js';
 import { ApiError, RetCode, exceptionError, storageError } from './errors.js';
+import { PostgresStoreError } from '../store/index.js';
 import { pyStr } from './pyfmt.js';
 import { notJson } from './validate.js';
 import * as datasets from './datasets.js';
@@ -179,16 +180,11 @@ export class Api {
    * read-only, a missing or read-only folder, a full disk) throws an ApiError (500) naming the
    * file and the cause, and leaves the file as it was.
    */
-  constructor(opts: EngineOptions) {
+  constructor(opts: EngineOptions, opened?: Engine) {
     try {
-      this.engine = new Engine(opts);
+      this.engine = opened ?? new Engine(opts);
     } catch (e) {
-      if (e instanceof AskError) throw new ApiError(e.code, e.message);
-      const se = storageError(e, opts.path);
-      if (se) throw se;
-      // A read-only open's own refusals (no store there, an older schema) name the file too.
-      if (opts.readonly && e instanceof Error) throw new ApiError(RetCode.SERVER_ERROR, `Database ${opts.path}: ${e.message}`, { cause: e });
-      throw e;
+      throw openError(e, opts);
     }
     const engine = this.engine;
     try {
@@ -210,8 +206,23 @@ export class Api {
     } catch (e) {
       // Damage found past the first pages: no half-open engine is left holding the file.
       void engine.close().catch(() => undefined);
-      throw storageError(e, opts.path) ?? e;
+      throw storageError(e, engine.store.name) ?? e;
     }
+  }
+
+  /**
+   * Opens the engine on a SQLite file (`path`, as the constructor does) or a PostgreSQL database
+   * (`postgres`): a database that does not exist, or cannot be reached, is an ApiError naming it.
+   */
+  static async open(opts: EngineOptions): Promise<Api> {
+    if (opts.postgres === undefined) return new Api(opts);
+    let engine: Engine;
+    try {
+      engine = await Engine.open(opts);
+    } catch (e) {
+      throw openError(e, opts);
+    }
+    return new Api(opts, engine);
   }
 
   /** Runs one operation as `ctx` (default: the local user). Always async; rejects with ApiError. */
@@ -236,6 +247,18 @@ export class Api {
   close(): Promise<void> {
     return this.engine.close();
   }
+}
+
+/** An engine that could not be opened, as an ApiError naming its store. */
+function openError(e: unknown, opts: EngineOptions): unknown {
+  if (e instanceof AskError) return new ApiError(e.code, e.message);
+  if (e instanceof PostgresStoreError) return exceptionError(e);
+  const where = opts.path ?? '';
+  const se = storageError(e, where);
+  if (se) return se;
+  // A read-only open's own refusals (no store there, an older schema) name the file too.
+  if (opts.readonly && e instanceof Error) return new ApiError(RetCode.SERVER_ERROR, `Database ${where}: ${e.message}`, { cause: e });
+  return e;
 }
 
 function pyTypeName(v: unknown): string {

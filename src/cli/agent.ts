@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, ApiError } from '../client/index.js';
 import type { AgentMessage } from '../client/agent-session.js';
 import { formatTable } from './table.js';
-import { type Command, type RunContext, UsageError, writeJson, stringFlag, listFlag, existingDatabase, chatModelFlags, DB_OPTION, dbFlag } from './args.js';
+import { type Command, type RunContext, UsageError, writeJson, stringFlag, listFlag, existingDatabase, chatModelFlags, DB_OPTION, dbFlag, storeOf } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** Templates shipped with the package (templates/ at the package root). */
@@ -117,7 +117,7 @@ async function runAgent(c: RunContext): Promise<number> {
   // Named datasets can only be in a database that exists: do not create an empty one to say so.
   if (datasets.length) existingDatabase(db);
   const client = new Client({
-    path: db, models,
+    ...storeOf(db), models,
     agents: { sql_dirs: listFlag(values, 'sql-dir').map((d) => resolve(d)), invoke_allow: listFlag(values, 'allow-url') },
   });
   try {

@@ -17,6 +17,7 @@
  *   },
  * };
  */
+import { isPostgresUrl } from '../store/postgres/db.js';
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -96,7 +97,17 @@ export interface Command {
 export const DEFAULT_DB = 'ragloom.db';
 
 /** `--db FILE`, as every command that opens a database (but quickstart) takes it. */
-export const DB_OPTION: Readonly<OptionSpec> = Object.freeze({ type: 'string', arg: 'FILE', help: 'the SQLite database file', default: DEFAULT_DB });
+export const DB_OPTION: Readonly<OptionSpec> = Object.freeze({ type: 'string', arg: 'FILE', help: 'the SQLite database file, or a postgresql:// URL', default: DEFAULT_DB });
+
+/** How a Client or server opens `--db`: a SQLite file, or a PostgreSQL database (`postgresql://` / `postgres://`). */
+export function storeOf(db: string): { path: string } | { postgres: string } {
+  return isPostgresUrl(db) ? { postgres: db } : { path: db };
+}
+
+/** `--db` as messages show it: a URL without its password. */
+export function shownDb(db: string): string {
+  return isPostgresUrl(db) ? db.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):[^@/]*@/i, '$1:***@') : db;
+}
 
 /** The database `--db` names, else {@link DEFAULT_DB}. */
 export const dbFlag = (values: FlagValues): string => stringFlag(values, 'db') ?? DEFAULT_DB;
@@ -258,6 +269,8 @@ export function listFlag(values: FlagValues, name: string): string[] {
  * missing path would create an empty store and answer "not found" for everything in it.
  */
 export function existingDatabase(path: string, flag = '--db'): string {
+  // A PostgreSQL database is checked by opening it (a missing one is an ApiError naming it).
+  if (isPostgresUrl(path)) return path;
   if (path === ':memory:') throw new CliError(`${flag} :memory: holds nothing to read; give the database file \`ragloom ingest\` wrote`);
   if (!existsSync(path)) throw new CliError(`${flag} ${path}: no such database (this command only reads; \`ragloom ingest <folder> --db ${path}\` creates one)`);
   if (statSync(path).isDirectory()) throw new CliError(`${flag} ${path} is a folder, not a database file`);

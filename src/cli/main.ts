@@ -20,7 +20,7 @@ import { runMigrateCommand, MigrateUsageError } from './migrate.js';
 import { mcpCommand } from './mcp.js';
 import {
   type Command, type OptionSpec, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText, wantsJson,
-  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag, nearest, untilStopped,
+  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag, storeOf, shownDb, nearest, untilStopped,
 } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -158,7 +158,7 @@ async function quickstartRefusal(db: string): Promise<string | undefined> {
   if (statSync(db).isDirectory()) return `--db ${db} is a folder; ${keep}`;
   let client: Client;
   try {
-    client = new Client({ path: db, readonly: true });
+    client = new Client({ ...storeOf(db), readonly: true });
   } catch {
     return `--db ${db} exists and is not a database quickstart made (it is not a ragloom database of this version); ${keep}`;
   }
@@ -206,7 +206,7 @@ or --force to delete it anyway.`,
       if (refusal) throw new CliError(refusal);
     }
     for (const s of ['', '-wal', '-shm']) await rm(`${db}${s}`, { force: true });
-    const client = new Client({ path: db });
+    const client = new Client({ ...storeOf(db) });
     try {
       if (!c.json) c.out.write(`Ingesting ${folder} into ${db} …\n`);
       const s = await ingestPath(client, folder, { dataset: QUICKSTART.dataset, description: QUICKSTART.mark });
@@ -220,7 +220,7 @@ or --force to delete it anyway.`,
       });
       const answer = await (await chat.createSession()).ask(question);
       if (c.json) {
-        writeJson({ ingest: summaryJson(s, db), question, chunks: chunks.map((x, i) => ({ ...chunkJson(x, i), citation: i })), answer: { model: chat.llm_id, content: answer.content, sources: citedSources(answer) } }, c.out);
+        writeJson({ ingest: summaryJson(s, shownDb(db)), question, chunks: chunks.map((x, i) => ({ ...chunkJson(x, i), citation: i })), answer: { model: chat.llm_id, content: answer.content, sources: citedSources(answer) } }, c.out);
       } else {
         c.out.write(`\nQuestion: ${question}\n\n`);
         printChunks(chunks, c.out, true);
@@ -258,10 +258,10 @@ parsed file is DONE, 2 when some failed, 1 on an error.`,
     const dataset = stringFlag(c.values, 'dataset');
     const db = dbFlag(c.values);
     const bar = !c.json && c.values.quiet !== true && (process.stderr.isTTY || c.values.progress === true) ? process.stderr : undefined;
-    const client = new Client({ path: db });
+    const client = new Client({ ...storeOf(db) });
     try {
       const s = await ingestPath(client, c.positionals[0]!, { dataset, chunk_method: method, sync: c.values.sync === true, progress: bar });
-      if (c.json) writeJson(summaryJson(s, db), c.out);
+      if (c.json) writeJson(summaryJson(s, shownDb(db)), c.out);
       else c.out.write(summaryTable(s));
       return s.rows.every((r) => r.status === 'DONE') ? 0 : 2;
     } finally {
@@ -279,7 +279,7 @@ const list: Command = {
   async run(c) {
     const db = existingDatabase(dbFlag(c.values));
     const name = stringFlag(c.values, 'dataset');
-    const client = new Client({ path: db });
+    const client = new Client({ ...storeOf(db) });
     try {
       if (name) {
         const [ds] = await chosenDatasets(client, [name], db);
@@ -330,7 +330,7 @@ const retrieve: Command = {
     const question = c.positionals[0]!;
     if (!question.trim()) throw new UsageError('<question> is empty');
     const db = existingDatabase(dbFlag(c.values));
-    const client = new Client({ path: db });
+    const client = new Client({ ...storeOf(db) });
     try {
       const ds = await chosenDatasets(client, listFlag(c.values, 'dataset'), db);
       const chunks = await client.retrieve({
@@ -359,7 +359,7 @@ const ask: Command = {
     const question = c.positionals[0]!;
     if (!question.trim()) throw new UsageError('<question> is empty');
     const db = existingDatabase(dbFlag(c.values));
-    const client = new Client({ path: db, models });
+    const client = new Client({ ...storeOf(db), models });
     try {
       const named = listFlag(c.values, 'dataset');
       const ds = await answerableDatasets(await chosenDatasets(client, named, db), named.length > 0, db);
@@ -437,12 +437,12 @@ again. With --json, one JSON line when it listens: {"url", "openai_url", "db", "
     const port = intFlag(c.values, 'port', { min: 0, max: 65535, default: 9380 });
     const db = dbFlag(c.values);
     const newKey = c.values['new-key'] === true;
-    const srv = await startServer({ path: db, port, host: stringFlag(c.values, 'host') ?? '127.0.0.1', newAdminKey: newKey });
+    const srv = await startServer({ ...storeOf(db), port, host: stringFlag(c.values, 'host') ?? '127.0.0.1', newAdminKey: newKey });
     const shown = srv.firstStart || newKey;
     if (c.json) {
-      c.out.write(`${JSON.stringify({ url: `${srv.url}/api/v1`, openai_url: `${srv.url}/api/v1/openai/<chat_id>`, db, api_key: shown ? srv.apiKey : null })}\n`);
+      c.out.write(`${JSON.stringify({ url: `${srv.url}/api/v1`, openai_url: `${srv.url}/api/v1/openai/<chat_id>`, db: shownDb(db), api_key: shown ? srv.apiKey : null })}\n`);
     } else {
-      c.out.write(`ragloom serving ${db} at ${srv.url}/api/v1 (OpenAI-compatible: ${srv.url}/api/v1/openai/<chat_id>)\n`);
+      c.out.write(`ragloom serving ${shownDb(db)} at ${srv.url}/api/v1 (OpenAI-compatible: ${srv.url}/api/v1/openai/<chat_id>)\n`);
       c.out.write(shown
         ? `Admin API key (shown once; keep it): ${srv.apiKey}\n`
         : 'Admin API key: printed when this database was first served (`ragloom serve --new-key` issues another).\n');

@@ -2,7 +2,8 @@ import { Api } from '../api/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import type { AgentOptions } from '../core/index.js';
 import type { RetrievalOptions } from '../search/index.js';
-import { LocalTransport, type Transport } from './transport.js';
+import { LocalTransport, OpeningTransport, type Transport } from './transport.js';
+import type { PgConnectionConfig } from '../store/index.js';
 import { HttpTransport } from './http.js';
 import { Chunk, DataSet } from './resources.js';
 import { Chat } from './chat.js';
@@ -14,6 +15,13 @@ import type { CreateDatasetParams, RetrieveParams, RetrieveWithTotals, DocAgg, C
 export interface ClientOptions {
   /** SQLite database file of the embedded engine; ':memory:' allowed. */
   path?: string;
+  /**
+   * The embedded engine on a PostgreSQL database instead of a file (many processes and hosts on
+   * one store: docs/scaling.md): `postgresql://user:pass@host:port/db`, or a `pg` pool config.
+   * The database must exist (an empty one gets the schema on first open); a missing or
+   * unreachable one is an ApiError naming it, from the first call. Needs the `pg` package.
+   */
+  postgres?: string | PgConnectionConfig;
   /**
    * A RAGFlow-compatible server, `http(s)://host:port` (remote mode): `ragloom serve`, or a RAGFlow
    * deployment. Not together with `path`.
@@ -57,7 +65,7 @@ export interface ClientOptions {
   timeout_ms?: number;
 }
 
-const KNOWN = ['path', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'timeout_ms'];
+const KNOWN = ['path', 'postgres', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'timeout_ms'];
 
 /** Options a remote Client cannot take: they are the server's configuration. */
 const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly'] as const;
@@ -75,6 +83,8 @@ const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 
 export class Client {
   private readonly t: Transport;
   private readonly api?: Api;
+  /** The engine being opened (PostgreSQL); work on it chains here. */
+  private opening?: Promise<Api>;
 
   constructor(opts: ClientOptions) {
     if (!opts || typeof opts !== 'object') throw new TypeError('new Client({ path }) needs an options object');
@@ -86,6 +96,7 @@ export class Client {
     }
     if (opts.baseUrl !== undefined) {
       if (opts.path !== undefined) throw new TypeError('Pass either "path" (the embedded engine) or "baseUrl" (a server), not both');
+      if (opts.postgres !== undefined) throw new TypeError('Pass either "postgres" (the embedded engine on PostgreSQL) or "baseUrl" (a server), not both');
       for (const k of SERVER_SIDE) {
         if (opts[k] !== undefined) {
           throw new TypeError(`"${k}" is the server's configuration in remote mode (startServer({ ${k} }) / ragloom serve); a remote Client cannot set it`);
@@ -96,7 +107,21 @@ export class Client {
       if (opts.apiKey !== undefined) throw new TypeError('"apiKey" goes with "baseUrl" (remote mode); the embedded engine ({ path }) needs no key');
       if (opts.timeout_ms !== undefined) throw new TypeError('"timeout_ms" goes with "baseUrl" (remote mode): the embedded engine makes no requests');
       if (opts.readonly !== undefined && typeof opts.readonly !== 'boolean') throw new TypeError('"readonly" must be true or false');
-      if (typeof opts.path !== 'string' || !opts.path) throw new TypeError('new Client({ path }) needs a database path or ":memory:"');
+      if (opts.postgres !== undefined) {
+        if (opts.path !== undefined) throw new TypeError('Pass either "path" (a SQLite file) or "postgres" (a PostgreSQL database), not both');
+        const pg = opts.postgres;
+        if (typeof pg === 'string' ? !/^postgres(?:ql)?:\/\//i.test(pg) : !pg || typeof pg !== 'object' || Array.isArray(pg)) {
+          throw new TypeError('"postgres" must be a connection string (postgresql://user:pass@host:port/db) or a pg pool config object');
+        }
+        this.opening = Api.open({
+          postgres: pg, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model,
+          agents: opts.agents, retrieval: opts.retrieval, readonly: opts.readonly,
+        });
+        this.opening.catch(() => undefined); // reported by the first call
+        this.t = new OpeningTransport(() => this.opening!);
+        return;
+      }
+      if (typeof opts.path !== 'string' || !opts.path) throw new TypeError('new Client({ path }) needs a database path or ":memory:" (or "postgres": a PostgreSQL URL)');
       this.api = new Api({
         path: opts.path, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model, agents: opts.agents,
         retrieval: opts.retrieval, readonly: opts.readonly,
@@ -354,6 +379,7 @@ export class Client {
    * `memory.listMemoryMessages()` instead (each raw message's `task.status`).
    */
   async waitForMemoryTasks(): Promise<void> {
+    if (this.opening) return (await this.opening).memoryTasks.idle();
     if (!this.api) {
       throw new TypeError("waitForMemoryTasks() is not available in remote mode: the server runs memory extraction in its own process; poll memory.listMemoryMessages() (each message's task.status) instead");
     }
@@ -362,6 +388,12 @@ export class Client {
 
   /** Registers a model for this client's tenant. Local mode only (TypeError in remote mode). */
   registerModel(m: ModelConfig): void {
+    if (this.opening) {
+      // Registered once the engine is open, before any call made after this one.
+      this.opening = this.opening.then((api) => (api.engine.models.register(m), api));
+      this.opening.catch(() => undefined);
+      return;
+    }
     if (!this.api) throw new TypeError("registerModel() is not available in remote mode: models are the server's configuration (startServer({ models }) / ragloom serve)");
     this.api.engine.models.register(m);
   }

@@ -19,3 +19,25 @@ export class LocalTransport implements Transport {
     return this.api.close();
   }
 }
+
+/**
+ * In-process, on an engine that opens asynchronously (a PostgreSQL store): every call waits for
+ * the open, and rejects with its ApiError (a database that does not exist, or cannot be reached)
+ * when it failed. `api()` is read at each call, so work chained onto the open (a model
+ * registered meanwhile) happens before the call.
+ */
+export class OpeningTransport implements Transport {
+  constructor(private readonly api: () => Promise<Api>) {}
+  async call<T>(op: OpName, params: Record<string, unknown> = {}): Promise<T> {
+    return (await this.api()).call(op, params) as Promise<T>;
+  }
+  async close(): Promise<void> {
+    let api: Api;
+    try {
+      api = await this.api();
+    } catch {
+      return; // never opened: nothing to release
+    }
+    await api.close();
+  }
+}

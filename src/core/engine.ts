@@ -1,4 +1,4 @@
-import { SqliteStore, type Db, type TenantRow } from '../store/index.js';
+import { SqliteStore, PgStore, type Db, type Store, type TenantRow, type PgConnectionConfig } from '../store/index.js';
 import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
 import { chatModelExists } from './chat-models.js';
 import { AskError } from './ask.js';
@@ -11,8 +11,13 @@ export interface Ctx {
 }
 
 export interface EngineOptions {
-  /** SQLite file path, or ':memory:'. */
-  path: string;
+  /** SQLite file path, or ':memory:'. Not with `postgres`. */
+  path?: string;
+  /**
+   * A PostgreSQL database instead of a file: `postgresql://user:pass@host:port/db` or a `pg` pool
+   * config. The database must exist (an empty one gets the schema); open with `Engine.open`.
+   */
+  postgres?: string | PgConnectionConfig;
   /** The tenant's models (chat, embedding, rerank). */
   models?: ModelConfig[];
   /** `name@factory` of the tenant's default chat model. */
@@ -46,13 +51,11 @@ export interface AgentOptions {
 
 /** One open database plus the models it may use; shared by Api and the parse queue. */
 export class Engine {
-  /** Everything the engine keeps (src/store). */
-  readonly store: SqliteStore;
-  /** The SQLite store's connection (tools and tests that inspect the file). */
-  readonly db: Db;
+  /** Everything the engine keeps (src/store): SQLite or PostgreSQL. */
+  readonly store: Store;
   readonly models: ModelRegistry;
-  /** The local default user in the local default tenant, as the embedded Client acts. */
-  readonly local: Ctx;
+  /** The local default user in the local default tenant, as the embedded Client acts (set once, at open). */
+  local: Ctx;
   readonly agentOptions: AgentOptions;
   /** The ranking settings every retrieval of this engine uses (frozen; `EngineOptions.retrieval` over the defaults). */
   readonly retrievalOptions: Readonly<RetrievalOptions>;
@@ -61,22 +64,47 @@ export class Engine {
   private closed = false;
   private readonly closers: Array<() => Promise<void> | void> = [];
 
-  constructor(opts: EngineOptions) {
+  /**
+   * Opens a SQLite store synchronously (`opts.path`); `Engine.open` opens either kind. `opened`: a
+   * store opened already (PostgreSQL), whose local account `open` sets.
+   */
+  constructor(opts: EngineOptions, opened?: Store) {
     this.retrievalOptions = resolveRetrievalOptions(opts.retrieval); // before the file is opened
     this.readonly = opts.readonly === true;
-    this.store = new SqliteStore(opts.path, { readonly: this.readonly });
-    this.db = this.store.db;
+    if (!opened && typeof opts.path !== 'string') throw new TypeError('Engine needs a SQLite `path` (or Engine.open with `postgres`)');
+    this.store = opened ?? new SqliteStore(opts.path!, { readonly: this.readonly });
     try {
       this.models = new ModelRegistry(opts.models ?? []);
       this.agentOptions = { ...(opts.agents ?? {}) };
       if (opts.default_chat_model && !chatModelExists(this, opts.default_chat_model)) {
         throw new AskError(102, `\`llm_id\` ${opts.default_chat_model} doesn't exist`);
       }
-      this.local = this.ensureLocalAccount(opts);
+      // The store opens synchronously here (SQLite): `new Client()` throws what the file throws.
+      this.local = this.store instanceof SqliteStore ? this.store.accounts.ensureLocalNow(localDefaults(opts)) : { tenantId: '', userId: '' };
     } catch (e) {
-      this.db.close(); // a constructor that throws must not keep the file open
+      if (!opened) void this.store.close(); // a constructor that throws must not keep the file open
       throw e;
     }
+  }
+
+  /** Opens the engine on its store: a SQLite file (`path`) or a PostgreSQL database (`postgres`). */
+  static async open(opts: EngineOptions): Promise<Engine> {
+    if (opts.postgres === undefined) return new Engine(opts);
+    const store = await PgStore.open(opts.postgres, { readonly: opts.readonly === true });
+    try {
+      const e = new Engine(opts, store);
+      e.local = await store.accounts.ensureLocal(localDefaults(opts));
+      return e;
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+  }
+
+  /** The SQLite store's connection (tools and tests that inspect the file); an Error on another store. */
+  get db(): Db {
+    if (this.store instanceof SqliteStore) return this.store.db;
+    throw new Error(`engine.db is a SQLite connection; this engine's store is ${this.store.kind} (${this.store.name})`);
   }
 
   /** The tenant's stored defaults (its embedding and chat models). */
@@ -99,11 +127,9 @@ export class Engine {
     await this.models.close();
     await this.store.close();
   }
+}
 
-  private ensureLocalAccount(opts: EngineOptions): Ctx {
-    // The store opens synchronously here (SQLite): `new Client()` throws what the file throws.
-    return this.store.accounts.ensureLocalNow({
-      embd_id: opts.default_embedding_model ?? DEFAULT_EMBEDDING_MODEL, llm_id: opts.default_chat_model ?? '',
-    });
-  }
+/** The local account's stored defaults, from the engine's configuration. */
+function localDefaults(opts: EngineOptions): { embd_id: string; llm_id: string } {
+  return { embd_id: opts.default_embedding_model ?? DEFAULT_EMBEDDING_MODEL, llm_id: opts.default_chat_model ?? '' };
 }

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Engine } from './engine.js';
 import { RUN, type DocumentRow } from './documents.js';
 import { titleMix } from './embedding.js';
-import type { CachedVector, NewChunk, ParseOutcomeRow, ParseOwner } from '../store/index.js';
+import type { CachedVector, NewChunk, ParseClaim, ParseOutcomeRow, ParseOwner } from '../store/index.js';
 import { effectiveParserConfig } from '../ingest/chunkers/index.js';
 import { IngestWorker, IngestError, type IngestLimits, type ParseOutcome, INGEST_DEFAULTS } from '../ingest/worker/index.js';
 import { DEFAULTS as PARSER_DEFAULTS } from '../ingest/parsers/index.js';
@@ -88,6 +88,32 @@ export class ParseQueue {
     if (e.readonly) return; // recovery writes; a read-only open leaves it to the next writer
     // Best effort: a document this fails to re-queue stays RUNNING for the next open.
     this.recovered = this.recover().catch(() => undefined);
+    // A store many processes share (PostgreSQL): a node that dies is not followed by an open of
+    // the same store on its host, so every node looks for dead owners' documents now and then.
+    if (e.store.kind === 'postgres') {
+      this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), PARSE_SWEEP.ms);
+      this.sweeper.unref();
+    }
+  }
+
+  private sweeper: NodeJS.Timeout | null = null;
+  /** RUNNING documents without a claim at the last sweep (a claim follows a reset at once; one still missing a sweep later is orphaned). */
+  private unclaimed = new Set<string>();
+
+  /**
+   * Re-queues RUNNING documents whose owner is gone (a dead pid here, a heartbeat over a minute
+   * old elsewhere), never this process's own, and those left without a claim since the last sweep.
+   * A document two nodes end up parsing is swapped once: the second swap finds it DONE.
+   */
+  private async sweep(): Promise<void> {
+    if (this.stopped || this.e.isClosed) return;
+    const rows = await this.e.store.parse.running();
+    const mine = (c: ParseClaim) => c.pid === this.owner.pid && c.host === this.owner.host;
+    const none = rows.filter((r) => r.claim === null).map((r) => r.id);
+    const orphaned = rows.filter((r) => r.claim !== null && !mine(r.claim) && !ownerAlive(r.claim.pid, r.claim.host, r.claim.heartbeat)).map((r) => r.id)
+      .concat(none.filter((id) => this.unclaimed.has(id) && !this.queued.has(id) && !this.active.has(id)));
+    this.unclaimed = new Set(none);
+    if (orphaned.length) await this.enqueue(orphaned);
   }
 
   /** Settles when the recovery of the engine's open is done. */
@@ -167,6 +193,7 @@ export class ParseQueue {
   private async stop(): Promise<void> {
     this.stopped = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.sweeper) clearInterval(this.sweeper);
     this.progress.stop();
     this.pending = [];
     this.head = 0;
@@ -593,6 +620,8 @@ class ProgressWriter {
 }
 
 const OWNER_BEAT_MS = 5_000;
+/** How often a node of a shared store looks for documents of dead nodes (ms; tests lower it). */
+export const PARSE_SWEEP = { ms: 30_000 };
 /** An owner whose heartbeat is older than this is gone (a frozen or killed process elsewhere). */
 const OWNER_STALE_MS = 60_000;
 

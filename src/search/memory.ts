@@ -89,6 +89,7 @@ export async function searchMemoryMessages(reader: SearchReader, req: MemorySear
   // The index decides what may be found (partition, searchable, tags), for both sides. Without a
   // dimension there is no index to ask: the rows are checked in the store.
   const ix: DimIndex | undefined = dim > 0 ? await memoryVectorIndex(reader, dim) : undefined;
+  await reader.syncFullText?.('memory_fts');
   const accept = ix ? ix.matcher(filter) : storeMatcher(reader, memoryIds, tags);
 
   const cands = new Map<number, Cand>();

@@ -322,6 +322,8 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   const settings = (await reader.datasetLanguages(kbIds)).map(languageSetting);
   const lang = questionLanguage(settings, question);
   const tix = await builtTermIndex(reader);
+  // A store whose FTS5 is a copy that follows it (PostgreSQL) brings it up to date first.
+  await reader.syncFullText?.('chunk_fts');
   const tq = textQuery(reader, question, { index: tix, lang });
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {

@@ -2,12 +2,19 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { Api, SearchPool, attachSearchPool, detachSearchPool } from '../api/index.js';
 import { buildApp } from './app.js';
+import { isPostgresUrl, type PgConnectionConfig } from '../store/index.js';
 
 type EngineOptions = ConstructorParameters<typeof Api>[0];
 
 export interface ServerOptions {
-  /** The SQLite database file served (created if missing). */
-  path: string;
+  /** The SQLite database file served (created if missing); a `postgresql://` URL here is read as `postgres`. */
+  path?: string;
+  /**
+   * A PostgreSQL database instead of a file (`postgresql://user:pass@host:port/db` or a `pg` pool
+   * config): many servers on many hosts may serve one (docs/scaling.md). It must exist; an empty
+   * one gets the schema. Searches run in the server's own thread (no `searchThreads`).
+   */
+  postgres?: string | PgConnectionConfig;
   /** @default 9380 (RAGFlow's API port); 0 picks a free port */
   port?: number;
   /** @default '127.0.0.1' */
@@ -80,7 +87,7 @@ export const SERVER_DEFAULTS = Object.freeze({
   searchThreads: Math.min(2, Math.max(0, availableParallelism() - 1)),
 });
 
-const KNOWN = ['path', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', ...Object.keys(SERVER_DEFAULTS)];
+const KNOWN = ['path', 'postgres', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', ...Object.keys(SERVER_DEFAULTS)];
 
 function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions, 'models' | 'default_chat_model' | 'default_embedding_model' | 'agents' | 'retrieval'>> & ServerOptions> {
   if (!o || typeof o !== 'object') throw new TypeError('startServer({ path }) needs an options object');
@@ -90,8 +97,15 @@ function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions,
       throw new TypeError(`Unknown option "${k}"${near ? `; did you mean "${near}"?` : ''}`);
     }
   }
-  if (typeof o.path !== 'string' || !o.path) throw new TypeError('startServer: "path" (the database file) is required');
-  const r = { ...SERVER_DEFAULTS, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as Required<ServerOptions>;
+  const given = isPostgresUrl(o.path) ? { ...o, path: undefined, postgres: o.path } : o;
+  if (given.postgres !== undefined) {
+    if (given.path !== undefined) throw new TypeError('startServer: pass either "path" (a SQLite file) or "postgres" (a PostgreSQL database), not both');
+    const pg = given.postgres;
+    if (typeof pg === 'string' ? !isPostgresUrl(pg) : !pg || typeof pg !== 'object' || Array.isArray(pg)) {
+      throw new TypeError('startServer: "postgres" must be a connection string (postgresql://user:pass@host:port/db) or a pg pool config object');
+    }
+  } else if (typeof given.path !== 'string' || !given.path) throw new TypeError('startServer: "path" (the database file) or "postgres" is required');
+  const r = { ...SERVER_DEFAULTS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) } as Required<ServerOptions>;
   for (const k of ['port', 'bodyLimit', 'uploadLimit', 'uploadFiles', 'uploadTotalLimit', 'shutdownTimeout', 'searchThreads'] as const) {
     if (!Number.isInteger(r[k]) || r[k] < 0) throw new TypeError(`startServer: "${k}" must be a non-negative integer`);
   }
@@ -114,12 +128,14 @@ function urlHost(host: string): string {
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const o = resolveOptions(opts);
-  const api = new Api({ path: o.path, models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model, agents: o.agents, retrieval: o.retrieval });
+  const engineOpts = { models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model, agents: o.agents, retrieval: o.retrieval };
+  const api = o.postgres !== undefined ? await Api.open({ ...engineOpts, postgres: o.postgres }) : new Api({ ...engineOpts, path: o.path });
   const inflight = new Set<AbortController>();
   let closing = false;
   let pool: SearchPool | undefined;
   try {
-    if (o.searchThreads > 0 && o.path !== ':memory:') {
+    // Search threads open the SQLite file themselves; on PostgreSQL searches run in this thread.
+    if (o.searchThreads > 0 && o.path !== undefined && o.path !== ':memory:') {
       pool = new SearchPool({ path: o.path, threads: o.searchThreads });
       attachSearchPool(api.engine.store.search, pool);
     }

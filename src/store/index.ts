@@ -13,7 +13,7 @@ export { messageCost, allocatorHooks, SqliteMemories } from './sqlite/memories.j
 export { RUN, MemoryFullError, UNRELEASED_VERSIONS_KEPT, VECTOR_SOURCES, FTS_COLUMN_WEIGHTS } from './interface/index.js';
 export type * from './interface/index.js';
 export {
-  openPostgres, isPostgresUrl, PostgresStoreError, DatabaseUnavailableError, DatabaseMissingError, CommitOutcomeUnknownError,
+  PgStore, openPostgres, isPostgresUrl, PostgresStoreError, DatabaseUnavailableError, DatabaseMissingError, CommitOutcomeUnknownError,
   StatementTimeoutError, SchemaError,
 } from './postgres/index.js';
-export type { PostgresOptions, PgConnectionConfig } from './postgres/index.js';
+export type { PostgresOptions, PgConnectionConfig, PgStoreOptions } from './postgres/index.js';

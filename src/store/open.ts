@@ -1,6 +1,8 @@
 /** Opens a store from its locator (search threads, child processes, tools). */
 import type { Store, StoreLocator } from './interface/index.js';
 import { SqliteStore, type SqliteOpenOptions } from './sqlite/store.js';
+import { PgStore } from './postgres/store.js';
+import type { PgConnectionConfig } from './postgres/driver.js';
 
 export interface StoreOpenOptions {
   readonly?: boolean;
@@ -13,6 +15,8 @@ export async function openStore(locator: StoreLocator, opts: StoreOpenOptions = 
   switch (locator.kind) {
     case 'sqlite':
       return new SqliteStore(locator.path, opts satisfies SqliteOpenOptions);
+    case 'postgres':
+      return PgStore.open(locator.connection as string | PgConnectionConfig, { readonly: opts.readonly });
     default:
       throw new TypeError(`Unknown store kind ${JSON.stringify((locator as { kind: unknown }).kind)}`);
   }

@@ -7,7 +7,7 @@
 import { describe, expect, beforeAll, afterAll } from 'vitest';
 import type { Client, Message } from '../../src/index.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
-import { MODES, acceptance, failure, caught, parsedDataset, portable, NOT_AN_ID, LLM } from './modes.js';
+import { MODES, acceptance, failure, caught, parsedDataset, portable, NOT_AN_ID, LLM, inProcess } from './modes.js';
 
 let model: ChatServer;
 beforeAll(async () => {
@@ -167,7 +167,7 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(e.message).toMatch(/^Chat model mock@OpenAI-API-Compatible: /);
       // The code differs: the local op's own (100, RAGFlow's unhandled exception), the wire's 500
       // remotely (RAGFlow's stream carries `{"code":500,...}` whatever the cause).
-      expect(e.code).toBe(mode === 'local' ? 100 : 500);
+      expect(e.code).toBe(inProcess(mode) ? 100 : 500);
 
       model.script({ deltas: ['One ', 'two ', 'three ', 'four'], dropAfter: 2 });
       const chunks: unknown[] = [];
@@ -176,7 +176,7 @@ describe.each(MODES)('%s mode', (mode) => {
       });
       expect(chunks.length).toBeGreaterThan(0);
       expect(e2.message).toBe(e.message);
-      expect(e2.code).toBe(mode === 'local' ? 100 : 500);
+      expect(e2.code).toBe(inProcess(mode) ? 100 : 500);
     });
 
     withModel('breaking out of a stream stops the model', async ({ client }) => {
@@ -218,7 +218,7 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(seen).toHaveLength(1);
       expect(e.code).toBe(100);
       // The message differs: locally the model reports the abort, remotely the request does.
-      expect(e.message).toMatch(mode === 'local' ? /^Chat model mock@OpenAI-API-Compatible: .*aborted/ : /^The request was aborted: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/chats\/[0-9a-f]{32}\/completions$/);
+      expect(e.message).toMatch(inProcess(mode) ? /^Chat model mock@OpenAI-API-Compatible: .*aborted/ : /^The request was aborted: POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/chats\/[0-9a-f]{32}\/completions$/);
       await model.requests[0]!.closed;
       expect(model.requests[0]!.clientClosed).toBe(true);
     });

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Chat, Client, DataSet, Document, Memory, Session } from '../../src/index.js';
-import { MODES, openClient, failure, enc, NOT_AN_ID, EMBD, LLM, type Opened } from './modes.js';
+import { MODES, openClient, failure, enc, NOT_AN_ID, EMBD, LLM, type Opened, inProcess } from './modes.js';
 
 interface World {
   client: Client;
@@ -113,8 +113,8 @@ describe.each(MODES)('%s mode', (mode) => {
 
     test('an empty id that a URL path must carry: the remote Client refuses it before sending', async () => {
       // A path cannot hold an empty segment; locally the op answers for the empty id itself.
-      expect(await failure(w.client.getChat(''))).toEqual(mode === 'local' ? [109, 'No authorization.'] : [101, '`chat_id` is required.']);
-      expect(await failure(w.client.deleteMemory(''))).toEqual(mode === 'local' ? [404, "Memory '' not found."] : [101, '`memory_id` is required.']);
+      expect(await failure(w.client.getChat(''))).toEqual(inProcess(mode) ? [109, 'No authorization.'] : [101, '`chat_id` is required.']);
+      expect(await failure(w.client.deleteMemory(''))).toEqual(inProcess(mode) ? [404, "Memory '' not found."] : [101, '`memory_id` is required.']);
     });
 
     test('Memory#usage() is a ragloom addition (GET /memories/{id}/usage)', async () => {

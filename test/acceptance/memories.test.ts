@@ -4,7 +4,7 @@
  */
 import { describe, expect } from 'vitest';
 import type { Client } from '../../src/index.js';
-import { MODES, acceptance, failure, portable, EMBD, LLM, NOT_AN_ID } from './modes.js';
+import { MODES, acceptance, failure, portable, EMBD, LLM, NOT_AN_ID, inProcess } from './modes.js';
 
 /** The same memory steps on any client; results without ids and times. */
 async function memorySteps(c: Client) {
@@ -95,7 +95,7 @@ describe.each(MODES)('%s mode', (mode) => {
 
       // Extraction runs in the background of whoever holds the database: a remote Client cannot
       // wait for it (the assertion is local only; remotely it says so with a TypeError).
-      if (mode === 'local') await expect(client.waitForMemoryTasks()).resolves.toBeUndefined();
+      if (inProcess(mode)) await expect(client.waitForMemoryTasks()).resolves.toBeUndefined();
       else await expect(client.waitForMemoryTasks()).rejects.toThrow(/not available in remote mode/);
     });
 

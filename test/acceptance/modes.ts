@@ -4,7 +4,9 @@
  *
  * - `local`: `new Client({ path })`, the engine in-process;
  * - `remote`: `startServer({ path, port: 0 })` on loopback and `new Client({ baseUrl, apiKey })`
- *   with the server's admin key (who the local Client acts as).
+ *   with the server's admin key (who the local Client acts as);
+ * - `postgres`: `new Client({ postgres })`, the engine in-process on a new database of the run's
+ *   PostgreSQL (test/support/postgres.ts); left out, with the reason printed, where there is none.
  *
  * ```ts
  * describe.each(MODES)('%s mode', (mode) => {
@@ -24,9 +26,17 @@ import { join } from 'node:path';
 import { Client, ApiError, type DataSet, type Document } from '../../src/index.js';
 import { startServer, type RunningServer } from '../../src/server/index.js';
 import type { ModelConfig } from '../../src/embed/index.js';
+import { createStoreDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
 
-export type Mode = 'local' | 'remote';
-export const MODES: readonly Mode[] = ['local', 'remote'];
+export type Mode = 'local' | 'remote' | 'postgres';
+
+const pg = await pgServer();
+const pgReason = await pgSkipReason();
+if (pgReason) console.warn(`acceptance: no postgres mode (${pgReason})`);
+export const MODES: readonly Mode[] = pg ? ['local', 'remote', 'postgres'] : ['local', 'remote'];
+
+/** The engine runs in this process (local and postgres modes), not behind a server. */
+export const inProcess = (mode: Mode): boolean => mode !== 'remote';
 
 export interface Opened {
   client: Client;
@@ -47,6 +57,17 @@ export async function openClient(mode: Mode, path: string, m: EngineModels = {})
   if (mode === 'local') {
     const client = new Client({ path, ...m });
     return { client, close: () => client.close() };
+  }
+  if (mode === 'postgres') {
+    const url = await createStoreDatabase(pg!, 'acc');
+    const client = new Client({ postgres: url, ...m });
+    return {
+      client,
+      close: async () => {
+        await client.close();
+        await dropDatabase(pg!, url);
+      },
+    };
   }
   const server = await startServer({ path, port: 0, ...m });
   const client = new Client({ baseUrl: server.url, apiKey: server.apiKey });

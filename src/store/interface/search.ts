@@ -162,6 +162,12 @@ export interface SearchReader {
   textTokenizer(): Promise<TextTokenizer>;
   /** The store's full-text engine, if it has one. */
   readonly fullText: FullTextEngine | undefined;
+  /**
+   * Brings `fullText` up to date with the store before a search reads it synchronously (a store
+   * whose engine is a copy that follows the feed: PostgreSQL's). Absent where the engine is the
+   * store itself (SQLite's FTS5).
+   */
+  syncFullText?(table: FtsTable): Promise<void>;
 
   /** The datasets' `language` settings (one per dataset found, in no set order). */
   datasetLanguages(datasetIds: readonly string[]): Promise<Array<string | null>>;

@@ -13,8 +13,8 @@
  *   memories, agents), extraction-task leases.
  * - Search follows the store through change feeds and row readers (search.ts).
  *
- * Implementations: SQLite (src/store/sqlite, the default: one file, WAL). Every implementation
- * passes test/store/contract.
+ * Implementations: SQLite (src/store/sqlite, the default: one file, WAL) and PostgreSQL
+ * (src/store/postgres: many processes on many hosts). Every implementation passes test/store/contract.
  */
 import type { AccountStore } from './accounts.js';
 import type { DatasetStore } from './datasets.js';
@@ -27,13 +27,16 @@ import type { AgentStore } from './agents.js';
 import type { SearchReader } from './search.js';
 import type { SearchAppStore } from './search-apps.js';
 
-/** Where a store lives, in a form another thread can open it from (search threads). */
-export type StoreLocator = { kind: 'sqlite'; path: string };
+/**
+ * Where a store lives, in a form another thread or process can open it from (search threads,
+ * child processes): a SQLite file, or a PostgreSQL connection (a URL or a `pg` pool config).
+ */
+export type StoreLocator = { kind: 'sqlite'; path: string } | { kind: 'postgres'; connection: string | Record<string, unknown> };
 
 export interface Store {
-  /** 'sqlite', … */
+  /** 'sqlite' | 'postgres' */
   readonly kind: string;
-  /** What messages call the store: a file path (never a password). */
+  /** What messages call the store: a file path, or host:port/database (never a password). */
   readonly name: string;
   readonly locator: StoreLocator;
   /** Opened read-only: every write rejects, and nothing is upgraded or recovered. */

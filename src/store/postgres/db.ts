@@ -113,6 +113,8 @@ export class PgDb implements PgQuery {
   idleErrors = 0;
   /** Units of work run again after a connection loss or a conflict, or waiting for the server (tests and benchmarks read it). */
   retries = 0;
+  /** Called after every committed transaction of this pool (the store's search learns of its own writes at once). */
+  onCommit: (() => void) | undefined;
 
   private constructor(
     private readonly pg: PgModule,
@@ -249,7 +251,7 @@ export class PgDb implements PgQuery {
    */
   async tx<T>(fn: (tx: PgTx) => Promise<T>, opts: TxOptions = {}): Promise<T> {
     const begin = opts.isolation && opts.isolation !== 'read committed' ? `BEGIN ISOLATION LEVEL ${opts.isolation.toUpperCase()}` : 'BEGIN';
-    return this.attempt(async (c) => {
+    const r = await this.attempt(async (c) => {
       await c.query(begin);
       let result: T;
       try {
@@ -266,6 +268,8 @@ export class PgDb implements PgQuery {
       }
       return result;
     }, opts.idempotent ?? false);
+    this.onCommit?.();
+    return r;
   }
 
   /** One statement in its own transaction (see `tx`); returns the rows it changed. */

@@ -1,3 +1,5 @@
+export { PgStore } from './store.js';
+export type { PgStoreOptions } from './store.js';
 export { openPostgres } from './open.js';
 export { PgDb, PG_DEFAULTS, isPostgresUrl, targetOf } from './db.js';
 export type { PostgresOptions, PgQuery, PgTx, TxOptions } from './db.js';

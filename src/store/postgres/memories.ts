@@ -15,26 +15,10 @@
  */
 import { faultPoint } from '../../util/index.js';
 import type { PgTx } from './db.js';
+import type { NewMessage } from '../interface/index.js';
 
-/**
- * memory/allocator.ts's NewMessage plus its cost (`store/` may not import `memory/`). Once the
- * store interface of issue 29 owns NewMessage, this becomes `NewMessage & { size: number }`.
- */
-export interface PgNewMessage {
-  message_type: string;
-  /** 0 for raw messages; the raw message's id for extracted items. */
-  source_id: number;
-  user_id: string;
-  agent_id: string;
-  session_id: string;
-  content: string;
-  vector: Float32Array | null;
-  valid_at: number;
-  invalid_at: number | null;
-  fifo_at: number;
-  /** Bytes charged (messageCost). */
-  size: number;
-}
+/** A message to store (interface/memories.ts NewMessage) with its cost in bytes (`messageCost`). */
+export type PgNewMessage = NewMessage & { size: number };
 
 export interface PgUsage {
   used: number;

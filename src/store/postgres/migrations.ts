@@ -471,6 +471,41 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `),
   },
+  {
+    name: 'the store interface (issue 29): insertion order of listed rows, parse claims of processes, the feed by topic',
+    sql: sql(`
+      -- SQLite breaks ties of every ORDER BY with rowid (insertion order): these tables get one.
+      ALTER TABLE user_tenant ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE api_token ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE dataset ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE document ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE chat ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE chat_session ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE memory ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE agent ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE agent_version ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE agent_session ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE parse_log ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      ALTER TABLE search ADD COLUMN IF NOT EXISTS ord bigint GENERATED ALWAYS AS IDENTITY;
+      -- Which process parses which document (interface/parse.ts: pid, host, heartbeat), as SQLite's.
+      CREATE TABLE IF NOT EXISTS parse_owner (
+        document_id TEXT PRIMARY KEY, pid integer NOT NULL, host TEXT NOT NULL, heartbeat bigint NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS parse_owner_pid ON parse_owner (pid, host);
+      -- A follower of one topic reads past the other topic's rows through this index.
+      CREATE INDEX IF NOT EXISTS change_log_topic ON change_log (topic, txid, seq);
+      -- A chunk's analysed full-text row (title, content, keywords, questions), as SQLite's chunk_fts
+      -- holds it: written with the chunk (the ingest worker analysed it already), so a process that
+      -- loads its FTS5 copy reads terms instead of analysing every chunk again. NULL: not stored
+      -- (a copied store): the reader analyses the row.
+      ALTER TABLE chunk ADD COLUMN IF NOT EXISTS fts text[];
+      -- The dimensions chunks are stored with (SearchReader.chunkDims), read by skipping through it.
+      CREATE INDEX IF NOT EXISTS chunk_vec_dim ON chunk (vec_dim);
+      -- A chunk's lang alone no longer logs it: a re-index slice logs the rows whose terms change
+      -- (a row whose terms stay is only relabelled), as SQLite's does (chunk-rows.ts).
+      ${logTrigger('chunk', 'chunk', 'dataset_id', 'rowid', ['available', 'vec_dim', 'vector', 'dataset_id', 'document_id', 'content', 'index_text', 'important_keywords', 'questions'])}
+    `),
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
@@ -479,7 +514,7 @@ export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
 export const PG_TABLES = [
   'meta', 'tenant', 'user', 'user_tenant', 'api_token', 'dataset', 'blob_content', 'blob_part', 'blob', 'document', 'chunk',
   'embedding_cache', 'change_log', 'feed_reader', 'parse_job', 'chat', 'chat_session', 'chat_message', 'memory', 'memory_message',
-  'memory_task', 'agent', 'agent_version', 'agent_session', 'agent_message', 'parse_log', 'search', 'chunk_image',
+  'memory_task', 'agent', 'agent_version', 'agent_session', 'agent_message', 'parse_log', 'search', 'chunk_image', 'parse_owner',
 ] as const;
 
 /** Advisory lock key of schema changes ('ragl' in ASCII): one process migrates at a time. */

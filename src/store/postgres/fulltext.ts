@@ -1,0 +1,273 @@
+/**
+ * The full-text engine of a process on PostgreSQL: FTS5 itself, in a private in-memory SQLite
+ * database that follows the PostgreSQL change feed. PostgreSQL holds the rows; each process
+ * keeps the full-text rows of the chunks and memory messages it searches, exactly as the SQLite
+ * store's FTS5 tables hold them (same tokenizer, same terms, same bm25 and statistics), so a
+ * ranked page is the same to the last digit on both stores. src/store/sqlite/fulltext.ts reads
+ * this database as it reads a store file.
+ *
+ * - A table is loaded on first use, in one snapshot (repeatable read) taken at a feed position
+ *   (feed.ts feedStart), then kept up to date by reading the feed from there: the rows it names
+ *   are read again (gone: removed). `sync(table)` catches up; search calls it before it reads
+ *   (SearchReader.syncFullText), and the store calls it after its own writes.
+ * - Memory: per chunk its analysed terms in FTS5 plus its text columns (texts()), about the size
+ *   of the text twice (docs/scaling.md).
+ */
+import Database from 'better-sqlite3';
+import type { FtsTable, FullTextEngine } from '../interface/index.js';
+import { SqliteFullText } from '../sqlite/fulltext.js';
+import { cachedStatement as stmt } from '../db.js';
+import { ftsTerms } from '../../text/index.js';
+import type { PgDb } from './db.js';
+import { feedStart, readFeed, type FeedPosition } from './feed.js';
+import { chunkTerms } from './chunk-store.js';
+import type { FeedGate } from './search.js';
+
+/** The FTS5 table definition of the SQLite store (src/store/migrations.ts steps 2 and 8). */
+export const FTS5_TABLE = (name: string) => `CREATE VIRTUAL TABLE ${name} USING fts5(
+  title, content, keywords, questions,
+  tokenize = 'unicode61 remove_diacritics 2', content = '', contentless_delete = 1
+)`;
+
+const SCHEMA = `
+  CREATE TABLE chunk (rowid INTEGER PRIMARY KEY, document_id TEXT NOT NULL, content TEXT NOT NULL, index_text TEXT,
+    important_keywords TEXT NOT NULL, questions TEXT NOT NULL, titled INTEGER NOT NULL, lang TEXT);
+  CREATE INDEX chunk_document ON chunk (document_id);
+  CREATE TABLE document (id TEXT PRIMARY KEY, name TEXT NOT NULL);
+  ${FTS5_TABLE('chunk_fts')};
+  INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('hashsize', ${16 * 1024 * 1024});
+  INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('automerge', 8);
+  CREATE TABLE vec_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid INTEGER NOT NULL);
+  CREATE TABLE memory_message (id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, agent_id TEXT NOT NULL, session_id TEXT NOT NULL,
+    user_id TEXT NOT NULL, content TEXT NOT NULL, status INTEGER NOT NULL, forget_at INTEGER);
+  ${FTS5_TABLE('memory_fts')};
+  CREATE TABLE memory_vec_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid INTEGER NOT NULL);
+`;
+
+/** Rows read per statement while loading. */
+const LOAD_PAGE = 5_000;
+
+interface ChunkText {
+  rowid: number; document_id: string; content: string; index_text: string | null; important_keywords: string; questions: string;
+  titled: number; lang: string | null; name: string | null;
+  /** The stored full-text row (null: analyse the row). */
+  fts: string[] | null;
+}
+interface MessageText { id: number; memory_id: string; agent_id: string; session_id: string; user_id: string; content: string; status: number; forget_at: number | null }
+
+const CHUNK_SQL = `SELECT c.rowid, c.document_id, c.content, c.index_text, c.important_keywords, c.questions, c.titled, c.lang, d.name, c.fts
+  FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
+const MESSAGE_SQL = 'SELECT id, memory_id, agent_id, session_id, user_id, content, status, forget_at FROM memory_message';
+
+const TOPIC: Record<FtsTable, string> = { chunk_fts: 'chunk', memory_fts: 'memory' };
+
+/** Per-document full-text search of chunks (ChunkStore.search). */
+export interface ChunkSearcher {
+  /** Rowids of the document's chunks matching any of the terms, best first (bm25 weighted 1, 2, 30, 20, as SQLite's). */
+  searchDocument(documentId: string, terms: readonly string[]): Promise<number[]>;
+}
+
+export class PgFullText implements FullTextEngine, ChunkSearcher {
+  private readonly mem = new Database(':memory:');
+  private readonly inner: SqliteFullText;
+  private readonly at = new Map<FtsTable, FeedPosition>();
+  private readonly running = new Map<FtsTable, Promise<void>>();
+  private readonly again = new Set<FtsTable>();
+  private closed = false;
+  private wanted = false;
+
+  constructor(private readonly db: PgDb, private readonly gate: FeedGate) {
+    this.mem.exec(SCHEMA);
+    this.inner = new SqliteFullText(this.mem);
+  }
+
+  /** Whether the table is loaded in this process. */
+  loaded(table: FtsTable): boolean {
+    return this.at.has(table);
+  }
+
+  /**
+   * Loads the table (first use) or applies what changed since; every write committed before the
+   * call is seen when it resolves. Concurrent calls share one read (which then goes round again).
+   */
+  sync(table: FtsTable): Promise<void> {
+    const cur = this.running.get(table);
+    if (cur) {
+      this.again.add(table);
+      return cur;
+    }
+    const run = (async () => {
+      try {
+        do {
+          this.again.delete(table);
+          if (this.closed) return;
+          if (!this.at.has(table)) await this.load(table);
+          else await this.catchUp(table);
+        } while (this.again.has(table));
+      } finally {
+        this.running.delete(table);
+      }
+    })();
+    this.running.set(table, run);
+    return run;
+  }
+
+  /** This process reads the engine (search): its own writes load and refresh it from now on. */
+  want(): void {
+    this.wanted = true;
+  }
+
+  /** Catches up after this process's own writes: the tables loaded, or both once the engine is wanted. */
+  async refresh(): Promise<void> {
+    const tables: FtsTable[] = this.wanted ? ['chunk_fts', 'memory_fts'] : [...this.at.keys()];
+    for (const t of tables) await this.sync(t);
+  }
+
+  private async load(table: FtsTable): Promise<void> {
+    await this.db.tx(async (t) => {
+      const head = await feedStart(t);
+      this.clear(table);
+      const docs = new Set<string>();
+      let after = 0;
+      for (;;) {
+        const rows = table === 'chunk_fts'
+          ? await t.rows<ChunkText>(`${CHUNK_SQL} WHERE c.rowid > $1 ORDER BY c.rowid LIMIT ${LOAD_PAGE}`, [after])
+          : await t.rows<MessageText>(`${MESSAGE_SQL} WHERE id > $1 ORDER BY id LIMIT ${LOAD_PAGE}`, [after]);
+        if (!rows.length) break;
+        // A load logs nothing per row: the clear above changed the statistics' key already.
+        this.mem.transaction(() => {
+          for (const r of rows) table === 'chunk_fts' ? this.putChunk(r as ChunkText, docs) : this.putMessage(r as MessageText, true);
+        })();
+        after = table === 'chunk_fts' ? (rows[rows.length - 1] as ChunkText).rowid : (rows[rows.length - 1] as MessageText).id;
+        if (rows.length < LOAD_PAGE) break;
+      }
+      this.at.set(table, head);
+    }, { isolation: 'repeatable read', idempotent: true });
+  }
+
+  private clear(table: FtsTable): void {
+    this.mem.transaction(() => {
+      if (table === 'chunk_fts') {
+        this.mem.exec("DELETE FROM chunk; DELETE FROM document; INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all'); INSERT INTO vec_log (rid) VALUES (0)");
+      } else {
+        this.mem.exec("DELETE FROM memory_message; INSERT INTO memory_fts (memory_fts) VALUES ('delete-all'); INSERT INTO memory_vec_log (rid) VALUES (0)");
+      }
+    })();
+  }
+
+  private async catchUp(table: FtsTable): Promise<void> {
+    let pos = this.at.get(table)!;
+    if (await this.gate.quiet(TOPIC[table]!, pos)) return;
+    const mark = this.gate.mark();
+    const dirty = new Set<number>();
+    let heldBack = false;
+    for (;;) {
+      const page = await readFeed(this.db, pos, { topics: [TOPIC[table]] });
+      if (page.reload) {
+        this.at.delete(table);
+        await this.load(table);
+        return;
+      }
+      for (const c of page.changes) dirty.add(c.rid);
+      pos = page.next;
+      heldBack ||= page.heldBack;
+      if (!page.more) break;
+    }
+    this.gate.settled(TOPIC[table]!, mark, pos, heldBack);
+    if (dirty.size) {
+      const ids = [...dirty];
+      const found = new Map<number, ChunkText | MessageText>();
+      for (let i = 0; i < ids.length; i += LOAD_PAGE) {
+        const part = ids.slice(i, i + LOAD_PAGE);
+        if (table === 'chunk_fts') for (const r of await this.db.rows<ChunkText>(`${CHUNK_SQL} WHERE c.rowid = ANY($1)`, [part])) found.set(r.rowid, r);
+        else for (const r of await this.db.rows<MessageText>(`${MESSAGE_SQL} WHERE id = ANY($1)`, [part])) found.set(r.id, r);
+      }
+      this.mem.transaction(() => {
+        for (const id of ids) {
+          this.drop(table, id);
+          const r = found.get(id);
+          if (r) table === 'chunk_fts' ? this.putChunk(r as ChunkText) : this.putMessage(r as MessageText);
+        }
+      })();
+    }
+    this.at.set(table, pos);
+  }
+
+  private drop(table: FtsTable, id: number): void {
+    const rows = table === 'chunk_fts' ? 'chunk' : 'memory_message';
+    const key = table === 'chunk_fts' ? 'rowid' : 'id';
+    if (!stmt(this.mem, `SELECT 1 FROM ${rows} WHERE ${key} = ?`).get(id)) return;
+    stmt(this.mem, `DELETE FROM ${table} WHERE rowid = ?`).run(BigInt(id));
+    stmt(this.mem, `DELETE FROM ${rows} WHERE ${key} = ?`).run(id);
+    stmt(this.mem, `INSERT INTO ${table === 'chunk_fts' ? 'vec_log' : 'memory_vec_log'} (rid) VALUES (?)`).run(id);
+  }
+
+  /** `loaded`: a load's documents written so far (each once, and no change logged per row). */
+  private putChunk(r: ChunkText, loaded?: Set<string>): void {
+    const title = r.titled ? r.name ?? '' : '';
+    if (r.name !== null && !loaded?.has(r.document_id)) {
+      stmt(this.mem, 'INSERT INTO document (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name').run(r.document_id, r.name);
+      loaded?.add(r.document_id);
+    }
+    stmt(this.mem, 'INSERT INTO chunk (rowid, document_id, content, index_text, important_keywords, questions, titled, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(r.rowid, r.document_id, r.content, r.index_text, r.important_keywords, r.questions, r.titled, r.lang);
+    const terms = r.fts && r.fts.length === 4 ? r.fts : chunkTerms({ ...r, title });
+    stmt(this.mem, 'INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(BigInt(r.rowid), terms[0], terms[1], terms[2], terms[3]);
+    if (!loaded) stmt(this.mem, 'INSERT INTO vec_log (rid) VALUES (?)').run(r.rowid);
+  }
+
+  private putMessage(r: MessageText, loading = false): void {
+    stmt(this.mem, 'INSERT INTO memory_message (id, memory_id, agent_id, session_id, user_id, content, status, forget_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(r.id, r.memory_id, r.agent_id, r.session_id, r.user_id, r.content, r.status, r.forget_at);
+    stmt(this.mem, 'INSERT INTO memory_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(BigInt(r.id), ...ftsTerms('', r.content, [], [], 'v2'));
+    if (!loading) stmt(this.mem, 'INSERT INTO memory_vec_log (rid) VALUES (?)').run(r.id);
+  }
+
+  async searchDocument(documentId: string, terms: readonly string[]): Promise<number[]> {
+    await this.sync('chunk_fts');
+    if (!terms.length) return [];
+    // Every field RAGFlow's full-text query reads, the title too (as SQLite's store).
+    const match = `{title content keywords questions} : (${terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ')})`;
+    return stmt(this.mem, `SELECT f.rowid FROM chunk_fts f JOIN chunk c ON c.rowid = f.rowid WHERE chunk_fts MATCH ? AND c.document_id = ?
+      ORDER BY bm25(chunk_fts, 1, 2, 30, 20)`).pluck().all(match, documentId) as number[];
+  }
+
+  // ---- FullTextEngine: FTS5 as on a SQLite store (read after `sync`)
+
+  statsKey(table: FtsTable): string {
+    return this.inner.statsKey(table);
+  }
+
+  totals(table: FtsTable): number[] {
+    return this.inner.totals(table);
+  }
+
+  count(table: FtsTable, match: string, limit?: number): number {
+    return this.inner.count(table, match, limit);
+  }
+
+  all(table: FtsTable, match: string): Array<[number, number]> {
+    return this.inner.all(table, match);
+  }
+
+  top(table: FtsTable, match: string, limit: number, offset: number): Array<[number, number]> {
+    return this.inner.top(table, match, limit, offset);
+  }
+
+  scores(table: FtsTable, match: string, rowids: readonly number[]): Array<[number, number]> {
+    return this.inner.scores(table, match, rowids);
+  }
+
+  texts(table: FtsTable, rowids: readonly number[]): Array<[number, string, string | null, string, string, string, string | null]> {
+    return this.inner.texts(table, rowids);
+  }
+
+  messageFilter(id: number): { memory_id: string; agent_id: string; session_id: string; user_id: string } | undefined {
+    return this.inner.messageFilter(id);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.mem.close();
+  }
+}

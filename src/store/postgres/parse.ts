@@ -1,0 +1,241 @@
+/**
+ * Parse work on PostgreSQL (interface/parse.ts): claims in `parse_owner` (pid, host, heartbeat:
+ * a claim whose heartbeat stops is taken over by any process on any host), the parse state of
+ * documents, the swap of a parsed document's chunks. Documents are locked (FOR UPDATE) by every
+ * write that reads their state first, so a cancel and a finish on two processes take turns.
+ */
+import { RUN } from '../interface/index.js';
+import type {
+  CachedVector, DocumentRow, ParseClaim, ParseDataset, ParseLogOrder, ParseLogRow, ParseOutcomeRow, ParseOwner, ParseWorkStore,
+} from '../interface/index.js';
+import { faultPoint, newId } from '../../util/index.js';
+import { chunkLanguage, languageSetting } from '../../text/index.js';
+import type { PgDb, PgTx } from './db.js';
+import { removeDocumentChunks, upsertChunks } from './chunk-rows.js';
+import type { PgChunks } from './chunk-store.js';
+import { dir, orderColumn, stripAll } from './sql.js';
+
+type State = { run: string; chunk_num: number; token_num: number; dataset_id: string };
+
+/** Opens one parse-log row per document being (re)queued; a row still open for it (a parse superseded) is closed as CANCEL (store/parse-log.ts). */
+async function recordParseStarts(t: PgTx, documentIds: readonly string[], tenantId: string): Promise<void> {
+  if (!documentIds.length) return;
+  const now = Date.now();
+  await t.run("UPDATE parse_log SET operation_status = '2', update_time = $1 WHERE document_id = ANY($2) AND operation_status = '1'", [now, [...documentIds]]);
+  // In the order given (their insertion order is the log's).
+  await t.run(`INSERT INTO parse_log (id, document_id, dataset_id, tenant_id, parser_id, document_name, document_suffix, document_type, source_from, create_time, update_time)
+    SELECT x.lid, d.id, d.dataset_id, $2, d.parser_id, d.name, d.suffix, d.type, d.source_type, $3, $3
+    FROM unnest($1::text[], $4::text[]) WITH ORDINALITY AS x(id, lid, k) JOIN document d ON d.id = x.id ORDER BY x.k`,
+  [[...documentIds], tenantId, now, documentIds.map(() => newId())]);
+}
+
+/** Finishes the open parse-log rows of documents no longer RUNNING with their state. */
+async function finishParseLogs(t: PgTx, documentIds: readonly string[]): Promise<void> {
+  if (!documentIds.length) return;
+  await t.run(`UPDATE parse_log l SET operation_status = d.run, progress = d.progress, progress_msg = d.progress_msg, process_begin_at = d.process_begin_at,
+      process_duration = d.process_duration, update_time = $2
+    FROM document d WHERE d.id = l.document_id AND l.document_id = ANY($1) AND l.operation_status = '1' AND d.run <> '1'`, [[...documentIds], Date.now()]);
+}
+
+/** A row as it reads now: one left open whose document is gone or no longer parsing reads as that state, or CANCEL. */
+const PARSE_LOG_SELECT = `SELECT l.id, l.document_id, l.dataset_id, l.tenant_id, l.parser_id, l.document_name, l.document_suffix,
+    l.document_type, l.source_from, l.progress, l.progress_msg, l.process_begin_at, l.process_duration,
+    CASE WHEN l.operation_status = '1' AND (d.id IS NULL OR d.run <> '1') THEN COALESCE(d.run, '2') ELSE l.operation_status END AS operation_status,
+    l.create_time, l.update_time
+  FROM parse_log l LEFT JOIN document d ON d.id = l.document_id`;
+
+/** Document counts set in a transaction, and their datasets' counters moved by the same differences. */
+class Counts {
+  private readonly delta = new Map<string, [number, number]>();
+  constructor(private readonly t: PgTx) {}
+
+  moved(datasetId: string, old: { chunk_num: number; token_num: number }, chunks: number, tokens: number): void {
+    const d = this.delta.get(datasetId) ?? [0, 0];
+    this.delta.set(datasetId, [d[0] + chunks - old.chunk_num, d[1] + tokens - old.token_num]);
+  }
+
+  /** Sets a document's counts from its chunk rows (the swap did not happen: the old chunks stay). */
+  async restore(id: string, datasetId: string, old: { chunk_num: number; token_num: number }): Promise<void> {
+    const r = (await this.t.one<{ n: number; tk: number }>('SELECT count(*) AS n, COALESCE(sum(token_num), 0)::bigint AS tk FROM chunk WHERE document_id = $1', [id]))!;
+    await this.t.run('UPDATE document SET chunk_num = $1, token_num = $2 WHERE id = $3', [r.n, r.tk, id]);
+    this.moved(datasetId, old, r.n, r.tk);
+  }
+
+  async apply(): Promise<void> {
+    // In id order: two transactions moving the same datasets lock them in one order.
+    for (const [id, [c, tk]] of [...this.delta].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+      if (c || tk) await this.t.run('UPDATE dataset SET chunk_num = chunk_num + $1, token_num = token_num + $2 WHERE id = $3', [c, tk, id]);
+    }
+    this.delta.clear();
+  }
+}
+
+/** The documents' states, locked until the transaction ends (in id order). */
+async function lockStates(t: PgTx, ids: readonly string[]): Promise<Map<string, State>> {
+  const rows = await t.rows<State & { id: string }>('SELECT id, run, chunk_num, token_num, dataset_id FROM document WHERE id = ANY($1) ORDER BY id FOR UPDATE', [[...new Set(ids)]]);
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+export class PgParseWork implements ParseWorkStore {
+  constructor(private readonly db: PgDb, private readonly chunks: PgChunks, private readonly wrote: () => Promise<void>) {}
+
+  async running(): Promise<Array<{ id: string; claim: ParseClaim | null }>> {
+    const rows = await this.db.rows<{ id: string; pid: number | null; host: string | null; heartbeat: number | null }>(`SELECT d.id, o.pid, o.host, o.heartbeat
+      FROM document d LEFT JOIN parse_owner o ON o.document_id = d.id WHERE d.run = $1 ORDER BY d.ord`, [RUN.RUNNING]);
+    return rows.map((r) => ({ id: r.id, claim: r.pid === null ? null : { pid: r.pid, host: r.host!, heartbeat: r.heartbeat! } }));
+  }
+
+  async staleClaims(): Promise<Array<{ id: string; claim: ParseClaim }>> {
+    const rows = await this.db.rows<{ id: string; pid: number; host: string; heartbeat: number }>(`SELECT o.document_id AS id, o.pid, o.host, o.heartbeat FROM parse_owner o
+      LEFT JOIN document d ON d.id = o.document_id WHERE d.run IS DISTINCT FROM $1 ORDER BY o.document_id`, [RUN.RUNNING]);
+    return rows.map((r) => ({ id: r.id, claim: { pid: r.pid, host: r.host, heartbeat: r.heartbeat } }));
+  }
+
+  async dropClaims(claims: ReadonlyArray<{ id: string; pid: number }>): Promise<void> {
+    if (!claims.length) return;
+    await this.db.run('DELETE FROM parse_owner o USING unnest($1::text[], $2::int[]) AS x(id, pid) WHERE o.document_id = x.id AND o.pid = x.pid',
+      [claims.map((c) => c.id), claims.map((c) => c.pid)], { idempotent: true });
+  }
+
+  async reset(ids: readonly string[], tenantId: string): Promise<void> {
+    await this.db.tx(async (t) => {
+      const states = await lockStates(t, ids);
+      const counts = new Counts(t);
+      await t.run(`UPDATE document SET run = $1, progress = 0, progress_msg = '', chunk_num = 0, token_num = 0, process_duration = 0, process_begin_at = NULL
+        WHERE id = ANY($2)`, [RUN.RUNNING, [...states.keys()]]);
+      for (const d of states.values()) counts.moved(d.dataset_id, d, 0, 0);
+      await counts.apply();
+      await recordParseStarts(t, ids.filter((id) => states.has(id)), tenantId);
+    });
+  }
+
+  async claim(ids: readonly string[], owner: ParseOwner, now: number): Promise<void> {
+    if (!ids.length) return;
+    await this.db.run(`INSERT INTO parse_owner (document_id, pid, host, heartbeat) SELECT DISTINCT id, $2::int, $3, $4::bigint FROM unnest($1::text[]) AS id
+      ON CONFLICT (document_id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, heartbeat = EXCLUDED.heartbeat`, [[...ids], owner.pid, owner.host, now], { idempotent: true });
+  }
+
+  async release(ids: readonly string[], pid: number): Promise<void> {
+    if (!ids.length) return;
+    await this.db.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [[...ids], pid], { idempotent: true });
+  }
+
+  async heartbeat(owner: ParseOwner, now: number): Promise<void> {
+    await this.db.run('UPDATE parse_owner SET heartbeat = $1 WHERE pid = $2 AND host = $3', [now, owner.pid, owner.host], { idempotent: true });
+  }
+
+  async documents(ids: readonly string[]): Promise<Map<string, DocumentRow>> {
+    const rows = stripAll<DocumentRow>(await this.db.rows('SELECT * FROM document WHERE id = ANY($1)', [[...new Set(ids)]]));
+    const by = new Map(rows.map((r) => [r.id, r]));
+    const out = new Map<string, DocumentRow>();
+    for (const id of ids) if (by.has(id)) out.set(id, by.get(id)!);
+    return out;
+  }
+
+  async datasets(ids: readonly string[]): Promise<Map<string, ParseDataset>> {
+    const rows = await this.db.rows<ParseDataset & { id: string }>('SELECT id, parser_config, embd_id, language FROM dataset WHERE id = ANY($1)', [[...new Set(ids)]]);
+    const by = new Map(rows.map(({ id, ...r }) => [id, r]));
+    const out = new Map<string, ParseDataset>();
+    for (const id of ids) if (by.has(id) && !out.has(id)) out.set(id, by.get(id)!);
+    return out;
+  }
+
+  async progress(rows: ReadonlyArray<{ id: string; progress: number; msg: string; begin: number | null }>): Promise<void> {
+    if (!rows.length) return;
+    await this.db.run(`UPDATE document d SET progress = x.p, progress_msg = x.m, process_begin_at = COALESCE(x.b, d.process_begin_at)
+      FROM unnest($1::text[], $2::float8[], $3::text[], $4::bigint[]) AS x(id, p, m, b) WHERE d.id = x.id AND d.run = '${RUN.RUNNING}'`,
+    [rows.map((r) => r.id), rows.map((r) => r.progress), rows.map((r) => r.msg), rows.map((r) => r.begin)], { idempotent: true });
+  }
+
+  async finish(puts: readonly CachedVector[], docs: readonly ParseOutcomeRow[], pid: number, time: number): Promise<void> {
+    // The logs are arrays the caller keeps: a unit of work that runs again must not append twice.
+    const logs = docs.map((j) => [...j.log]);
+    await this.db.tx(async (t) => {
+      docs.forEach((j, i) => j.log.splice(0, j.log.length, ...logs[i]!));
+      await this.chunks.putVectors(t, puts, time);
+      const state = await lockStates(t, docs.map((j) => j.id));
+      const live = docs.filter((j) => state.get(j.id)?.run === RUN.RUNNING);
+      const swap = live.filter((j) => j.chunks);
+      await removeDocumentChunks(t, swap.map((j) => j.id)); // a re-parse's old chunks (none on a first parse)
+      faultPoint('parse:old-removed');
+      // A dataset whose language changed since its documents were analysed: its chunks are analysed again.
+      const langs = new Map((await t.rows<{ id: string; language: string | null }>('SELECT id, language FROM dataset WHERE id = ANY($1)',
+        [[...new Set(swap.map((j) => j.dataset_id))]])).map((r) => [r.id, r.language]));
+      await upsertChunks(t, swap.flatMap((j) => {
+        const setting = languageSetting(langs.get(j.dataset_id) ?? null);
+        if (setting === languageSetting(j.language)) return j.chunks!;
+        return j.chunks!.map(({ terms: _t, ...c }) => ({ ...c, lang: chunkLanguage(setting, c.index_text ?? c.content, c.important_keywords, c.questions) }));
+      }));
+      faultPoint('parse:chunks-written');
+      const counts = new Counts(t);
+      for (const j of swap) {
+        // Distinct ids: a chunk repeated in a document is stored once.
+        const ids = new Map<string, number>();
+        for (const c of j.chunks!) ids.set(c.id, c.token_num);
+        let tokens = 0;
+        for (const n of ids.values()) tokens += n;
+        j.log.push(...j.doneLines);
+        await t.run(`UPDATE document SET run = $1, progress = 1, progress_msg = $2, chunk_num = $3, token_num = $4, process_duration = $5, process_begin_at = $6
+          WHERE id = $7`, [RUN.DONE, j.log.join('\n'), ids.size, tokens, j.seconds, j.began, j.id]);
+        counts.moved(j.dataset_id, state.get(j.id)!, ids.size, tokens);
+      }
+      for (const j of live.filter((x) => !swap.includes(x))) {
+        j.log.push(j.failLine);
+        await t.run('UPDATE document SET run = $1, progress = -1, progress_msg = $2, process_duration = $3, process_begin_at = $4 WHERE id = $5',
+          [RUN.FAIL, j.log.join('\n'), j.seconds, j.began, j.id]);
+        await counts.restore(j.id, j.dataset_id, state.get(j.id)!);
+      }
+      // Cancelled (by this process or another): the stop call set CANCEL and the counts; record when it stopped.
+      for (const j of docs.filter((x) => state.get(x.id)?.run === RUN.CANCEL)) {
+        await t.run('UPDATE document SET process_duration = $1 WHERE id = $2', [j.seconds, j.id]);
+        await counts.restore(j.id, j.dataset_id, state.get(j.id)!);
+      }
+      await counts.apply();
+      await finishParseLogs(t, docs.map((j) => j.id));
+      await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
+      faultPoint('parse:done-set');
+    });
+    faultPoint('parse:swapped');
+    await this.wrote();
+  }
+
+  async failAll(docs: ReadonlyArray<Pick<ParseOutcomeRow, 'id' | 'dataset_id' | 'log' | 'seconds'>>, line: string, pid: number): Promise<void> {
+    await this.db.tx(async (t) => {
+      const state = await lockStates(t, docs.map((j) => j.id));
+      const counts = new Counts(t);
+      for (const j of docs) {
+        const s = state.get(j.id);
+        if (s?.run === RUN.RUNNING) {
+          await t.run('UPDATE document SET run = $1, progress = -1, progress_msg = $2, process_duration = $3 WHERE id = $4', [RUN.FAIL, [...j.log, line].join('\n'), j.seconds, j.id]);
+          await counts.restore(j.id, j.dataset_id, s);
+        }
+      }
+      await counts.apply();
+      await finishParseLogs(t, docs.map((j) => j.id));
+      await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
+    }, { idempotent: true });
+  }
+
+  async cancel(ids: readonly string[]): Promise<void> {
+    await this.db.tx(async (t) => {
+      const state = await lockStates(t, ids);
+      await t.run('UPDATE document SET run = $1, progress = 0 WHERE id = ANY($2)', [RUN.CANCEL, [...state.keys()]]);
+      const counts = new Counts(t);
+      for (const [id, d] of state) await counts.restore(id, d.dataset_id, d);
+      await counts.apply();
+      await finishParseLogs(t, [...ids]);
+    }, { idempotent: true });
+  }
+
+  async log(id: string): Promise<ParseLogRow | undefined> {
+    return this.db.one<ParseLogRow>(`${PARSE_LOG_SELECT} WHERE l.id = $1`, [id]);
+  }
+
+  async logs(datasetId: string, q: { keywords?: string; orderby: ParseLogOrder; desc: boolean }): Promise<ParseLogRow[]> {
+    const p: unknown[] = [datasetId];
+    let where = 'l.dataset_id = $1';
+    if (q.keywords) (p.push(q.keywords), (where += ` AND strpos(ragloom_nocase(l.document_name), $2) > 0`));
+    const d = dir(q.desc);
+    return this.db.rows<ParseLogRow>(`${PARSE_LOG_SELECT} WHERE ${where} ORDER BY ${orderColumn(q.orderby, [], 'l.')} ${d}, l.ord ${d}`, p);
+  }
+}
