@@ -1,0 +1,33 @@
+/** `ragloom serve --db <url> --port 0 --json` as its own process, for the multi-node tests on PostgreSQL. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../faults/fixtures/cli.mjs', import.meta.url));
+
+export interface ServeNode { proc: ChildProcess; url: string; apiKey: string | null }
+
+/** Starts a node; resolves when it listens. `env` is added to this process's environment. */
+export function serve(db: string, env: Record<string, string> = {}): Promise<ServeNode> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CLI, 'serve', '--db', db, '--port', '0', '--json'],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let out = '';
+    let err = '';
+    proc.stdout!.on('data', (c) => {
+      out += c;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) {
+        const j = JSON.parse(line) as { url: string; api_key: string | null };
+        resolve({ proc, url: j.url.replace(/\/api\/v1$/, ''), apiKey: j.api_key });
+      }
+    });
+    proc.stderr!.on('data', (c) => (err += c));
+    proc.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err.slice(-1500)}`)));
+  });
+}
+
+/** Stops nodes (SIGTERM) and waits for them to exit. */
+export async function stopNodes(nodes: readonly ServeNode[]): Promise<void> {
+  for (const n of nodes) if (n.proc.exitCode === null && n.proc.signalCode === null) n.proc.kill('SIGTERM');
+  await Promise.all(nodes.map((n) => new Promise((r) => (n.proc.exitCode !== null || n.proc.signalCode !== null ? r(null) : n.proc.once('exit', r)))));
+}
