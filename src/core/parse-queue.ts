@@ -656,8 +656,11 @@ class ProgressWriter {
 }
 
 const OWNER_BEAT_MS = 5_000;
-/** A node of a shared store claims `n` documents of the queue at a time, and looks for queued work every `ms` while idle (tests lower it). */
-export const PARSE_PULL = { n: 16, ms: 500 };
+/**
+ * A node of a shared store claims `n` documents of the queue at a time (a batch, as SQLite forms them:
+ * the same batches embed to the same floats), and looks for queued work every `ms` while idle.
+ */
+export const PARSE_PULL = { n: PACE.batchDocs, ms: 500 };
 /** How often a node of a shared store looks for documents of dead nodes (ms; tests lower it). */
 export const PARSE_SWEEP = { ms: 30_000 };
 /** An owner whose heartbeat is older than this is gone (a frozen or killed process elsewhere). */

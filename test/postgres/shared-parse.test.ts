@@ -77,8 +77,8 @@ describe.skipIf(!server)(`parse work shared through the queue${reason ? ` (${rea
     const key = first.apiKey!;
     const client = new Client({ baseUrl: first.url, apiKey: key });
     const set = await client.createDataset({ name: 'folder' });
-    const N = 160; // more than one node holds at once (2 lanes × 2 jobs × PARSE_PULL.n)
-    const docs = await set.uploadDocuments(Array.from({ length: N }, (_, i) => ({ display_name: `note-${i}.txt`, blob: text(i, 16) })));
+    const N = 400; // more than one node holds at once (2 lanes × 2 jobs × PARSE_PULL.n = 256)
+    const docs = await set.uploadDocuments(Array.from({ length: N }, (_, i) => ({ display_name: `note-${i}.txt`, blob: text(i, 4) })));
     // Queued through the first node only: the others take their share from the queue.
     const t0 = Date.now();
     await set.parseDocuments(docs.map((d) => d.id), { pollMs: 50 });
@@ -129,6 +129,8 @@ describe.skipIf(!server)(`parse work shared through the queue${reason ? ` (${rea
       const byB = await doneBy(b, key);
       console.log(`node killed holding ${held.length} leased documents; all ${N} DONE ${took} ms after the kill (lease ${LEASE_MS} ms); node B parsed ${byB}`);
       expect(byB).toBeGreaterThanOrEqual(held.length); // B parsed A's leased documents (A wrote none of them)
+      // The leases, not the sweep: that one runs every 30 s and waits for a heartbeat a minute old.
+      expect(took).toBeLessThan(20_000);
       await integrity(db);
       await cb.close();
     } finally {
