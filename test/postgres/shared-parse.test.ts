@@ -10,7 +10,7 @@ import pg from 'pg';
 import { Client } from '../../src/index.js';
 import { createStoreDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
 import { enc } from '../acceptance/modes.js';
-import { serve, stopNodes, type ServeNode } from '../support/serve-node.js';
+import { documentsWithWrongCounts, serve, stopNodes, type ServeNode } from '../support/serve-node.js';
 
 const server = await pgServer();
 const reason = await pgSkipReason();
@@ -42,9 +42,7 @@ async function integrity(db: string): Promise<void> {
   const pc = new pg.Client({ connectionString: db });
   await pc.connect();
   try {
-    const bad = await pc.query(`SELECT d.id FROM document d LEFT JOIN (SELECT document_id, count(*) n, sum(token_num) t FROM chunk GROUP BY document_id) c
-      ON c.document_id = d.id WHERE d.chunk_num <> COALESCE(c.n, 0) OR d.token_num <> COALESCE(c.t, 0)`);
-    expect(bad.rows).toEqual([]);
+    expect(await documentsWithWrongCounts(pc)).toEqual([]);
     const agg = await pc.query('SELECT ds.chunk_num = (SELECT count(*) FROM chunk WHERE dataset_id = ds.id) AS chunks FROM dataset ds');
     expect(agg.rows.every((r) => r.chunks)).toBe(true);
     expect((await pc.query('SELECT count(*)::int AS n FROM parse_job')).rows[0].n).toBe(0);

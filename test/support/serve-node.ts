@@ -1,6 +1,7 @@
 /** `ragloom serve --db <url> --port 0 --json` as its own process, for the multi-node tests on PostgreSQL. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
 
 const CLI = fileURLToPath(new URL('../faults/fixtures/cli.mjs', import.meta.url));
 
@@ -30,4 +31,10 @@ export function serve(db: string, env: Record<string, string> = {}): Promise<Ser
 export async function stopNodes(nodes: readonly ServeNode[]): Promise<void> {
   for (const n of nodes) if (n.proc.exitCode === null && n.proc.signalCode === null) n.proc.kill('SIGTERM');
   await Promise.all(nodes.map((n) => new Promise((r) => (n.proc.exitCode !== null || n.proc.signalCode !== null ? r(null) : n.proc.once('exit', r)))));
+}
+
+/** Documents whose chunk and token counters are not the sums of their chunk rows (none when the store is whole). */
+export async function documentsWithWrongCounts(pc: pg.Client): Promise<unknown[]> {
+  return (await pc.query(`SELECT d.id FROM document d LEFT JOIN (SELECT document_id, count(*) n, sum(token_num) t FROM chunk GROUP BY document_id) c
+    ON c.document_id = d.id WHERE d.chunk_num <> COALESCE(c.n, 0) OR d.token_num <> COALESCE(c.t, 0)`)).rows;
 }

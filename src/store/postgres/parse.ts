@@ -88,7 +88,11 @@ export class PgParseWork implements ParseWorkStore {
   /** The parse_job leases this store holds (claimNext), by document id, kept alive by `keeper`. */
   private readonly leases = new Map<string, Lease<string>>();
   private readonly keeper: LeaseKeeper<string>;
-  /** RUNNING documents queued before parse_job existed are queued once, at the first claimNext. */
+  /**
+   * RUNNING documents without a job (queued by a version before the queue) are queued once, at the
+   * first claimNext: one such document a live older node is parsing is swapped in once (the later
+   * finish finds it DONE).
+   */
   private adopted = false;
 
   constructor(private readonly db: PgDb, private readonly chunks: PgChunks, private readonly wrote: () => Promise<void>) {
@@ -139,7 +143,7 @@ export class PgParseWork implements ParseWorkStore {
     if (!this.adopted) {
       await this.db.run(`INSERT INTO parse_job (document_id, dataset_id, queued_at)
         SELECT d.id, d.dataset_id, ragloom_now_ms() FROM document d WHERE d.run = $1
-          AND NOT EXISTS (SELECT 1 FROM parse_job j WHERE j.document_id = d.id) AND NOT EXISTS (SELECT 1 FROM parse_owner o WHERE o.document_id = d.id)
+          AND NOT EXISTS (SELECT 1 FROM parse_job j WHERE j.document_id = d.id)
         ON CONFLICT (document_id) DO NOTHING`, [RUN.RUNNING], { idempotent: true });
       this.adopted = true;
     }
