@@ -130,3 +130,19 @@ export interface ChatStore {
    */
   rateAnswer(sessionId: string, messageId: string, thumbup: boolean, feedback: unknown): Promise<void>;
 }
+
+/**
+ * The assistant message `messageId` among a session's stored rows, with its `extra` as rated
+ * (a thumb up drops an earlier feedback): both stores write back what this returns.
+ */
+export function ratedAnswer(
+  rows: ReadonlyArray<{ seq: number; extra: string }>, messageId: string, thumbup: boolean, feedback: unknown,
+): { seq: number; extra: string } | undefined {
+  const row = rows.find((r) => (JSON.parse(r.extra) as { id?: unknown }).id === messageId);
+  if (!row) return undefined;
+  const extra = JSON.parse(row.extra) as Record<string, unknown>;
+  extra.thumbup = thumbup;
+  if (thumbup) delete extra.feedback;
+  else if (feedback) extra.feedback = feedback;
+  return { seq: row.seq, extra: JSON.stringify(extra) };
+}

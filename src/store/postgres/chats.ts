@@ -1,5 +1,6 @@
 /** Chats, their sessions and messages on PostgreSQL (interface/chats.ts). */
 import type { ChatChanges, ChatListQuery, ChatRow, ChatStore, SessionListQuery, SessionRow, StoredMessage, Transcript } from '../interface/index.js';
+import { ratedAnswer } from '../interface/chats.js';
 import { faultPoint, parseJson } from '../../util/index.js';
 import type { PgDb, PgTx } from './db.js';
 import { lockNames } from './datasets.js';
@@ -170,13 +171,9 @@ export class PgChats implements ChatStore {
   async rateAnswer(sessionId: string, messageId: string, thumbup: boolean, feedback: unknown): Promise<void> {
     await this.db.tx(async (t) => {
       const rows = await t.rows<{ seq: number; extra: string }>("SELECT seq, extra FROM chat_message WHERE session_id = $1 AND role = 'assistant' ORDER BY seq FOR UPDATE", [sessionId]);
-      const row = rows.find((r) => (JSON.parse(r.extra) as { id?: unknown }).id === messageId);
-      if (!row) return;
-      const extra = JSON.parse(row.extra) as Record<string, unknown>;
-      extra.thumbup = thumbup;
-      if (thumbup) delete extra.feedback;
-      else if (feedback) extra.feedback = feedback;
-      await t.run('UPDATE chat_message SET extra = $1 WHERE seq = $2', [JSON.stringify(extra), row.seq]);
+      const rated = ratedAnswer(rows, messageId, thumbup, feedback);
+      if (!rated) return;
+      await t.run('UPDATE chat_message SET extra = $1 WHERE seq = $2', [rated.extra, rated.seq]);
     }, { idempotent: true });
   }
 

@@ -1,6 +1,7 @@
 /** Chats, their sessions and messages on SQLite (interface/chats.ts). */
 import { cachedStatement } from '../db.js';
 import type { ChatChanges, ChatListQuery, ChatRow, ChatStore, SessionListQuery, SessionRow, StoredMessage, Transcript } from '../interface/index.js';
+import { ratedAnswer } from '../interface/chats.js';
 import { faultPoint, parseJson } from '../../util/index.js';
 import { setList } from './sql.js';
 import type { SqliteConn } from './store.js';
@@ -190,13 +191,9 @@ export class SqliteChats implements ChatStore {
     const db = this.db;
     this.c.tx(() => {
       const rows = db.prepare("SELECT seq, extra FROM chat_message WHERE session_id = ? AND role = 'assistant' ORDER BY seq").all(sessionId) as Array<{ seq: number; extra: string }>;
-      const row = rows.find((r) => (JSON.parse(r.extra) as { id?: unknown }).id === messageId);
-      if (!row) return;
-      const extra = JSON.parse(row.extra) as Record<string, unknown>;
-      extra.thumbup = thumbup;
-      if (thumbup) delete extra.feedback;
-      else if (feedback) extra.feedback = feedback;
-      db.prepare('UPDATE chat_message SET extra = ? WHERE seq = ?').run(JSON.stringify(extra), row.seq);
+      const rated = ratedAnswer(rows, messageId, thumbup, feedback);
+      if (!rated) return;
+      db.prepare('UPDATE chat_message SET extra = ? WHERE seq = ?').run(rated.extra, rated.seq);
     });
   }
 }
