@@ -141,8 +141,8 @@ export class PgParseWork implements ParseWorkStore {
   async claimNext(n: number, owner: ParseOwner, now: number): Promise<string[]> {
     if (!(n >= 1)) return [];
     if (!this.adopted) {
-      await this.db.run(`INSERT INTO parse_job (document_id, dataset_id, queued_at)
-        SELECT d.id, d.dataset_id, ragloom_now_ms() FROM document d WHERE d.run = $1
+      await this.db.run(`INSERT INTO parse_job (document_id, dataset_id, queued_at, ord)
+        SELECT d.id, d.dataset_id, ragloom_now_ms(), d.ord FROM document d WHERE d.run = $1
           AND NOT EXISTS (SELECT 1 FROM parse_job j WHERE j.document_id = d.id)
         ON CONFLICT (document_id) DO NOTHING`, [RUN.RUNNING], { idempotent: true });
       this.adopted = true;
