@@ -24,6 +24,16 @@ function outcome(d: { id: string; dataset_id: string }, text: string): ParseOutc
   };
 }
 
+/** One document queued for parsing and claimed by `a` (pid 1). */
+async function claimedOne(a: PgStore) {
+  const who = await seedTenant(a);
+  const ds = await seedDataset(a, who);
+  const [doc] = await seedDocuments(a, who, ds, ['a.txt']);
+  await a.parse.reset([doc.id], who.tenantId);
+  expect(await a.parse.claimNext(5, { pid: 1, host: 'a' }, 1)).toEqual([doc.id]);
+  return { who, ds, doc: doc! };
+}
+
 describe.skipIf(!server)(`parse leases on PostgreSQL${reason ? ` (${reason})` : ''}`, () => {
   test('a lease lost to another node: the late finish writes nothing, the new claim writes', async () => {
     const url = await createStoreDatabase(server!, 'lease');
@@ -33,21 +43,17 @@ describe.skipIf(!server)(`parse leases on PostgreSQL${reason ? ` (${reason})` : 
     const pc = new pg.Client({ connectionString: url });
     await pc.connect();
     try {
-      const who = await seedTenant(a);
-      const ds = await seedDataset(a, who);
-      const [doc] = await seedDocuments(a, who, ds, ['a.txt']);
-      await a.parse.reset([doc!.id], who.tenantId);
-      expect(await a.parse.claimNext(5, { pid: 1, host: 'a' }, 1)).toEqual([doc!.id]);
+      const { ds, doc } = await claimedOne(a);
       expect(await b.parse.claimNext(5, { pid: 2, host: 'b' }, 1)).toEqual([]); // leased
       await pc.query('UPDATE parse_job SET lease_until = 0'); // A stalled past its lease
-      expect(await b.parse.claimNext(5, { pid: 2, host: 'b' }, 2)).toEqual([doc!.id]);
-      await a.parse.finish([], [outcome(doc!, 'stale result of a')], 1, 3);
-      expect((await a.documents.get(ds.id, doc!.id))!.run).toBe(RUN.RUNNING);
+      expect(await b.parse.claimNext(5, { pid: 2, host: 'b' }, 2)).toEqual([doc.id]);
+      await a.parse.finish([], [outcome(doc, 'stale result of a')], 1, 3);
+      expect((await a.documents.get(ds.id, doc.id))!.run).toBe(RUN.RUNNING);
       expect((await pc.query('SELECT count(*)::int AS n FROM chunk')).rows[0].n).toBe(0);
-      await b.parse.finish([], [outcome(doc!, 'result of b')], 2, 4);
+      await b.parse.finish([], [outcome(doc, 'result of b')], 2, 4);
       const chunks = await pc.query('SELECT content FROM chunk');
       expect(chunks.rows).toEqual([{ content: 'result of b' }]);
-      expect((await a.documents.get(ds.id, doc!.id))!.run).toBe(RUN.DONE);
+      expect((await a.documents.get(ds.id, doc.id))!.run).toBe(RUN.DONE);
       expect((await pc.query('SELECT count(*)::int AS n FROM parse_job')).rows[0].n).toBe(0);
     } finally {
       await pc.end();
@@ -61,17 +67,13 @@ describe.skipIf(!server)(`parse leases on PostgreSQL${reason ? ` (${reason})` : 
     urls.push(url);
     const a = await PgStore.open(url);
     try {
-      const who = await seedTenant(a);
-      const ds = await seedDataset(a, who);
-      const [doc] = await seedDocuments(a, who, ds, ['a.txt']);
-      await a.parse.reset([doc!.id], who.tenantId);
-      expect(await a.parse.claimNext(5, { pid: 1, host: 'a' }, 1)).toEqual([doc!.id]);
-      await a.parse.reset([doc!.id], who.tenantId); // a new parse request while this one runs
-      await a.parse.finish([], [outcome(doc!, 'stale')], 1, 2);
-      expect((await a.documents.get(ds.id, doc!.id))!.run).toBe(RUN.RUNNING);
-      expect(await a.parse.claimNext(5, { pid: 1, host: 'a' }, 3)).toEqual([doc!.id]);
-      await a.parse.finish([], [outcome(doc!, 'fresh')], 1, 4);
-      expect((await a.documents.get(ds.id, doc!.id))!).toMatchObject({ run: RUN.DONE, chunk_num: 1 });
+      const { who, ds, doc } = await claimedOne(a);
+      await a.parse.reset([doc.id], who.tenantId); // a new parse request while this one runs
+      await a.parse.finish([], [outcome(doc, 'stale')], 1, 2);
+      expect((await a.documents.get(ds.id, doc.id))!.run).toBe(RUN.RUNNING);
+      expect(await a.parse.claimNext(5, { pid: 1, host: 'a' }, 3)).toEqual([doc.id]);
+      await a.parse.finish([], [outcome(doc, 'fresh')], 1, 4);
+      expect((await a.documents.get(ds.id, doc.id))!).toMatchObject({ run: RUN.DONE, chunk_num: 1 });
       expect(await a.parse.claimNext(5, { pid: 1, host: 'a' }, 5)).toEqual([]);
     } finally {
       await a.close();
