@@ -93,6 +93,25 @@ export class ParseQueue {
     if (e.store.kind === 'postgres') {
       this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), PARSE_SWEEP.ms);
       this.sweeper.unref();
+      // Work is pulled from the store's queue: every node takes a share of whatever any node queued,
+      // and a dead node's documents once their leases run out.
+      this.pull = true;
+      this.poller = setInterval(() => this.kick(), PARSE_PULL.ms);
+      this.poller.unref();
+    }
+  }
+
+  /** Documents are claimed from the store's queue (claimNext) rather than queued here by whoever reset them. */
+  private readonly pull: boolean = false;
+  private poller: NodeJS.Timeout | null = null;
+
+  /** Each idle worker gets a lane. */
+  private kick(): void {
+    if (this.stopped || this.e.isClosed) return;
+    for (const w of this.workers) {
+      if (this.busy.has(w)) continue;
+      const lane = this.drain(w).catch(() => undefined).finally(() => this.lanes.delete(lane));
+      this.lanes.add(lane);
     }
   }
 
@@ -154,6 +173,11 @@ export class ParseQueue {
 
   /** Queues documents already marked RUNNING by the caller; this process claims them until done. */
   async enqueue(ids: string[]): Promise<void> {
+    if (this.pull) {
+      // Queued by the reset (the store's queue; one already being parsed runs once more after): any node takes them.
+      this.kick();
+      return;
+    }
     if (!this.e.isClosed && ids.length) {
       await this.e.store.parse.claim(ids, this.owner, Date.now());
       faultPoint('parse:owned');
@@ -167,12 +191,7 @@ export class ParseQueue {
         this.pending.push(id);
       }
     }
-    // Each idle worker gets a lane.
-    for (const w of this.workers) {
-      if (this.busy.has(w) || this.stopped) continue;
-      const lane = this.drain(w).catch(() => undefined).finally(() => this.lanes.delete(lane));
-      this.lanes.add(lane);
-    }
+    this.kick();
   }
 
   /** Stops a document's parse; returns false when it was neither queued nor running. */
@@ -192,6 +211,10 @@ export class ParseQueue {
 
   private async stop(): Promise<void> {
     this.stopped = true;
+    if (this.poller) clearInterval(this.poller);
+    // Claimed from the shared queue and not started: another node may take them at once.
+    const unstarted = [...this.queued];
+    if (this.pull && unstarted.length) await this.e.store.parse.release(unstarted, process.pid).catch(() => undefined);
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.sweeper) clearInterval(this.sweeper);
     this.progress.stop();
@@ -222,6 +245,19 @@ export class ParseQueue {
     for (let i = this.head; i < this.pending.length && wanted.length < PACE.batchDocs; i++) {
       const id = this.pending[i]!;
       if (this.queued.has(id)) wanted.push(id);
+    }
+    if (!wanted.length && this.pull && !this.stopped && !this.e.isClosed) {
+      // A few at a time, so that nodes pulling at once share a folder's documents.
+      for (const id of await store.claimNext(PARSE_PULL.n, this.owner, Date.now())) {
+        if (this.queued.has(id) || this.active.has(id)) continue;
+        this.queued.add(id);
+        this.pending.push(id);
+        wanted.push(id);
+      }
+      if (wanted.length) {
+        faultPoint('parse:owned');
+        this.beat();
+      }
     }
     if (!wanted.length) return { jobs: [], abort };
     const read = new Set(wanted);
@@ -620,6 +656,11 @@ class ProgressWriter {
 }
 
 const OWNER_BEAT_MS = 5_000;
+/**
+ * A node of a shared store claims `n` documents of the queue at a time (a batch, as SQLite forms them:
+ * the same batches embed to the same floats), and looks for queued work every `ms` while idle.
+ */
+export const PARSE_PULL = { n: PACE.batchDocs, ms: 500 };
 /** How often a node of a shared store looks for documents of dead nodes (ms; tests lower it). */
 export const PARSE_SWEEP = { ms: 30_000 };
 /** An owner whose heartbeat is older than this is gone (a frozen or killed process elsewhere). */

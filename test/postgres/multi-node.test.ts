@@ -2,49 +2,26 @@
  * Three `ragloom serve` processes on one PostgreSQL database (issue 30): writers and readers
  * through all of them at once. Every document written through one node is found by a search on
  * every node (the lag measured), nothing is lost or duplicated, and the counters agree with the
- * rows at the end. Parse work stays on the node that was asked (its own process parses it).
+ * rows at the end. Parse work goes to whichever node claims it first
+ * from the shared queue (shared-parse.test.ts checks the split).
  */
 import { afterAll, describe, expect, test } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Client } from '../../src/index.js';
 import { createStoreDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
 import { enc } from '../acceptance/modes.js';
+import { documentsWithWrongCounts, serve, stopNodes, type ServeNode } from '../support/serve-node.js';
 
-const CLI = fileURLToPath(new URL('../faults/fixtures/cli.mjs', import.meta.url));
 const server = await pgServer();
 const reason = await pgSkipReason();
-
-interface Node { proc: ChildProcess; url: string; apiKey: string | null }
-
-/** `ragloom serve --db <url> --port 0 --json` as its own process; resolves when it listens. */
-function serve(db: string): Promise<Node> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CLI, 'serve', '--db', db, '--port', '0', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    proc.stdout!.on('data', (c) => {
-      out += c;
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) {
-        const j = JSON.parse(line) as { url: string; api_key: string | null };
-        resolve({ proc, url: j.url.replace(/\/api\/v1$/, ''), apiKey: j.api_key });
-      }
-    });
-    proc.stderr!.on('data', (c) => (err += c));
-    proc.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err.slice(-1500)}`)));
-  });
-}
 
 /** Letters only (the analyzer keeps them one term): a word no other document has. */
 const word = (n: number, node: number) => `zq${'abcdefghij'[node]}${n.toString(26).replace(/\d/g, (d) => 'klmnopqrst'[Number(d)]!)}xv`;
 
-const nodes: Node[] = [];
+const nodes: ServeNode[] = [];
 const urls: string[] = [];
 afterAll(async () => {
-  for (const n of nodes) n.proc.kill('SIGTERM');
-  await Promise.all(nodes.map((n) => new Promise((r) => (n.proc.exitCode !== null ? r(null) : n.proc.once('exit', r)))));
+  await stopNodes(nodes);
   for (const u of urls) await dropDatabase(server!, u).catch(() => undefined);
 });
 
@@ -109,9 +86,7 @@ describe.skipIf(!server)(`three servers on one database${reason ? ` (${reason})`
     const pc = new pg.Client({ connectionString: db });
     await pc.connect();
     try {
-      const bad = await pc.query(`SELECT d.id FROM document d LEFT JOIN (SELECT document_id, count(*) n, sum(token_num) t FROM chunk GROUP BY document_id) c
-        ON c.document_id = d.id WHERE d.chunk_num <> COALESCE(c.n, 0) OR d.token_num <> COALESCE(c.t, 0)`);
-      expect(bad.rows).toEqual([]);
+      expect(await documentsWithWrongCounts(pc)).toEqual([]);
       const agg = await pc.query(`SELECT ds.doc_num = (SELECT count(*) FROM document WHERE dataset_id = ds.id) AS docs,
         ds.chunk_num = (SELECT count(*) FROM chunk WHERE dataset_id = ds.id) AS chunks FROM dataset ds`);
       expect(agg.rows).toEqual([{ docs: true, chunks: true }]);

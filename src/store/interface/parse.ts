@@ -94,6 +94,14 @@ export interface ParseWorkStore {
   reset(ids: readonly string[], tenantId: string): Promise<void>;
   /** Claims documents for `owner` (replacing any other claim), stamped `now`. */
   claim(ids: readonly string[], owner: ParseOwner, now: number): Promise<void>;
+  /**
+   * Claims for `owner` (stamped `now`) up to `n` RUNNING documents nobody is parsing, oldest queued
+   * first, and returns their ids; processes calling it at once never get the same document.
+   * SQLite: documents without a claim. PostgreSQL: the `parse_job` queue (`SKIP LOCKED`), each
+   * document held by a lease the store renews until `finish`, `failAll` or `release`; a lease that
+   * runs out (its process died) makes the document claimable again.
+   */
+  claimNext(n: number, owner: ParseOwner, now: number): Promise<string[]>;
   /** Drops `pid`'s claims of these documents. */
   release(ids: readonly string[], pid: number): Promise<void>;
   /** Refreshes the heartbeat of every claim of `owner`. */

@@ -30,7 +30,8 @@ export interface LeaseQueue {
 }
 
 /** parse_job: a queued document, parsed by whichever process claims it first. */
-export const PARSE_JOBS: LeaseQueue = { table: 'parse_job', key: 'document_id', order: 'queued_at, document_id', ready: 'TRUE' };
+// Within one queueing, the documents' own order (the order SQLite parses them in).
+export const PARSE_JOBS: LeaseQueue = { table: 'parse_job', key: 'document_id', order: 'queued_at, ord, document_id', ready: 'TRUE' };
 
 /** memory_task: a pending extraction, once its retry time (due_at) has come. */
 export const MEMORY_TASKS: LeaseQueue = { table: 'memory_task', key: 'id', order: 'id', ready: "status = 'pending' AND due_at <= ragloom_now_ms()" };
@@ -107,13 +108,14 @@ export async function releaseLease(db: PgDb | PgTx, q: LeaseQueue, lease: Lease)
 }
 
 /**
- * Queues documents for parsing (in the caller's transaction). A document already queued keeps its
- * place; one being parsed is marked to run once more when that run ends.
+ * Queues documents for parsing (in the caller's transaction), at one time (then in the documents'
+ * order). A document already queued keeps its place; one being parsed is marked to run once more when that run ends.
  */
 export async function enqueueParse(tx: PgTx, docs: ReadonlyArray<{ document_id: string; dataset_id: string }>): Promise<void> {
   if (!docs.length) return;
-  await tx.run(`INSERT INTO parse_job (document_id, dataset_id, queued_at)
-    SELECT d, s, ragloom_now_ms() FROM unnest($1::text[], $2::text[]) AS x(d, s)
+  await tx.run(`INSERT INTO parse_job (document_id, dataset_id, queued_at, ord)
+    SELECT d, s, t.now, COALESCE((SELECT o.ord FROM document o WHERE o.id = x.d), 0)
+    FROM unnest($1::text[], $2::text[]) AS x(d, s), (SELECT ragloom_now_ms() AS now) t
     ON CONFLICT (document_id) DO UPDATE SET again = parse_job.lease_token IS NOT NULL`,
   [docs.map((d) => d.document_id), docs.map((d) => d.dataset_id)]);
 }

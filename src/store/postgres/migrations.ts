@@ -506,6 +506,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ${logTrigger('chunk', 'chunk', 'dataset_id', 'rowid', ['available', 'vec_dim', 'vector', 'dataset_id', 'document_id', 'content', 'index_text', 'important_keywords', 'questions'])}
     `),
   },
+  {
+    // Nodes pull parse work from parse_job (issue 30): within one queueing, documents go in their
+    // own order (SQLite's), read from the index rather than sorted per claim.
+    name: 'parse jobs in document order',
+    sql: sql(`
+      ALTER TABLE parse_job ADD COLUMN IF NOT EXISTS ord bigint NOT NULL DEFAULT 0;
+      CREATE INDEX IF NOT EXISTS parse_job_order ON parse_job (queued_at, ord, document_id);
+      DROP INDEX IF EXISTS parse_job_queue;
+    `),
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;

@@ -14,6 +14,14 @@ import type { PgDb, PgTx } from './db.js';
 import { removeDocumentChunks, upsertChunks } from './chunk-rows.js';
 import type { PgChunks } from './chunk-store.js';
 import { dir, orderColumn, stripAll } from './sql.js';
+import { PARSE_JOBS, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, holdLease, releaseLease, type Lease } from './claims.js';
+
+/**
+ * How long a parse claim of the queue lasts without renewal (renewed every third of it): a node
+ * killed mid-parse has its documents claimed by another this long after its last renewal.
+ * `RAGLOOM_PARSE_LEASE_MS` changes it (tests use a second or two).
+ */
+export const PARSE_LEASE = { ms: Number(process.env.RAGLOOM_PARSE_LEASE_MS) > 0 ? Number(process.env.RAGLOOM_PARSE_LEASE_MS) : 30_000 };
 
 type State = { run: string; chunk_num: number; token_num: number; dataset_id: string };
 
@@ -77,7 +85,87 @@ async function lockStates(t: PgTx, ids: readonly string[]): Promise<Map<string, 
 }
 
 export class PgParseWork implements ParseWorkStore {
-  constructor(private readonly db: PgDb, private readonly chunks: PgChunks, private readonly wrote: () => Promise<void>) {}
+  /** The parse_job leases this store holds (claimNext), by document id, kept alive by `keeper`. */
+  private readonly leases = new Map<string, Lease<string>>();
+  private readonly keeper: LeaseKeeper<string>;
+  /**
+   * RUNNING documents without a job (queued by a version before the queue) are queued once, at the
+   * first claimNext: one such document a live older node is parsing is swapped in once (the later
+   * finish finds it DONE).
+   */
+  private adopted = false;
+
+  constructor(private readonly db: PgDb, private readonly chunks: PgChunks, private readonly wrote: () => Promise<void>) {
+    this.keeper = new LeaseKeeper<string>(db, PARSE_JOBS, PARSE_LEASE.ms, (lost) => {
+      for (const id of lost) this.leases.delete(id);
+    });
+  }
+
+  close(): void {
+    this.keeper.stop();
+    this.leases.clear();
+  }
+
+  /** The leases of these documents still held here. */
+  private held(ids: readonly string[]): Lease<string>[] {
+    return ids.flatMap((id) => (this.leases.has(id) ? [this.leases.get(id)!] : []));
+  }
+
+  /**
+   * In a finishing transaction, after the documents are locked: which of their leases this claim
+   * still holds (`holdLease`; the others' results are not written), and which of those were queued
+   * again meanwhile (their result is stale: `finishParseJob` lets them run once more).
+   */
+  private async holdAll(t: PgTx, ids: readonly string[]): Promise<{ lost: Set<string>; again: Set<string>; held: Lease<string>[] }> {
+    const lost = new Set<string>();
+    const again = new Set<string>();
+    const held: Lease<string>[] = [];
+    for (const l of this.held(ids)) {
+      if (!(await holdLease(t, PARSE_JOBS, l))) {
+        lost.add(l.key);
+        continue;
+      }
+      held.push(l);
+      if ((await t.one<{ again: boolean }>('SELECT again FROM parse_job WHERE document_id = $1', [l.key]))?.again) again.add(l.key);
+    }
+    return { lost, again, held };
+  }
+
+  private let(held: readonly Lease<string>[]): void {
+    for (const l of held) {
+      this.leases.delete(l.key);
+      this.keeper.remove(l);
+    }
+  }
+
+  async claimNext(n: number, owner: ParseOwner, now: number): Promise<string[]> {
+    if (!(n >= 1)) return [];
+    if (!this.adopted) {
+      await this.db.run(`INSERT INTO parse_job (document_id, dataset_id, queued_at, ord)
+        SELECT d.id, d.dataset_id, ragloom_now_ms(), d.ord FROM document d WHERE d.run = $1
+          AND NOT EXISTS (SELECT 1 FROM parse_job j WHERE j.document_id = d.id)
+        ON CONFLICT (document_id) DO NOTHING`, [RUN.RUNNING], { idempotent: true });
+      this.adopted = true;
+    }
+    const leases = await claimJobs<string>(this.db, PARSE_JOBS, Math.floor(n), PARSE_LEASE.ms);
+    if (!leases.length) return [];
+    const ids = await this.db.tx(async (t) => {
+      const state = await lockStates(t, leases.map((l) => l.key));
+      const out: string[] = [];
+      for (const l of leases) {
+        if (state.get(l.key)?.run === RUN.RUNNING) out.push(l.key);
+        // Cancelled or deleted while queued: nothing to parse.
+        else await finishParseJob(t, l);
+      }
+      await t.run(`INSERT INTO parse_owner (document_id, pid, host, heartbeat) SELECT id, $2::int, $3, $4::bigint FROM unnest($1::text[]) AS id
+        ON CONFLICT (document_id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, heartbeat = EXCLUDED.heartbeat`, [out, owner.pid, owner.host, now]);
+      return out;
+    }, { idempotent: true });
+    const keep = leases.filter((l) => ids.includes(l.key));
+    for (const l of keep) this.leases.set(l.key, l);
+    this.keeper.add(keep);
+    return ids;
+  }
 
   async running(): Promise<Array<{ id: string; claim: ParseClaim | null }>> {
     const rows = await this.db.rows<{ id: string; pid: number | null; host: string | null; heartbeat: number | null }>(`SELECT d.id, o.pid, o.host, o.heartbeat
@@ -106,6 +194,7 @@ export class PgParseWork implements ParseWorkStore {
       for (const d of states.values()) counts.moved(d.dataset_id, d, 0, 0);
       await counts.apply();
       await recordParseStarts(t, ids.filter((id) => states.has(id)), tenantId);
+      await enqueueParse(t, [...states].map(([id, d]) => ({ document_id: id, dataset_id: d.dataset_id })));
     });
   }
 
@@ -118,6 +207,10 @@ export class PgParseWork implements ParseWorkStore {
   async release(ids: readonly string[], pid: number): Promise<void> {
     if (!ids.length) return;
     await this.db.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [[...ids], pid], { idempotent: true });
+    for (const l of this.held(ids)) {
+      await releaseLease(this.db, PARSE_JOBS, l);
+      this.let([l]);
+    }
   }
 
   async heartbeat(owner: ParseOwner, now: number): Promise<void> {
@@ -147,14 +240,18 @@ export class PgParseWork implements ParseWorkStore {
     [rows.map((r) => r.id), rows.map((r) => r.progress), rows.map((r) => r.msg), rows.map((r) => r.begin)], { idempotent: true });
   }
 
-  async finish(puts: readonly CachedVector[], docs: readonly ParseOutcomeRow[], pid: number, time: number): Promise<void> {
+  async finish(puts: readonly CachedVector[], all: readonly ParseOutcomeRow[], pid: number, time: number): Promise<void> {
     // The logs are arrays the caller keeps: a unit of work that runs again must not append twice.
-    const logs = docs.map((j) => [...j.log]);
+    const logs = all.map((j) => [...j.log]);
+    let ended: Lease<string>[] = [];
     await this.db.tx(async (t) => {
-      docs.forEach((j, i) => j.log.splice(0, j.log.length, ...logs[i]!));
+      all.forEach((j, i) => j.log.splice(0, j.log.length, ...logs[i]!));
       await this.chunks.putVectors(t, puts, time);
-      const state = await lockStates(t, docs.map((j) => j.id));
-      const live = docs.filter((j) => state.get(j.id)?.run === RUN.RUNNING);
+      const state = await lockStates(t, all.map((j) => j.id));
+      // Queue claims lost to another claim write nothing; those queued again meanwhile stay RUNNING.
+      const { lost, again, held } = await this.holdAll(t, all.map((j) => j.id));
+      const docs = all.filter((j) => !lost.has(j.id));
+      const live = docs.filter((j) => state.get(j.id)?.run === RUN.RUNNING && !again.has(j.id));
       const swap = live.filter((j) => j.chunks);
       await removeDocumentChunks(t, swap.map((j) => j.id)); // a re-parse's old chunks (none on a first parse)
       faultPoint('parse:old-removed');
@@ -193,19 +290,25 @@ export class PgParseWork implements ParseWorkStore {
       await counts.apply();
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
+      for (const l of held) await finishParseJob(t, l);
+      ended = [...held, ...this.held([...lost])];
       faultPoint('parse:done-set');
     });
+    this.let(ended);
     faultPoint('parse:swapped');
     await this.wrote();
   }
 
-  async failAll(docs: ReadonlyArray<Pick<ParseOutcomeRow, 'id' | 'dataset_id' | 'log' | 'seconds'>>, line: string, pid: number): Promise<void> {
+  async failAll(all: ReadonlyArray<Pick<ParseOutcomeRow, 'id' | 'dataset_id' | 'log' | 'seconds'>>, line: string, pid: number): Promise<void> {
+    let ended: Lease<string>[] = [];
     await this.db.tx(async (t) => {
-      const state = await lockStates(t, docs.map((j) => j.id));
+      const state = await lockStates(t, all.map((j) => j.id));
+      const { lost, again, held } = await this.holdAll(t, all.map((j) => j.id));
+      const docs = all.filter((j) => !lost.has(j.id));
       const counts = new Counts(t);
       for (const j of docs) {
         const s = state.get(j.id);
-        if (s?.run === RUN.RUNNING) {
+        if (s?.run === RUN.RUNNING && !again.has(j.id)) {
           await t.run('UPDATE document SET run = $1, progress = -1, progress_msg = $2, process_duration = $3 WHERE id = $4', [RUN.FAIL, [...j.log, line].join('\n'), j.seconds, j.id]);
           await counts.restore(j.id, j.dataset_id, s);
         }
@@ -213,7 +316,10 @@ export class PgParseWork implements ParseWorkStore {
       await counts.apply();
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
+      for (const l of held) await finishParseJob(t, l);
+      ended = [...held, ...this.held([...lost])];
     }, { idempotent: true });
+    this.let(ended);
   }
 
   async cancel(ids: readonly string[]): Promise<void> {

@@ -110,6 +110,7 @@ export class PgStore implements Store {
   async close(): Promise<void> {
     if (this.db.isClosed) return;
     this.fullText.close();
+    this.parse.close();
     await this.gate.close();
     await this.db.close();
   }

@@ -101,6 +101,17 @@ export class SqliteParseWork implements ParseWorkStore {
     this.c.tx(() => ids.forEach((id) => own.run(id, owner.pid, owner.host, now)));
   }
 
+  async claimNext(n: number, owner: ParseOwner, now: number): Promise<string[]> {
+    if (!(n >= 1)) return [];
+    const own = cachedStatement(this.db, 'INSERT INTO parse_owner (document_id, pid, host, heartbeat) VALUES (?, ?, ?, ?)');
+    return this.c.tx(() => {
+      const ids = (this.db.prepare(`SELECT d.id FROM document d WHERE d.run = ? AND NOT EXISTS (SELECT 1 FROM parse_owner o WHERE o.document_id = d.id)
+        ORDER BY d.rowid LIMIT ?`).all(RUN.RUNNING, Math.floor(n)) as Array<{ id: string }>).map((r) => r.id);
+      for (const id of ids) own.run(id, owner.pid, owner.host, now);
+      return ids;
+    });
+  }
+
   async release(ids: readonly string[], pid: number): Promise<void> {
     const del = cachedStatement(this.db, 'DELETE FROM parse_owner WHERE document_id = ? AND pid = ?');
     this.c.tx(() => ids.forEach((id) => del.run(id, pid)));

@@ -69,6 +69,18 @@ try {
       out = process.pid;
       break;
     }
+    case 'parse.claimNext': {
+      // Claims a few at a time until nothing is left, as parsing nodes do.
+      const owner = { pid: process.pid, host: String(args.host) };
+      const got: string[] = [];
+      for (;;) {
+        const ids = await s.parse.claimNext(3, owner, Date.now());
+        if (!ids.length) break;
+        got.push(...ids);
+      }
+      out = got;
+      break;
+    }
     case 'chunks.add': {
       const doc = args.doc as { id: string; dataset_id: string; name: string };
       let added = 0;

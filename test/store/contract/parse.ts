@@ -124,6 +124,40 @@ export function parseContract(f: StoreFactory): void {
       expect([open.document_name, open.operation_status]).toEqual(['beta.txt', RUN.CANCEL]);
     });
 
+    test('claimNext: up to n RUNNING documents nobody parses, each once; finished, cancelled and idle ones never; released ones again', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const [a, b, c, d, idle] = await seedDocuments(s(), who, ds, ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'idle.txt']);
+      expect(await s().parse.claimNext(5, owner, 1)).toEqual([]);
+      await s().parse.reset([a!.id, b!.id, c!.id, d!.id], who.tenantId);
+      await s().parse.cancel([d!.id]);
+      const first = await s().parse.claimNext(2, owner, 10);
+      expect(first).toHaveLength(2);
+      const rest = await s().parse.claimNext(5, owner, 20);
+      expect([...first, ...rest].sort()).toEqual([a!.id, b!.id, c!.id].sort());
+      expect(await s().parse.claimNext(5, owner, 30)).toEqual([]);
+      expect((await s().parse.running()).every((r) => r.claim?.pid === owner.pid && r.claim.host === owner.host)).toBe(true);
+      // Released (not parsed after all): claimable again; finished: never.
+      await s().parse.release([rest[0]!], owner.pid);
+      expect(await s().parse.claimNext(5, owner, 40)).toEqual([rest[0]]);
+      const done = first[0]!;
+      await s().parse.finish([], [outcome({ id: done, dataset_id: ds.id }, [{ ...chunkOf({ id: done, dataset_id: ds.id, name: 'x.txt' }, 'parsed', 7), chunk_order: 0 }])], owner.pid, 50);
+      expect((await s().documents.get(ds.id, done))!.run).toBe(RUN.DONE);
+      await s().parse.release([first[1]!, rest[0]!], owner.pid);
+      expect((await s().parse.claimNext(5, owner, 60)).sort()).toEqual([first[1]!, rest[0]!].sort());
+      expect((await s().documents.get(ds.id, idle!.id))!.run).not.toBe(RUN.RUNNING);
+    });
+
+    test('claimNext by two processes at once: every document to exactly one of them', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const docs = await seedDocuments(s(), who, ds, Array.from({ length: 40 }, (_, i) => `n${i}.txt`));
+      await s().parse.reset(docs.map((d) => d.id), who.tenantId);
+      const at = Date.now() + 1500;
+      const got = await Promise.all([0, 1].map(() => inChild<string[]>(s().locator, 'parse.claimNext', { host: 'h', at })));
+      expect([...got[0]!, ...got[1]!].sort()).toEqual(docs.map((d) => d.id).sort());
+    }, 60_000);
+
     test('claims by two processes at once are all kept', async () => {
       const who = await seedTenant(s());
       const ds = await seedDataset(s(), who);
