@@ -16,7 +16,8 @@
 import { createHash } from 'node:crypto';
 import type { Db } from './db.js';
 import { cachedStatement } from './db.js';
-import { vecTable, toBlob } from './vectors.js';
+import { vecTable, toBlob, fromBlob } from './vectors.js';
+import { getBlob as getSqliteBlob } from './blobs.js';
 import { storedAnalysis } from './chunks.js';
 import { ftsTerms } from '../text/index.js';
 import { SqliteStore } from './sqlite/store.js';
@@ -113,10 +114,7 @@ function sqliteSource(s: SqliteStore): Source {
       const rows = db.prepare(`SELECT ${cols.map(q).join(', ')} FROM ${q(t.name)} ORDER BY ${order}`).all() as Row[];
       for (let i = 0; i < rows.length; i += PAGE) await each(rows.slice(i, i + PAGE));
     },
-    async blobBytes(sha) {
-      const r = db.prepare('SELECT data FROM blob WHERE sha256 = ?').get(sha) as { data: Buffer } | undefined;
-      return r?.data;
-    },
+    blobBytes: async (sha) => getSqliteBlob(db, sha),
     async vectors(rows) {
       const out = new Map<number, Float32Array>();
       const tables = new Map((db.prepare('SELECT dim, table_name FROM vec_index').all() as Array<{ dim: number; table_name: string }>).map((r) => [r.dim, r.table_name]));
@@ -124,7 +122,7 @@ function sqliteSource(s: SqliteStore): Source {
         const t = tables.get(r.vec_dim as number);
         if (!t) continue;
         const b = cachedStatement(db, `SELECT embedding FROM ${t} WHERE rowid = ?`).pluck().get(BigInt(r.rowid as number)) as Buffer | undefined;
-        if (b) out.set(r.rowid as number, new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)));
+        if (b) out.set(r.rowid as number, fromBlob(b));
       }
       return out;
     },
@@ -151,7 +149,7 @@ function pgSource(s: PgStore): Source {
     async vectors(rows) {
       const got = await db.rows<{ rowid: number; vector: Buffer | null }>('SELECT rowid, vector FROM chunk WHERE rowid = ANY($1)', [rows.map((r) => r.rowid)]);
       const out = new Map<number, Float32Array>();
-      for (const r of got) if (r.vector) out.set(r.rowid, new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength)));
+      for (const r of got) if (r.vector) out.set(r.rowid, fromBlob(r.vector));
       return out;
     },
     async keys(t) {
@@ -213,10 +211,10 @@ function sqliteTarget(s: SqliteStore): Target {
       if (t.name === 'blob') {
         let n = 0;
         for (const r of rows) {
-          if (db.prepare('SELECT 1 FROM blob WHERE sha256 = ?').get(r.sha256)) continue;
+          if (cachedStatement(db, 'SELECT 1 FROM blob WHERE sha256 = ?').get(r.sha256)) continue;
           const bytes = await src.blobBytes(r.sha256 as string);
           if (!bytes) continue;
-          n += db.prepare('INSERT OR IGNORE INTO blob (sha256, size, data) VALUES (?, ?, ?)').run(r.sha256, r.size, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).changes;
+          n += cachedStatement(db, 'INSERT OR IGNORE INTO blob (sha256, size, data) VALUES (?, ?, ?)').run(r.sha256, r.size, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).changes;
         }
         return n;
       }

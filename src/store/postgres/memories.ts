@@ -15,6 +15,7 @@
  */
 import { faultPoint } from '../../util/index.js';
 import type { PgTx } from './db.js';
+import { vectorBytes } from './sql.js';
 import type { NewMessage } from '../interface/index.js';
 
 /** A message to store (interface/memories.ts NewMessage) with its cost in bytes (`messageCost`). */
@@ -104,9 +105,6 @@ export async function evictFor(tx: PgTx, memoryId: string, usage: PgUsage, need:
   usage.messages -= order.length;
   return order;
 }
-
-const vectorBytes = (v: Float32Array | null): Buffer | null =>
-  v && v.length ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : null;
 
 /**
  * Stores messages in one memory, evicting first to make room for all of them together (in the

@@ -21,7 +21,7 @@ import { PARSE_JOBS, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, holdL
  * killed mid-parse has its documents claimed by another this long after its last renewal.
  * `RAGLOOM_PARSE_LEASE_MS` changes it (tests use a second or two).
  */
-export const PARSE_LEASE = { ms: Number(process.env.RAGLOOM_PARSE_LEASE_MS) > 0 ? Number(process.env.RAGLOOM_PARSE_LEASE_MS) : 30_000 };
+const PARSE_LEASE = { ms: Number(process.env.RAGLOOM_PARSE_LEASE_MS) > 0 ? Number(process.env.RAGLOOM_PARSE_LEASE_MS) : 30_000 };
 
 type State = { run: string; chunk_num: number; token_num: number; dataset_id: string };
 

@@ -15,10 +15,6 @@ export function insertRow(table: string, row: Record<string, unknown>): { sql: s
 }
 
 /** Column names come from the interface's row types (never user input); `top` and `user` need quotes in PostgreSQL. */
-export function quoteColumn(c: string): string {
-  return quoteCol(c);
-}
-
 function quoteCol(c: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(c)) throw new TypeError(`Invalid column name ${c}`);
   return c === 'top' || c === 'user' ? `"${c}"` : c;
@@ -29,7 +25,7 @@ function quoteCol(c: string): string {
  * quoted where PostgreSQL needs it, folded as SQLite's NOCASE columns compare (`nocase`).
  */
 export function orderColumn(col: string, nocase: readonly string[] = [], prefix = ''): string {
-  const c = quoteColumn(col);
+  const c = quoteCol(col);
   return nocase.includes(col) ? `ragloom_nocase(${prefix}${c})` : `${prefix}${c}`;
 }
 

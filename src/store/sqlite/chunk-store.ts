@@ -147,8 +147,9 @@ export class SqliteChunks implements ChunkStore {
     const out = new Map<number, Float32Array>();
     for (const c of chunks) {
       if (c.vec_dim <= 0) continue;
-      const row = this.db.prepare(`SELECT embedding FROM vec_${c.vec_dim} WHERE rowid = ?`).get(BigInt(c.rowid)) as { embedding: Buffer } | undefined;
-      if (row) out.set(c.rowid, fromBlob(row.embedding));
+      // The same cached statement as search.ts and copy.ts read plucked (pluck() sets the shared statement's mode).
+      const b = cachedStatement(this.db, `SELECT embedding FROM vec_${c.vec_dim} WHERE rowid = ?`).pluck().get(BigInt(c.rowid)) as Buffer | undefined;
+      if (b) out.set(c.rowid, fromBlob(b));
     }
     return out;
   }

@@ -30,7 +30,7 @@ import type {
   MemoryChanges, MemoryListQuery, MemoryRow, MemoryStore, MessageListQuery, MessageRow, NewMessage, RawMessageAdd, RawMessageResult,
   RecentQuery, StoreItemsResult, TaskInput, TaskRow, TaskState, Usage,
 } from '../interface/index.js';
-import { fromBlob } from '../vectors.js';
+import { fromBlob, toBlob } from '../vectors.js';
 import { marks } from './sql.js';
 import type { SqliteConn } from './store.js';
 
@@ -142,7 +142,7 @@ export function insertMessages(db: Database, memoryId: string, msgs: readonly Ne
   const ids: number[] = [];
   msgs.forEach((m, i) => {
     const dim = m.vector?.length ?? 0;
-    const blob = m.vector && dim ? Buffer.from(m.vector.buffer, m.vector.byteOffset, m.vector.byteLength) : null;
+    const blob = m.vector && dim ? toBlob(m.vector) : null;
     const r = ins.run(memoryId, m.message_type, m.source_id, m.user_id, m.agent_id, m.session_id, m.content, dim, blob, m.valid_at, m.invalid_at, m.fifo_at, sizes[i], opts.now);
     const id = Number(r.lastInsertRowid);
     fts.run(BigInt(id), ...ftsTerms('', m.content, [], [], 'v2'));

@@ -72,7 +72,8 @@ export class SqliteParseWork implements ParseWorkStore {
 
   /** dropClaims(), synchronously. */
   dropClaimsNow(claims: ReadonlyArray<{ id: string; pid: number }>): void {
-    this.c.tx(() => claims.forEach((r) => this.db.prepare('DELETE FROM parse_owner WHERE document_id = ? AND pid = ?').run(r.id, r.pid)));
+    const del = this.db.prepare('DELETE FROM parse_owner WHERE document_id = ? AND pid = ?');
+    this.c.tx(() => claims.forEach((r) => del.run(r.id, r.pid)));
   }
 
   async dropClaims(claims: ReadonlyArray<{ id: string; pid: number }>): Promise<void> {
@@ -223,7 +224,8 @@ export class SqliteParseWork implements ParseWorkStore {
   async cancel(ids: readonly string[]): Promise<void> {
     const db = this.db;
     this.c.tx(() => {
-      for (const id of ids) db.prepare('UPDATE document SET run = ?, progress = 0 WHERE id = ?').run(RUN.CANCEL, id);
+      const stop = db.prepare('UPDATE document SET run = ?, progress = 0 WHERE id = ?');
+      for (const id of ids) stop.run(RUN.CANCEL, id);
       // and the dataset's counters, from the old chunks
       const cur = cachedStatement(db, 'SELECT dataset_id, chunk_num, token_num FROM document WHERE id = ?');
       const counts = new Counts(db);

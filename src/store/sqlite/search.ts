@@ -66,7 +66,7 @@ const CHUNK_VECTORS: VectorSource = {
 };
 
 /** Memory messages: vectors in `memory_message.vector` (migration 8); searchable = enabled and not forgotten. */
-export const MEMORY_VECTORS: VectorSource = {
+const MEMORY_VECTORS: VectorSource = {
   rows: 'memory_message',
   id: 'id',
   partition: 'memory_id',
