@@ -291,19 +291,21 @@ export async function metadataSummary(e: Engine, ctx: Ctx, datasetId: string, q:
   return { summary };
 }
 
-/** `dataset_ids` of a query string, comma-separated; none → 102 `Lack of dataset_ids in query parameters`. */
-export function datasetIdsArg(q: P): string[] {
+/**
+ * `dataset_ids` of a query string, comma-separated, each visible to `ctx`; none → 102 `Lack of
+ * dataset_ids in query parameters`, one not visible → 102 `No authorization for dataset '…'`.
+ */
+export async function visibleDatasetIdsArg(e: Engine, ctx: Ctx, q: P): Promise<string[]> {
   const ids = (typeof q.dataset_ids === 'string' ? q.dataset_ids : '').split(',').filter(Boolean);
   if (!ids.length) dataError('Lack of dataset_ids in query parameters');
+  const visible = await e.store.datasets.getVisibleMany(ids, ctx);
+  for (const id of ids) if (!visible.has(id)) dataError(`No authorization for dataset '${id}'`);
   return ids;
 }
 
 /** `GET /datasets/metadata/flattened?dataset_ids=a,b`. */
 export async function flattenedMetadata(e: Engine, ctx: Ctx, q: P): Promise<Record<string, Record<string, string[]>>> {
-  const ids = datasetIdsArg(q);
-  const visible = await e.store.datasets.getVisibleMany(ids, ctx);
-  for (const id of ids) if (!visible.has(id)) dataError(`No authorization for dataset '${id}'`);
-  return flattened(e, ids);
+  return flattened(e, await visibleDatasetIdsArg(e, ctx, q));
 }
 
 // ---------------------------------------------------------------- auto-metadata configuration

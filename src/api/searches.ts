@@ -283,8 +283,7 @@ export async function searchDatasets(e: Engine, ctx: Ctx, p: P): Promise<P> {
     cross_languages: pick('cross_languages', undefined), metadata_condition: manual && filter ? { logic: filter.logic ?? 'and', conditions: manual } : undefined,
   });
   // This route sends the retriever's chunks as they are, with the index's field names.
-  const raw = r.chunks.map((c) => Object.fromEntries(Object.entries(c).map(([k, v]) => [RAW_KEYS[k] ?? k, v])));
-  return { total: r.total, chunks: raw, doc_aggs: r.doc_aggs, labels: [] };
+  return { total: r.total, chunks: r.chunks.map(rawChunk), doc_aggs: r.doc_aggs, labels: [] };
 }
 
 /** The operators RAGFlow's meta_filter knows, spelt as it compares them (manual conditions are not aliased). */
@@ -326,7 +325,7 @@ export async function searchbotRetrievalTest(e: Engine, ctx: Ctx, p: P): Promise
     similarity_threshold: p.similarity_threshold || (cfg.similarity_threshold ?? 0), vector_similarity_weight: p.vector_similarity_weight || (cfg.vector_similarity_weight ?? 0.3),
     top_k: p.top_k ? top : intArg(cfg.top_k, top), rerank_id: p.rerank_id || cfg.rerank_id || undefined, keyword: p.keyword === true, highlight: p.highlight === true,
   });
-  return { total: r.total, chunks: r.chunks.map((c) => Object.fromEntries(Object.entries(c).map(([k, v]) => [RAW_KEYS[k] ?? k, v]))), doc_aggs: r.doc_aggs, labels: [] };
+  return { total: r.total, chunks: r.chunks.map(rawChunk), doc_aggs: r.doc_aggs, labels: [] };
 }
 
 /** The /retrieval route's renames (chunk_api.retrieval_test), undone. */
@@ -334,6 +333,11 @@ const RAW_KEYS: Record<string, string> = {
   id: 'chunk_id', content: 'content_with_weight', document_id: 'doc_id', important_keywords: 'important_kwd', questions: 'question_kwd',
   document_keyword: 'docnm_kwd', dataset_id: 'kb_id',
 };
+
+/** A retrieved chunk with the index's field names (RAW_KEYS). */
+function rawChunk(c: object): P {
+  return Object.fromEntries(Object.entries(c).map(([k, v]) => [RAW_KEYS[k] ?? k, v]));
+}
 
 // ---------------------------------------------------------------- related questions
 

@@ -6,7 +6,7 @@
 import type { Engine, Ctx } from '../core/index.js';
 import { visibleDataset } from '../core/index.js';
 import { ApiError, RetCode } from './errors.js';
-import { datasetIdsArg } from './metadata.js';
+import { visibleDatasetIdsArg } from './metadata.js';
 
 type P = Record<string, unknown>;
 const dataError = (message: string): never => {
@@ -15,11 +15,6 @@ const dataError = (message: string): never => {
 const argError = (message: string): never => {
   throw new ApiError(RetCode.ARGUMENT_ERROR, message);
 };
-
-/** `[tag, count]` over the chunks of the datasets, most used first (RAGFlow's terms aggregation). */
-function tagCounts(e: Engine, datasetIds: string[]): Promise<Array<[string, number]>> {
-  return e.store.chunks.tagCounts(datasetIds);
-}
 
 async function dataset(e: Engine, ctx: Ctx, datasetId: string) {
   if (!datasetId) dataError('Lack of "Dataset ID"');
@@ -30,15 +25,14 @@ async function dataset(e: Engine, ctx: Ctx, datasetId: string) {
 
 /** `GET /datasets/{id}/tags`: `[[tag, count], …]`. */
 export async function listTags(e: Engine, ctx: Ctx, datasetId: string): Promise<Array<[string, number]>> {
-  return tagCounts(e, [(await dataset(e, ctx, datasetId)).id]);
+  // `[tag, count]` over the dataset's chunks, most used first (RAGFlow's terms aggregation).
+  return e.store.chunks.tagCounts([(await dataset(e, ctx, datasetId)).id]);
 }
 
 /** `GET /datasets/tags/aggregation?dataset_ids=a,b`: `[{value, count}, …]` over the datasets. */
 export async function aggregateTags(e: Engine, ctx: Ctx, q: P): Promise<Array<{ value: string; count: number }>> {
-  const ids = datasetIdsArg(q);
-  const visible = await e.store.datasets.getVisibleMany(ids, ctx);
-  for (const id of ids) if (!visible.has(id)) dataError(`No authorization for dataset '${id}'`);
-  return (await tagCounts(e, ids)).map(([value, count]) => ({ value, count }));
+  const ids = await visibleDatasetIdsArg(e, ctx, q);
+  return (await e.store.chunks.tagCounts(ids)).map(([value, count]) => ({ value, count }));
 }
 
 /** `DELETE /datasets/{id}/tags {tags: [..]}`: the tags leave every chunk; `{}`. */

@@ -192,6 +192,11 @@ function parseArgsMessage(e: unknown, spec: CommandSpec): string {
   return msg;
 }
 
+/** The first five of a list, comma-separated, with `, …` when there are more (for a message). */
+export function firstFive(xs: readonly string[]): string {
+  return xs.slice(0, 5).join(', ') + (xs.length > 5 ? ', …' : '');
+}
+
 /** The name closest to a mistyped one (an option, a command; at most two edits away), if any. */
 export function nearest(word: string, names: string[]): string | undefined {
   const dist = (a: string, b: string): number => {

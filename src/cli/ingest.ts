@@ -23,7 +23,7 @@ import { ApiError } from '../client/index.js';
 import { fileType, uploadFileType, type FileType } from '../core/index.js';
 import { fileSuffix } from '../util/index.js';
 import { formatTable } from './table.js';
-import { CliError, UsageError } from './args.js';
+import { CliError, UsageError, firstFive } from './args.js';
 
 /** The chunk methods a dataset can be created with (`--chunk-method`). */
 export const CHUNK_METHODS = [
@@ -259,7 +259,7 @@ export async function ingestPath(client: Client, path: string, opts: IngestOptio
 
   // Nothing to add: say so, and make no empty dataset.
   if (!wanted.length) {
-    const shown = skipped.slice(0, 5).map((x) => x.file).join(', ') + (skipped.length > 5 ? ', …' : '');
+    const shown = firstFive(skipped.map((x) => x.file));
     throw new CliError(files.length
       ? `${path}: nothing to ingest: none of its ${files.length} file(s) is a type ragloom reads (${shown}; see docs/parsers.md)`
       : `${path}: nothing to ingest: the folder holds no file (hidden files and folders are left out)`);
@@ -438,7 +438,7 @@ export function summaryTable(s: IngestSummary): string {
     ? `${s.rows.length} files, ${total.chunks} chunks, ${total.tokens} tokens in ${s.seconds.toFixed(1)} s (${(s.rows.length / Math.max(s.seconds, 0.001)).toFixed(1)} files/s)\n`
     : `nothing to parse; ${s.seconds.toFixed(1)} s\n`;
   if (s.stale.length) {
-    text += `${s.stale.length} documents have no file any more (--sync removes them): ${s.stale.slice(0, 5).join(', ')}${s.stale.length > 5 ? ', …' : ''}\n`;
+    text += `${s.stale.length} documents have no file any more (--sync removes them): ${firstFive(s.stale)}\n`;
   }
   if (s.skipped.length) {
     const unsupported = s.skipped.filter((x) => x.reason === 'unsupported type').map((x) => x.file);

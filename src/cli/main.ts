@@ -20,7 +20,7 @@ import { runMigrateCommand, MigrateUsageError } from './migrate.js';
 import { mcpCommand } from './mcp.js';
 import {
   type Command, type OptionSpec, VERSION, UsageError, CliError, runCommand, usageLine, writeJson, errorJson, errorText, wantsJson,
-  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag, storeOf, shownDb, nearest, untilStopped,
+  intFlag, numberFlag, choiceFlag, stringFlag, listFlag, existingDatabase, chatModelFlags, DEFAULT_DB, DB_OPTION as DB, dbFlag, storeOf, shownDb, nearest, untilStopped, firstFive,
 } from './args.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -70,7 +70,7 @@ async function chosenDatasets(client: Client, names: string[], db: string): Prom
  */
 function answerableDatasets(ds: DataSet[], named: boolean, db: string): DataSet[] {
   const empty = ds.filter((d) => !d.chunk_count);
-  const list = (xs: DataSet[]) => xs.slice(0, 5).map((d) => JSON.stringify(d.name)).join(', ') + (xs.length > 5 ? ', …' : '');
+  const list = (xs: DataSet[]) => firstFive(xs.map((d) => JSON.stringify(d.name)));
   const fix = `\`ragloom ingest <folder> --dataset <name> --db ${db}\` adds and parses files; \`ragloom list --dataset <name> --db ${db}\` shows why a document is not parsed`;
   if (named && empty.length) throw new CliError(`${empty.length === 1 ? 'dataset' : 'datasets'} ${list(empty)} of ${db} ${empty.length === 1 ? 'holds' : 'hold'} no parsed document yet: ${fix}`);
   const usable = ds.filter((d) => d.chunk_count);
@@ -166,7 +166,7 @@ async function quickstartRefusal(db: string): Promise<string | undefined> {
     const datasets = await allDatasets(client);
     const others = datasets.filter((d) => d.name !== QUICKSTART.dataset || d.description !== QUICKSTART.mark);
     if (others.length || !datasets.length) {
-      const names = others.slice(0, 5).map((d) => JSON.stringify(d.name)).join(', ') + (others.length > 5 ? ', …' : '');
+      const names = firstFive(others.map((d) => JSON.stringify(d.name)));
       return `--db ${db} holds ${others.length ? `${others.length} dataset(s) quickstart did not make (${names})` : 'no dataset quickstart made'}; ${keep}`;
     }
     const chats = (await client.listChats({ page_size: 100 })).filter((c) => c.name !== QUICKSTART.dataset);

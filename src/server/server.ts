@@ -129,7 +129,7 @@ function urlHost(host: string): string {
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const o = resolveOptions(opts);
   const engineOpts = { models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model, agents: o.agents, retrieval: o.retrieval };
-  const api = o.postgres !== undefined ? await Api.open({ ...engineOpts, postgres: o.postgres }) : new Api({ ...engineOpts, path: o.path });
+  const api = await Api.open(o.postgres !== undefined ? { ...engineOpts, postgres: o.postgres } : { ...engineOpts, path: o.path });
   const inflight = new Set<AbortController>();
   let closing = false;
   let pool: SearchPool | undefined;
