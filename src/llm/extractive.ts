@@ -504,16 +504,20 @@ export class ExtractiveChatModel implements ChatModel {
     // How much of what the question asks about a sentence (and its passage) holds: each question
     // term weighted by its idf over the sentences, so that a missing rare word ("CEO") weighs more
     // than a word every passage shares ("Amazon").
+    // The question terms' idf once, not per sentence.
+    const qIdf = [...qTerms.keys()].map((t) => [t, idf(t)] as const);
     let info = 0;
-    for (const t of qTerms.keys()) info += idf(t);
+    for (const [, w] of qIdf) info += w;
     const passageSets = passageTerms.map((ts) => new Set(ts));
     for (const c of cands) {
       const own = new Set(c.terms);
       let hit = 0;
       let inPassage = 0;
-      for (const t of qTerms.keys()) {
-        if (own.has(t) || c.context.has(t)) hit += idf(t);
-        if (own.has(t) || c.context.has(t) || passageSets[c.passage]!.has(t)) inPassage += idf(t);
+      for (const [t, w] of qIdf) {
+        if (own.has(t) || c.context.has(t)) {
+          hit += w;
+          inPassage += w;
+        } else if (passageSets[c.passage]!.has(t)) inPassage += w;
       }
       c.cover = info ? hit / info : 0;
       c.passageCover = info ? inPassage / info : 0;
