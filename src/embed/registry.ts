@@ -51,8 +51,8 @@ export function modelCacheDir(): string {
   return process.env.RAGLOOM_MODELS_DIR ?? join(homedir(), '.cache', 'ragloom', 'models');
 }
 
-/** Names compare as RAGFlow's database compares them: case-insensitively. */
-const CATALOGUE = new Map(Object.entries(RAGFLOW_EMBEDDING_MODELS).map(([f, names]) => [f, new Set(names.map((n) => n.toLowerCase()))]));
+/** Names (and factories) compare as RAGFlow's database compares them: case-insensitively. Keyed by the lower-cased factory. */
+const CATALOGUE = new Map(Object.entries(RAGFLOW_EMBEDDING_MODELS).map(([f, names]) => [f.toLowerCase(), new Set(names.map((n) => n.toLowerCase()))]));
 
 /**
  * Is `id` an embedding model of RAGFlow's catalogue, as RAGFlow reads an id: `name@factory` when
@@ -68,8 +68,9 @@ export function inEmbeddingCatalogue(id: string): boolean {
     factory = parts[parts.length - 1];
   }
   const key = name.toLowerCase();
-  if (factory !== undefined) return [...CATALOGUE].some(([f, names]) => f.toLowerCase() === factory!.toLowerCase() && names.has(key));
-  return [...CATALOGUE.values()].some((names) => names.has(key));
+  if (factory !== undefined) return CATALOGUE.get(factory.toLowerCase())?.has(key) ?? false;
+  for (const names of CATALOGUE.values()) if (names.has(key)) return true;
+  return false;
 }
 
 export type ModelStatus = 'ok' | 'unauthorized' | 'unsupported';

@@ -504,16 +504,20 @@ export class ExtractiveChatModel implements ChatModel {
     // How much of what the question asks about a sentence (and its passage) holds: each question
     // term weighted by its idf over the sentences, so that a missing rare word ("CEO") weighs more
     // than a word every passage shares ("Amazon").
+    // The question terms' idf once, not per sentence.
+    const qIdf = [...qTerms.keys()].map((t) => [t, idf(t)] as const);
     let info = 0;
-    for (const t of qTerms.keys()) info += idf(t);
+    for (const [, w] of qIdf) info += w;
     const passageSets = passageTerms.map((ts) => new Set(ts));
     for (const c of cands) {
       const own = new Set(c.terms);
       let hit = 0;
       let inPassage = 0;
-      for (const t of qTerms.keys()) {
-        if (own.has(t) || c.context.has(t)) hit += idf(t);
-        if (own.has(t) || c.context.has(t) || passageSets[c.passage]!.has(t)) inPassage += idf(t);
+      for (const [t, w] of qIdf) {
+        if (own.has(t) || c.context.has(t)) {
+          hit += w;
+          inPassage += w;
+        } else if (passageSets[c.passage]!.has(t)) inPassage += w;
       }
       c.cover = info ? hit / info : 0;
       c.passageCover = info ? inPassage / info : 0;
@@ -553,7 +557,7 @@ export class ExtractiveChatModel implements ChatModel {
   /** The sentences to answer with: the best supported one and up to two more, or none (decline). */
   private async select(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal): Promise<Candidate[]> {
     const picked = await this.pick(knowledge, question, earlier, signal);
-    return picked.length && this.supports(picked, knowledge) ? picked : [];
+    return picked.length && this.supports(picked) ? picked : [];
   }
 
   /**
@@ -563,7 +567,7 @@ export class ExtractiveChatModel implements ChatModel {
   async explain(knowledge: KnowledgeItem[], question: string): Promise<{ quoted: string[]; declines: boolean; support?: Support }> {
     const picked = await this.pick(knowledge, question, [], undefined);
     if (!picked.length) return { quoted: [], declines: true };
-    return { quoted: picked.map((c) => c.text), declines: !this.supports(picked, knowledge), support: support(picked, knowledge) };
+    return { quoted: picked.map((c) => c.text), declines: !this.supports(picked), support: support(picked, knowledge) };
   }
 
   /**
@@ -579,11 +583,11 @@ export class ExtractiveChatModel implements ChatModel {
   }
 
   /** Whether the best sentence is supported enough to be quoted (see `Support`). */
-  private supports(picked: Candidate[], knowledge: KnowledgeItem[]): boolean {
+  private supports(picked: Candidate[]): boolean {
     // Neither the words nor the meaning: it shares little of what the question asks about and is
     // not close to it either (only measurable with the embedding model's cosine).
-    const s = support(picked, knowledge);
-    return !this.o.embed || s.cover >= this.o.minCover || s.cosine >= this.o.weakCosine;
+    const best = picked[0]!;
+    return !this.o.embed || best.cover >= this.o.minCover || best.cosine >= this.o.weakCosine;
   }
 
   /** The sentences to answer with, before the decision whether they answer at all. */

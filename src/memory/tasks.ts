@@ -196,11 +196,12 @@ export class ExtractionQueue {
     })), {
       done: `${res.items.length} items extracted`,
       gone: GONE,
-      full: (e) => `the extracted items do not fit: ${e.message}`,
+      full: doNotFit,
     }, Date.now());
     if (stored === 'raw-gone') this.failed(t, GONE);
-    else if (typeof stored === 'object') this.failed(t, `the extracted items do not fit: ${stored.full.message}`);
+    else if (typeof stored === 'object') this.failed(t, doNotFit(stored.full));
   }
 }
 
 const GONE = 'the message was evicted before its items were stored';
+const doNotFit = (e: Error): string => `the extracted items do not fit: ${e.message}`;

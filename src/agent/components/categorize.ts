@@ -10,6 +10,7 @@ import type { ComponentImpl, Node } from '../node.js';
 import type { Canvas } from '../canvas.js';
 import { asText, materialize } from '../canvas.js';
 import { isExtractive, genConf } from './llm.js';
+import { cosine } from '../../embed/similarity.js';
 import { isPlainObject } from '../../util/index.js';
 
 interface Category {
@@ -50,18 +51,6 @@ Here's description of each category:
  `;
   if (lines.length) p += `\n---- Examples ----\n${lines.join('\n')}\n`;
   return p;
-}
-
-function cosine(a: Float32Array, b: Float32Array): number {
-  let d = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    d += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return na && nb ? d / Math.sqrt(na * nb) : 0;
 }
 
 /** The category nearest the query by embeddings: best cosine over its description and examples. */
