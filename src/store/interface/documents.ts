@@ -30,11 +30,21 @@ export interface DocumentRow {
 /** The `run` column holds RAGFlow's TaskStatus digits; the wire shows names. */
 export const RUN = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4' } as const;
 
+/**
+ * A file's bytes: in memory, or streamed as parts in order (read once, before the upload's
+ * transaction; a source that throws aborts the upload and nothing of it is stored).
+ */
+export type FileSource = Uint8Array | AsyncIterable<Uint8Array>;
+
 /** One uploaded file. */
 export interface NewFile {
   /** The name asked for; the store makes it unique in the dataset (see DocumentStore.upload). */
   name: string;
-  bytes: Uint8Array;
+  /**
+   * The bytes. PostgreSQL writes a stream (and any file over a part, 1 MiB) part by part as it
+   * comes, never holding it whole; SQLite gathers it (its blob is one value).
+   */
+  bytes: FileSource;
 }
 
 /** What a document's name makes of it: its suffix, RAGFlow's file type and its chunk method. */

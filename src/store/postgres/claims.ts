@@ -192,3 +192,25 @@ export class LeaseKeeper<K = string | number> {
     this.held.clear();
   }
 }
+
+/**
+ * holdLease for many leases in one statement (locked in key order): the keys whose row still
+ * carries their claim's token. A token is a fresh random uuid per claim, so matching keys and
+ * tokens as two lists matches each pair.
+ */
+export async function holdLeases<K>(tx: PgTx, q: LeaseQueue, leases: readonly Lease<K>[]): Promise<Set<K>> {
+  if (!leases.length) return new Set();
+  const rows = await tx.rows<{ key: K }>(`SELECT ${q.key} AS key FROM ${q.table} WHERE ${q.key} = ANY($1) AND lease_token = ANY($2::uuid[])
+    ORDER BY ${q.key} FOR UPDATE`, [leases.map((l) => l.key), leases.map((l) => l.token)]);
+  faultPoint('pg-claims:held');
+  return new Set(rows.map((r) => r.key));
+}
+
+/** finishParseJob for many held leases: two statements whatever their number. */
+export async function finishParseJobs(tx: PgTx, leases: readonly Lease[]): Promise<void> {
+  if (!leases.length) return;
+  const p = [leases.map((l) => l.key), leases.map((l) => l.token)];
+  await tx.run(`UPDATE parse_job SET again = false, lease_owner = NULL, lease_token = NULL, lease_until = NULL, queued_at = ragloom_now_ms()
+    WHERE document_id = ANY($1) AND lease_token = ANY($2::uuid[]) AND again`, p);
+  await tx.run('DELETE FROM parse_job WHERE document_id = ANY($1) AND lease_token = ANY($2::uuid[])', p);
+}
