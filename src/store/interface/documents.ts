@@ -153,6 +153,11 @@ export interface DocumentStore {
   /** A stored file by its sha256. */
   file(sha256: string): Promise<FileBytes | undefined>;
   /**
+   * Whole stored files by sha256 (absent ones left out), for a batch of small files read at once
+   * (the parse queue's): one statement on PostgreSQL, not a few per file.
+   */
+  files(sha256s: readonly string[]): Promise<Map<string, Uint8Array>>;
+  /**
    * New bytes under a document, in one transaction that reads its state again: 'gone' (deleted
    * meanwhile) or 'running' (a parse was queued meanwhile) change nothing; else the blob is stored,
    * the document points at it (size, UNSTART, progress 0), the old blob is pruned when unused, and

@@ -225,6 +225,23 @@ export class PgDocuments implements DocumentStore {
     return info && new PgFileBytes(this.db, sha256, info.size);
   }
 
+  async files(sha256s: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const rows = await this.db.rows<{ sha256: string; parts: number; n: number; data: Buffer }>(`SELECT b.sha256, b.parts, p.n, p.data
+      FROM blob b JOIN blob_part p ON p.content_id = b.content_id WHERE b.sha256 = ANY($1) ORDER BY b.sha256, p.n`, [[...new Set(sha256s)]]);
+    const parts = new Map<string, Buffer[]>();
+    for (const r of rows) {
+      const list = parts.get(r.sha256) ?? [];
+      list.push(r.data);
+      parts.set(r.sha256, list);
+    }
+    const out = new Map<string, Uint8Array>();
+    for (const [sha, list] of parts) {
+      const b = list.length === 1 ? list[0]! : Buffer.concat(list);
+      out.set(sha, new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+    }
+    return out;
+  }
+
   async replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, bytes: Uint8Array, time: number): Promise<ReplaceResult> {
     const r = await this.db.tx(async (t): Promise<ReplaceResult> => {
       // Read again inside the write (locked): a parse queued by another process since the caller's check wins.

@@ -207,6 +207,15 @@ export class SqliteDocuments implements DocumentStore {
     return data && new BlobBytes(data);
   }
 
+  async files(sha256s: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const out = new Map<string, Uint8Array>();
+    for (const sha of new Set(sha256s)) {
+      const data = getBlob(this.db, sha);
+      if (data) out.set(sha, data);
+    }
+    return out;
+  }
+
   async replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, bytes: Uint8Array, time: number): Promise<ReplaceResult> {
     const db = this.db;
     const r = this.c.tx((): ReplaceResult => {
