@@ -823,7 +823,8 @@ export function coerceQuery(route: RouteSpec, pairs: Iterable<readonly [string, 
 /** A file part of a multipart upload. */
 export interface UploadPart {
   display_name: string;
-  blob: Uint8Array;
+  /** Bytes in memory; a server's parts are streams of the file spooled to disk. */
+  blob: Uint8Array | AsyncIterable<Uint8Array>;
 }
 
 export interface SplitRequest {

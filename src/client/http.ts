@@ -184,8 +184,8 @@ export class HttpTransport implements Transport {
         const part = f as { display_name?: unknown; blob?: unknown } | null;
         // Bytes that cannot travel: the op's own message (api/documents.ts), checked here because
         // multipart can only carry bytes.
-        if (part && typeof part === 'object' && typeof part.display_name === 'string' && part.display_name && !(part.blob instanceof Uint8Array)) {
-          throw new ApiError(RetCode.ARGUMENT_ERROR, `${part.display_name}: \`blob\` must be a Uint8Array or Buffer`);
+        if (part && typeof part === 'object' && typeof part.display_name === 'string' && part.display_name && !(part.blob instanceof Uint8Array) && !(part.blob instanceof Blob)) {
+          throw new ApiError(RetCode.ARGUMENT_ERROR, `${part.display_name}: \`blob\` must be a Uint8Array, a Buffer or a stream of them`);
         }
       }
     }
@@ -209,9 +209,10 @@ export class HttpTransport implements Transport {
       const form = new FormData();
       for (const f of req.files as unknown[]) {
         const part = (f && typeof f === 'object' ? f : {}) as { display_name?: unknown; blob?: unknown };
-        const bytes = part.blob instanceof Uint8Array ? part.blob : new Uint8Array(0);
+        // A file-backed Blob (a path or a spooled stream: Dataset.uploadDocuments) is read as it is sent.
+        const blob = part.blob instanceof Blob ? part.blob : new Blob([part.blob instanceof Uint8Array ? part.blob : new Uint8Array(0)]);
         // A name that is not a string travels as '' → the server's "No file selected!", as locally.
-        form.append('file', new Blob([bytes]), typeof part.display_name === 'string' ? part.display_name : '');
+        form.append('file', blob, typeof part.display_name === 'string' ? part.display_name : '');
       }
       return form;
     }

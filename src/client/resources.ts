@@ -1,5 +1,11 @@
+import { createWriteStream, openAsBlob } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { LocalTransport, OpeningTransport, type Transport } from './transport.js';
-import { fail } from '../api/errors.js';
+import { ApiError, RetCode, fail } from '../api/errors.js';
 import type { AutoMetadataConfig, ChunkMethod, ListDocumentsParams, MetadataCondition, UpdateChunkParams, UpdateDatasetParams, UpdateDocumentParams } from './params.js';
 
 /** Wire fields as plain properties plus the transport; `toJSON()` gives the wire shape. */
@@ -150,9 +156,39 @@ export class DataSet extends Resource {
     return this;
   }
 
-  async uploadDocuments(files: Array<{ display_name: string; blob: Uint8Array }>): Promise<Document[]> {
-    const docs = await this.t.call<Record<string, unknown>[]>('documents.upload', { dataset_id: this.id, files });
-    return docs.map((d) => new Document(this.t, d));
+  /**
+   * Uploads files: each `blob` is bytes in memory or a stream of them (a Node Readable, a web
+   * ReadableStream, any async iterable of Uint8Array), or `path` names a file on this machine
+   * (`display_name` defaults to its base name). Streams and files go to the store part by part,
+   * never as one buffer (over HTTP as a multipart body read from disk).
+   */
+  async uploadDocuments(files: Array<UploadSource>): Promise<Document[]> {
+    const spool = new Spool();
+    try {
+      const given = await Promise.all(files.map((f) => this.fileSource(f, spool)));
+      const docs = await this.t.call<Record<string, unknown>[]>('documents.upload', { dataset_id: this.id, files: given });
+      return docs.map((d) => new Document(this.t, d));
+    } finally {
+      await spool.close();
+    }
+  }
+
+  /** An upload's file as the transport carries it: in process any stream; over HTTP bytes or a Blob backed by a file. */
+  private async fileSource(f: UploadSource, spool: Spool): Promise<unknown> {
+    if (!f || typeof f !== 'object' || (f.path === undefined && f.blob !== undefined && !isByteStream(f.blob)) || (f.path === undefined && f.blob === undefined)) return f;
+    const inProcess = this.t instanceof LocalTransport || this.t instanceof OpeningTransport;
+    if (f.path !== undefined) {
+      if (typeof f.path !== 'string' || !f.path) throw new ApiError(RetCode.ARGUMENT_ERROR, '`path` must be the path of a file');
+      const display_name = f.display_name ?? basename(f.path);
+      try {
+        return { display_name, blob: inProcess ? await openStream(f.path) : await openAsBlob(f.path) };
+      } catch (e) {
+        throw new ApiError(RetCode.ARGUMENT_ERROR, `${display_name}: cannot read ${f.path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      }
+    }
+    if (inProcess) return f;
+    // Over HTTP a stream is written to a temporary file first, then sent from it (fetch sends a file-backed Blob as it reads it).
+    return { display_name: f.display_name, blob: await openAsBlob(await spool.write(f.blob as AsyncIterable<Uint8Array>)) };
   }
 
   async listDocuments(p: ListDocumentsParams = {}): Promise<Document[]> {
@@ -287,5 +323,39 @@ export class DataSet extends Resource {
       const cost = inProcess ? performance.eventLoopUtilization(elu0).active : performance.now() - t0;
       await new Promise((r) => setTimeout(r, Math.max(opts.pollMs ?? 100, 20 * cost)));
     }
+  }
+}
+
+/** A file to upload: `blob` (bytes, or a stream of them) or `path` (a file on this machine). */
+export interface UploadSource {
+  display_name?: string;
+  blob?: Uint8Array | AsyncIterable<Uint8Array>;
+  path?: string;
+}
+
+function isByteStream(v: unknown): boolean {
+  return !!v && typeof v === 'object' && typeof (v as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
+}
+
+/** A file's read stream, opened now (a missing file fails here, not inside the upload). */
+async function openStream(path: string): Promise<AsyncIterable<Uint8Array>> {
+  const fh = await open(path, 'r');
+  return fh.createReadStream();
+}
+
+/** Temporary files for streams sent over HTTP, removed when the upload ends. */
+class Spool {
+  private dir: string | undefined;
+  private n = 0;
+
+  async write(source: AsyncIterable<Uint8Array>): Promise<string> {
+    this.dir ??= await mkdtemp(join(tmpdir(), 'ragloom-send-'));
+    const path = join(this.dir, String(this.n++));
+    await pipeline(Readable.from(source), createWriteStream(path));
+    return path;
+  }
+
+  async close(): Promise<void> {
+    if (this.dir) await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }

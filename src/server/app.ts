@@ -274,7 +274,8 @@ async function handle(
       Object.assign(path, m.groups);
     }
     const query = spec.query || spec.queryRest ? coerceQuery(spec, new URLSearchParams(req.url.split('?')[1] ?? '')) : {};
-    const body = await readBody(req, spec.body, opts.uploads, !!spec.validates);
+    // An upload's spooled files are removed once the request is answered (or its connection gone).
+    const body = await readBody(req, spec.body, opts.uploads, !!spec.validates, (cleanup) => reply.raw.once('close', cleanup));
     const missing = missingArguments(spec, body);
     if (missing) throw missing;
     if (spec.auth === 'beta') {
