@@ -6,7 +6,7 @@ import { intArg, orderColumn, paginate } from './listing.js';
 import { checkMetaFields, readMetadataCondition, splitCombinedValues, truthy } from './metadata.js';
 import { pyStr } from './pyfmt.js';
 import { filterDocuments } from '../search/index.js';
-import { withFileInfo } from './routes.js';
+import { FileStream, withFileInfo } from './routes.js';
 import { DOCUMENT_CHUNK_METHODS, validateParserConfig, storedParserConfig } from './parser-config.js';
 import { newId, nowMs, fileSuffix, utf8Length, deepMerge, isPlainObject, pyListRepr } from '../util/index.js';
 import type { DocumentChanges, DocumentListQuery } from '../store/index.js';
@@ -374,7 +374,7 @@ export async function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, re
   return { deleted: targets.length };
 }
 
-export async function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string): Promise<Uint8Array> {
+export async function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string, streamed = false): Promise<Uint8Array | FileStream> {
   // RAGFlow looks up the (dataset, document) pair only: a dataset that is unknown, or not the
   // caller's (which ragloom checks and RAGFlow does not), is an unknown document.
   const kb = await ownedDataset(e, ctx, datasetId);
@@ -382,6 +382,7 @@ export async function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, d
   if (!doc) fail('DOWNLOAD_NOT_OWNED', documentId);
   const file = await e.store.documents.file(doc.blob_sha256);
   if (!file || file.size === 0) fail('FILE_EMPTY');
+  if (streamed) return new FileStream(file.size, file.stream(), { name: doc.name });
   // A copy the caller owns (the store's buffer is not kept past this read).
   return withFileInfo(new Uint8Array(await file.bytes()), { name: doc.name });
 }

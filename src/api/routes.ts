@@ -891,6 +891,14 @@ export function withFileInfo(bytes: Uint8Array, info: FileInfo): Uint8Array {
   return bytes;
 }
 
+/**
+ * A `bytes` result streamed: a stored file read part by part as it is sent, never whole (a
+ * download asked with `stream: true`, which the server always asks).
+ */
+export class FileStream {
+  constructor(readonly size: number, readonly parts: AsyncIterable<Uint8Array>, readonly info: FileInfo) {}
+}
+
 export type EnvelopeBody = Record<string, unknown>;
 
 /** The success body of a route for an op result (not for `bytes`, `openai` or streams). */

@@ -106,6 +106,9 @@ export class HttpTransport implements Transport {
   async call<T = unknown>(op: OpName, params: Params = {}): Promise<T> {
     if (this.closed) throw new ApiError(RetCode.OPERATING_ERROR, 'The client is closed.');
     const route = routeFor(op, params ?? {});
+    // A download asked as a stream: the response body is handed over as it arrives (`stream` is not sent).
+    const streamBytes = route.envelope === 'bytes' && params?.stream === true;
+    if (streamBytes) params = Object.fromEntries(Object.entries(params).filter(([k]) => k !== 'stream'));
     const req = this.split(route, params ?? {});
     const url = this.url(route, req);
     const ctl = new AbortController();
@@ -137,6 +140,21 @@ export class HttpTransport implements Transport {
         return kind.call(this, res, ctl, release, what) as T;
       }
       if (route.envelope === 'bytes' && res.status === 200 && !type.startsWith('application/json')) {
+        if (streamBytes && res.body) {
+          streaming = true;
+          clearTimeout(timer); // a large file may take longer than one request's timeout
+          const body = res.body;
+          const fail = (e: unknown) => this.failure(e, ctl, what);
+          return (async function* () {
+            try {
+              for await (const piece of body) yield piece as Uint8Array;
+            } catch (e) {
+              throw fail(e);
+            } finally {
+              release();
+            }
+          })() as T;
+        }
         try {
           return new Uint8Array(await res.arrayBuffer()) as T;
         } catch (e) {

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { LocalTransport, OpeningTransport, type Transport } from './transport.js';
 import { ApiError, RetCode, fail } from '../api/errors.js';
+import { FileStream } from '../api/routes.js';
 import type { AutoMetadataConfig, ChunkMethod, ListDocumentsParams, MetadataCondition, UpdateChunkParams, UpdateDatasetParams, UpdateDocumentParams } from './params.js';
 
 /** Wire fields as plain properties plus the transport; `toJSON()` gives the wire shape. */
@@ -100,6 +101,15 @@ export class Document extends Resource {
   /** The uploaded bytes, unchanged. A 0-byte file rejects with 102 "This file is empty.". */
   download(): Promise<Uint8Array> {
     return this.t.call<Uint8Array>('documents.download', { dataset_id: this.dataset_id, document_id: this.id });
+  }
+
+  /**
+   * The uploaded bytes as a stream of pieces, read from the store (or the response) as they are
+   * consumed: a large file is never one buffer. Rejects as download() does before the first piece.
+   */
+  async downloadStream(): Promise<AsyncIterable<Uint8Array>> {
+    const r = await this.t.call<FileStream | AsyncIterable<Uint8Array>>('documents.download', { dataset_id: this.dataset_id, document_id: this.id, stream: true });
+    return r instanceof FileStream ? r.parts : r;
   }
 
   /**
