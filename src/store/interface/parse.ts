@@ -104,6 +104,13 @@ export interface ParseWorkStore {
   claimNext(n: number, owner: ParseOwner, now: number): Promise<string[]>;
   /** Drops `pid`'s claims of these documents. */
   release(ids: readonly string[], pid: number): Promise<void>;
+  /**
+   * Calls `wake` when work for `claimNext` may have been queued by any process (PostgreSQL: a
+   * NOTIFY sent at the commit of a reset or a release, and after the listening connection
+   * reconnects; notifications can be lost, so callers keep a slow timer too). Resolves to the
+   * function that stops it. SQLite has no signal between processes: it never calls `wake`.
+   */
+  watchQueue(wake: () => void): Promise<() => Promise<void>>;
   /** Refreshes the heartbeat of every claim of `owner`. */
   heartbeat(owner: ParseOwner, now: number): Promise<void>;
   /** Documents by id (any dataset; absent ones left out). */

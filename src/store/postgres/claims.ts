@@ -107,6 +107,9 @@ export async function releaseLease(db: PgDb | PgTx, q: LeaseQueue, lease: Lease)
   return n === 1;
 }
 
+/** Notified at the commit of every queueing of parse work (and a release of claimed jobs): idle nodes wake and claim. */
+export const PARSE_CHANNEL = 'ragloom_parse';
+
 /**
  * Queues documents for parsing (in the caller's transaction), at one time (then in the documents'
  * order). A document already queued keeps its place; one being parsed is marked to run once more when that run ends.
@@ -118,6 +121,7 @@ export async function enqueueParse(tx: PgTx, docs: ReadonlyArray<{ document_id: 
     FROM unnest($1::text[], $2::text[]) AS x(d, s), (SELECT ragloom_now_ms() AS now) t
     ON CONFLICT (document_id) DO UPDATE SET again = parse_job.lease_token IS NOT NULL`,
   [docs.map((d) => d.document_id), docs.map((d) => d.dataset_id)]);
+  await tx.run(`NOTIFY ${PARSE_CHANNEL}`);
 }
 
 /**
@@ -128,7 +132,10 @@ export async function enqueueParse(tx: PgTx, docs: ReadonlyArray<{ document_id: 
 export async function finishParseJob(tx: PgTx, lease: Lease): Promise<boolean> {
   const again = await tx.run(`UPDATE parse_job SET again = false, lease_owner = NULL, lease_token = NULL, lease_until = NULL, queued_at = ragloom_now_ms()
     WHERE document_id = $1 AND lease_token = $2 AND again`, [lease.key, lease.token]);
-  if (again) return true;
+  if (again) {
+    await tx.run(`NOTIFY ${PARSE_CHANNEL}`);
+    return true;
+  }
   return (await tx.run('DELETE FROM parse_job WHERE document_id = $1 AND lease_token = $2', [lease.key, lease.token])) === 1;
 }
 

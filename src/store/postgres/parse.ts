@@ -14,7 +14,7 @@ import type { PgDb, PgTx } from './db.js';
 import { removeDocumentChunks, upsertChunks } from './chunk-rows.js';
 import type { PgChunks } from './chunk-store.js';
 import { dir, orderColumn, stripAll } from './sql.js';
-import { PARSE_JOBS, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, holdLease, releaseLease, type Lease } from './claims.js';
+import { PARSE_CHANNEL, PARSE_JOBS, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, holdLease, releaseLease, type Lease } from './claims.js';
 
 /**
  * How long a parse claim of the queue lasts without renewal (renewed every third of it): a node
@@ -207,10 +207,17 @@ export class PgParseWork implements ParseWorkStore {
   async release(ids: readonly string[], pid: number): Promise<void> {
     if (!ids.length) return;
     await this.db.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [[...ids], pid], { idempotent: true });
-    for (const l of this.held(ids)) {
+    const held = this.held(ids);
+    for (const l of held) {
       await releaseLease(this.db, PARSE_JOBS, l);
       this.let([l]);
     }
+    // Claimable again at once: idle nodes may take them.
+    if (held.length) await this.db.run(`NOTIFY ${PARSE_CHANNEL}`, [], { idempotent: true });
+  }
+
+  async watchQueue(wake: () => void): Promise<() => Promise<void>> {
+    return this.db.listen(PARSE_CHANNEL, () => wake());
   }
 
   async heartbeat(owner: ParseOwner, now: number): Promise<void> {
