@@ -99,7 +99,9 @@ export interface ParseWorkStore {
    * first, and returns their ids; processes calling it at once never get the same document.
    * SQLite: documents without a claim. PostgreSQL: the `parse_job` queue (`SKIP LOCKED`), each
    * document held by a lease the store renews until `finish`, `failAll` or `release`; a lease that
-   * runs out (its process died) makes the document claimable again.
+   * runs out (its process died) makes the document claimable again. At most this process's even
+   * share of the queue (queued documents over the processes watching it, `watchQueue`), less what
+   * it holds: N processes split a small folder.
    */
   claimNext(n: number, owner: ParseOwner, now: number): Promise<string[]>;
   /** Drops `pid`'s claims of these documents. */

@@ -109,6 +109,21 @@ export async function releaseLease(db: PgDb | PgTx, q: LeaseQueue, lease: Lease)
 
 /** Notified at the commit of every queueing of parse work (and a release of claimed jobs): idle nodes wake and claim. */
 export const PARSE_CHANNEL = 'ragloom_parse';
+/** The application_name of a node's connection listening on PARSE_CHANNEL: the nodes sharing parse work are counted by it. */
+export const PARSE_LISTENER = 'ragloom parse node';
+
+/**
+ * How many parse jobs a node holding `held` of them may claim now, at most `n`: its even share of
+ * the queue (every job queued or being parsed, over the nodes listening for parse work, this one
+ * at least: `unlisted` when it is not listening itself), less what it holds. A small folder is split between the nodes instead of going
+ * whole to the first to wake; a node that finishes its share comes back for a share of the rest.
+ */
+export async function parseShare(db: PgDb, n: number, held: number, unlisted = false): Promise<number> {
+  const r = await db.one<{ queued: number; nodes: number }>(`SELECT (SELECT count(*) FROM parse_job)::int AS queued,
+    (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1)::int AS nodes`, [PARSE_LISTENER]);
+  const share = Math.ceil(r!.queued / Math.max(1, r!.nodes + (unlisted ? 1 : 0))) - held;
+  return Math.max(0, Math.min(n, share));
+}
 
 /**
  * Queues documents for parsing (in the caller's transaction), at one time (then in the documents'

@@ -14,7 +14,7 @@ import type { PgDb, PgTx } from './db.js';
 import { removeDocumentChunks, upsertChunks } from './chunk-rows.js';
 import type { PgChunks } from './chunk-store.js';
 import { dir, orderColumn, stripAll } from './sql.js';
-import { PARSE_CHANNEL, PARSE_JOBS, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, holdLease, releaseLease, type Lease } from './claims.js';
+import { PARSE_CHANNEL, PARSE_JOBS, PARSE_LISTENER, parseShare, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, holdLease, releaseLease, type Lease } from './claims.js';
 
 /**
  * How long a parse claim of the queue lasts without renewal (renewed every third of it): a node
@@ -94,6 +94,8 @@ export class PgParseWork implements ParseWorkStore {
    * finish finds it DONE).
    */
   private adopted = false;
+  /** Listeners of this store on the parse channel (watchQueue): then pg_stat_activity counts this node among the claimers. */
+  private watching = 0;
 
   constructor(private readonly db: PgDb, private readonly chunks: PgChunks, private readonly wrote: () => Promise<void>) {
     this.keeper = new LeaseKeeper<string>(db, PARSE_JOBS, PARSE_LEASE.ms, (lost) => {
@@ -147,7 +149,9 @@ export class PgParseWork implements ParseWorkStore {
         ON CONFLICT (document_id) DO NOTHING`, [RUN.RUNNING], { idempotent: true });
       this.adopted = true;
     }
-    const leases = await claimJobs<string>(this.db, PARSE_JOBS, Math.floor(n), PARSE_LEASE.ms);
+    const share = await parseShare(this.db, Math.floor(n), this.leases.size, !this.watching);
+    if (!share) return [];
+    const leases = await claimJobs<string>(this.db, PARSE_JOBS, share, PARSE_LEASE.ms);
     if (!leases.length) return [];
     const ids = await this.db.tx(async (t) => {
       const state = await lockStates(t, leases.map((l) => l.key));
@@ -217,7 +221,12 @@ export class PgParseWork implements ParseWorkStore {
   }
 
   async watchQueue(wake: () => void): Promise<() => Promise<void>> {
-    return this.db.listen(PARSE_CHANNEL, () => wake());
+    const stop = await this.db.listen(PARSE_CHANNEL, () => wake(), PARSE_LISTENER);
+    this.watching++;
+    return async () => {
+      this.watching--;
+      await stop();
+    };
   }
 
   async heartbeat(owner: ParseOwner, now: number): Promise<void> {
