@@ -155,6 +155,30 @@ export async function finishParseJob(tx: PgTx, lease: Lease): Promise<boolean> {
 }
 
 /**
+ * `holdLease` and the `again` flag for many parse claims in one statement (the finishing
+ * transaction stays short: an open writing transaction holds back every node's change feed).
+ * Returns the documents still held, each with whether it was queued again meanwhile.
+ */
+export async function holdParseLeases(tx: PgTx, leases: readonly Lease<string>[]): Promise<Map<string, boolean>> {
+  if (!leases.length) return new Map();
+  // A token belongs to one claim of one row: key and token lists match pairwise.
+  const rows = await tx.rows<{ key: string; again: boolean }>(`SELECT document_id AS key, again FROM parse_job
+    WHERE document_id = ANY($1) AND lease_token = ANY($2::uuid[]) ORDER BY document_id FOR UPDATE`, [leases.map((l) => l.key), leases.map((l) => l.token)]);
+  faultPoint('pg-claims:held');
+  return new Map(rows.map((r) => [r.key, r.again]));
+}
+
+/** `finishParseJob` for many held claims, in two statements. */
+export async function finishParseJobs(tx: PgTx, leases: readonly Lease<string>[]): Promise<void> {
+  if (!leases.length) return;
+  const p = [leases.map((l) => l.key), leases.map((l) => l.token)];
+  const again = await tx.run(`UPDATE parse_job SET again = false, lease_owner = NULL, lease_token = NULL, lease_until = NULL, queued_at = ragloom_now_ms()
+    WHERE document_id = ANY($1) AND lease_token = ANY($2::uuid[]) AND again`, p);
+  if (again) await tx.run(`NOTIFY ${PARSE_CHANNEL}`);
+  await tx.run('DELETE FROM parse_job WHERE document_id = ANY($1) AND lease_token = ANY($2::uuid[])', p);
+}
+
+/**
  * Keeps this process's leases of one queue alive while it works: renews them every third of the
  * lease, and reports the keys it lost (another process took them after this one stalled).
  */

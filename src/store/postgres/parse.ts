@@ -14,7 +14,7 @@ import type { PgDb, PgTx } from './db.js';
 import { removeDocumentChunks, upsertChunks } from './chunk-rows.js';
 import type { PgChunks } from './chunk-store.js';
 import { dir, orderColumn, stripAll } from './sql.js';
-import { PARSE_CHANNEL, PARSE_JOBS, PARSE_LISTENER, parseShare, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, holdLease, releaseLease, type Lease } from './claims.js';
+import { PARSE_CHANNEL, PARSE_JOBS, PARSE_LISTENER, parseShare, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, finishParseJobs, holdParseLeases, releaseLease, type Lease } from './claims.js';
 
 /**
  * How long a parse claim of the queue lasts without renewal (renewed every third of it): a node
@@ -119,17 +119,11 @@ export class PgParseWork implements ParseWorkStore {
    * again meanwhile (their result is stale: `finishParseJob` lets them run once more).
    */
   private async holdAll(t: PgTx, ids: readonly string[]): Promise<{ lost: Set<string>; again: Set<string>; held: Lease<string>[] }> {
-    const lost = new Set<string>();
-    const again = new Set<string>();
-    const held: Lease<string>[] = [];
-    for (const l of this.held(ids)) {
-      if (!(await holdLease(t, PARSE_JOBS, l))) {
-        lost.add(l.key);
-        continue;
-      }
-      held.push(l);
-      if ((await t.one<{ again: boolean }>('SELECT again FROM parse_job WHERE document_id = $1', [l.key]))?.again) again.add(l.key);
-    }
+    const mine = this.held(ids);
+    const kept = await holdParseLeases(t, mine);
+    const lost = new Set(mine.filter((l) => !kept.has(l.key)).map((l) => l.key));
+    const again = new Set([...kept].filter(([, a]) => a).map(([k]) => k));
+    const held = mine.filter((l) => kept.has(l.key));
     return { lost, again, held };
   }
 
@@ -306,7 +300,7 @@ export class PgParseWork implements ParseWorkStore {
       await counts.apply();
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
-      for (const l of held) await finishParseJob(t, l);
+      await finishParseJobs(t, held);
       ended = [...held, ...this.held([...lost])];
       faultPoint('parse:done-set');
     });
@@ -332,7 +326,7 @@ export class PgParseWork implements ParseWorkStore {
       await counts.apply();
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
-      for (const l of held) await finishParseJob(t, l);
+      await finishParseJobs(t, held);
       ended = [...held, ...this.held([...lost])];
     }, { idempotent: true });
     this.let(ended);
