@@ -26,8 +26,9 @@ export interface TaskDeps {
   /** How long a claim lasts without renewal (tests shorten it). @default TASK_LEASE_MS */
   leaseMs?: number;
   /**
-   * A store shared with other processes (PostgreSQL): look for tasks they queued, or left behind
-   * when they died, this often even when nothing is pending here. Absent: only on kicks and due times.
+   * A store shared with other processes (PostgreSQL): listen for the tasks they queue (the store's
+   * wake-ups), and look for tasks this often besides (a lost wake-up, a dead process's lease run
+   * out). Absent: only on kicks and due times.
    */
   pollMs?: number;
 }
@@ -49,15 +50,27 @@ export class ExtractionQueue {
   private readonly claimed = new Map<number, TaskLease>();
   private readonly leaseMs: number;
 
+  /** A shared store's wake-ups (tasks queued or released by other processes). */
+  private watching: Promise<(() => Promise<void>) | null> = Promise.resolve(null);
+  /** A kick came while draining: look once more before stopping. */
+  private again = false;
+
   constructor(private readonly d: TaskDeps) {
     this.leaseMs = d.leaseMs ?? TASK_LEASE_MS;
+    if (d.pollMs !== undefined) this.watching = d.store.memories.watchTasks(() => this.kick()).catch(() => null);
   }
 
-  /** Starts working through pending tasks (no-op when already working). */
+  /** Starts working through pending tasks (when already working, it looks again before it stops). */
   kick(): void {
-    if (this.running || this.d.isClosed()) return;
+    if (this.d.isClosed()) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.again = false;
     this.running = this.drain().finally(() => {
       this.running = null;
+      if (this.again) this.kick();
     });
   }
 
@@ -83,6 +96,7 @@ export class ExtractionQueue {
   async close(): Promise<void> {
     this.abort.abort();
     if (this.timer) clearTimeout(this.timer);
+    await (await this.watching)?.().catch(() => undefined);
     const held = [...this.claimed.values()];
     await this.running?.catch(() => undefined);
     // The engine is closing but its store is still open here (closers run before it closes):

@@ -215,6 +215,12 @@ export interface MemoryStore {
   claimTask(now: number, leaseMs: number): Promise<TaskClaim | undefined>;
   /** Moves a held lease on to `leaseMs` from `now`; false when it is no longer held (another claim has the task). */
   renewTask(lease: TaskLease, now: number, leaseMs: number): Promise<boolean>;
+  /**
+   * Calls `wake` when another process may have queued or released a task (PostgreSQL: a NOTIFY at
+   * the commit, and after the listening connection reconnects). Resolves to the function that
+   * stops it. SQLite has no signal between processes: it never calls `wake`.
+   */
+  watchTasks(wake: () => void): Promise<() => Promise<void>>;
   /** Makes held tasks due at `now` (closing: another open may take them at once). */
   releaseTasks(leases: readonly TaskLease[], now: number): Promise<void>;
   /** Ends a held task ('done' | 'failed'); false when the lease was lost. */

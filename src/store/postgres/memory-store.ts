@@ -19,6 +19,9 @@ import { insertMessages, resizeMemory, type InsertOutcome } from './memories.js'
 import { foldAscii } from './names.js';
 import { insertRow, setList, strip, stripAll, valuesOf, vectorOf } from './sql.js';
 
+/** Notified at the commit of a queued (or released) extraction task: idle nodes wake and claim. */
+const TASK_CHANNEL = 'ragloom_memory_task';
+
 const COLS = 'id, memory_id, message_type, source_id, user_id, agent_id, session_id, content, valid_at, invalid_at, forget_at, status';
 
 /** The allocator's refusal as SQLite's store words it. */
@@ -113,7 +116,10 @@ export class PgMemories implements MemoryStore {
         await t.run(`SAVEPOINT ${sp}`);
         const o = await insertMessages(t, a.memoryId, [{ ...a.message, size: messageCost(a.message.content, a.message.vector?.length ?? 0) }], { now });
         if (o.ok) {
-          if (a.queueTask) await t.run('INSERT INTO memory_task (memory_id, message_id, create_time, update_time) VALUES ($1, $2, $3, $3)', [a.memoryId, o.ids[0], now]);
+          if (a.queueTask) {
+            await t.run('INSERT INTO memory_task (memory_id, message_id, create_time, update_time) VALUES ($1, $2, $3, $3)', [a.memoryId, o.ids[0], now]);
+            await t.run(`NOTIFY ${TASK_CHANNEL}`); // at commit: idle nodes claim it
+          }
           await t.run(`RELEASE SAVEPOINT ${sp}`);
           res[i] = { ok: true, id: o.ids[0]! };
         } else {
@@ -219,9 +225,14 @@ export class PgMemories implements MemoryStore {
     return (await renewLeases(this.db, MEMORY_TASKS, [queueLease(lease)], leaseMs)).length === 0;
   }
 
+  async watchTasks(wake: () => void): Promise<() => Promise<void>> {
+    return this.db.listen(TASK_CHANNEL, () => wake());
+  }
+
   async releaseTasks(leases: readonly TaskLease[], _now: number): Promise<void> {
-    if (this.db.isClosed) return;
+    if (this.db.isClosed || !leases.length) return;
     for (const l of leases) await releaseLease(this.db, MEMORY_TASKS, queueLease(l));
+    await this.db.run(`NOTIFY ${TASK_CHANNEL}`, [], { idempotent: true }); // claimable again at once
   }
 
   private async finishIn(q: PgDb | PgTx, t: TaskRow, lease: TaskLease, status: 'done' | 'failed', msg: string, now: number): Promise<boolean> {

@@ -340,6 +340,10 @@ export class SqliteMemories implements MemoryStore {
     return ok;
   }
 
+  async watchTasks(_wake: () => void): Promise<() => Promise<void>> {
+    return async () => undefined;
+  }
+
   async releaseTasks(leases: readonly TaskLease[], now: number): Promise<void> {
     if (!leases.length || !this.db.open) return;
     const release = this.db.prepare("UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?");

@@ -39,9 +39,9 @@ function answer(body: ChatRequestBody): string {
   return JSON.stringify({ semantic: [{ content: `fact of note ${said}`, valid_at: '', invalid_at: '' }] });
 }
 
-function queue(store: PgStore, leaseMs: number, calls: number[], k: number): ExtractionQueue {
+function queue(store: PgStore, leaseMs: number, calls: number[], k: number, pollMs = 50): ExtractionQueue {
   return new ExtractionQueue({
-    store, leaseMs, pollMs: 50, isClosed: () => !store.isOpen, log: () => undefined,
+    store, leaseMs, pollMs, isClosed: () => !store.isOpen, log: () => undefined,
     model: () => {
       calls[k]!++;
       return new OpenAIChatModel({ id: 'extractor@OpenAI-API-Compatible', model: 'extractor', baseUrl: chat.url, retries: 0 });
@@ -147,4 +147,28 @@ describe.skipIf(!server)(`memory extraction through memory_task's queue${reason 
       await store.close();
     }
   }, 90_000);
+
+  test('an idle process wakes on the NOTIFY of a task queued through another, not at its next look', async () => {
+    const url = await createStoreDatabase(server!, 'mtwake');
+    urls.push(url);
+    const [a, b] = await Promise.all([PgStore.open(url), PgStore.open(url)]);
+    const calls = [0];
+    const idle = queue(b, 30_000, calls, 0, 60_000); // looks only every minute
+    try {
+      idle.kick();
+      await new Promise((r) => setTimeout(r, 300)); // listening, nothing pending
+      chat.reset();
+      chat.script((body: ChatRequestBody) => ({ text: answer(body) }));
+      const t0 = Date.now();
+      await queued(a, 1); // through the other store; nobody kicks `idle`
+      const took = await until(async () => (await a.memories.pendingTasks()) === 0, 20_000, 'extracted by the idle process');
+      console.log(`a task queued through another process, extracted by an idle one ${took} ms after (${Date.now() - t0} ms with the queueing)`);
+      expect(calls).toEqual([1]);
+      expect(took).toBeLessThan(10_000);
+    } finally {
+      await idle.close();
+      await a.close();
+      await b.close();
+    }
+  }, 60_000);
 });
