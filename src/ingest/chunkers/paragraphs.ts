@@ -209,9 +209,18 @@ export function paragraphChunks(blocks: Block[], o: ParagraphOptions): MergedChu
   const atoms = atomsOf(blocks, o).flatMap((a) => (a.tokens > budget ? splitAtom(a, budget) : [a]));
   const out: MergedChunk[] = [];
   const cost = (list: Atom[]) => list.reduce((n, a, i) => n + a.tokens + (i > 0 ? 1 : 0), 0);
+  // The heading each atom stands under (the last one before it), for chunks that go on under a heading.
+  const under = new Map<Atom, string>();
+  let heading = '';
+  for (const a of atoms) {
+    if (a.kind === 'heading') heading = a.text.replace(/^#{1,6}\s+/, '').trim();
+    else under.set(a, heading);
+  }
   const emit = (list: Atom[]) => {
     if (!list.length) return;
-    let text = list[0]!.text;
+    const first = list[0]!;
+    const context = first.kind === 'heading' ? '' : under.get(first) ?? '';
+    let text = first.text;
     for (let i = 1; i < list.length; i++) text += separator(list[i - 1]!, list[i]!) + list[i]!.text;
     const positions: Position[] = [];
     const seen = new Set<string>();
@@ -221,7 +230,7 @@ export function paragraphChunks(blocks: Block[], o: ParagraphOptions): MergedChu
         positions.push(p);
       }
     }
-    out.push({ text, positions });
+    out.push(context ? { text, positions, heading: context } : { text, positions });
   };
   /**
    * overlapped_percent: the last sentences of `done` (whole paragraphs where they fit), at most
