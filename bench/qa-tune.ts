@@ -29,7 +29,10 @@ const { values: args } = parseArgs({
   },
 });
 
-type Variant = Omit<ExtractiveChatModelOptions, 'analyze' | 'splitSentences' | 'embed' | 'countTokens'>;
+type Variant = Omit<ExtractiveChatModelOptions, 'analyze' | 'splitSentences' | 'embed' | 'countTokens'> & {
+  /** The passages without their retrieval similarity: the model weighs them by rank. */
+  byRank?: boolean;
+};
 const VARIANTS: Record<string, Variant> = {
   default: {},
   'vector 0.3': { vectorWeight: 0.3 },
@@ -49,6 +52,10 @@ const VARIANTS: Record<string, Variant> = {
   'top docs 1': { topDocuments: 1 },
   'top docs 3': { topDocuments: 3 },
   'max 1 sentence': { maxSentences: 1 },
+  'by rank': { byRank: true },
+  'by rank, passage 0.6': { byRank: true, passageWeight: 0.6 },
+  'by rank, passage 0.8': { byRank: true, passageWeight: 0.8 },
+  'by rank, passage 1': { byRank: true, passageWeight: 1 },
 };
 
 interface Q { id: string; part: Part; kind: 'verbatim' | 'paraphrased' | 'unanswerable'; question: string; check?: Check; items: KnowledgeItem[]; unknown: string[]; topHolds: boolean }
@@ -92,10 +99,12 @@ try {
 
 const strip = (s: string) => s.replace(/\s*\[ID:\d+\]/g, '').trim();
 async function run(v: Variant, part: Part) {
-  const model = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: (t) => embedder.embed(t), ...v });
+  const { byRank, ...opts } = v;
+  const model = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: (t) => embedder.embed(t), ...opts });
   const out = { verbatim: [0, 0], paraphrased: [0, 0], unanswerable: [0, 0], declinedTop: 0 };
   for (const q of qs.filter((x) => x.part === part)) {
-    const r = await model.chat([{ role: 'user', content: q.question }], { knowledge: q.items, empty_response: empty, unknown_terms: q.unknown });
+    const knowledge = byRank ? q.items.map(({ similarity: _s, ...k }) => k) : q.items;
+    const r = await model.chat([{ role: 'user', content: q.question }], { knowledge, empty_response: empty, unknown_terms: q.unknown });
     const declined = strip(r.content) === strip(empty);
     const o = out[q.kind];
     o[1]++;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Api } from '../../src/api/index.js';
 import { runtimeDeps } from '../../src/api/agent-completion.js';
 import { Canvas, type RuntimeDeps } from '../../src/agent/index.js';
+import { NOT_FOUND_ANSWER } from '../../src/llm/extractive.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 import { buildDsl, collect, finished, messageText } from './support-dsl.js';
 
@@ -92,6 +93,20 @@ describe('the run loop', () => {
     const chunks = Object.values((end.data.reference as { chunks: Record<string, { document_name: string }> }).chunks);
     expect(chunks.length).toBeGreaterThan(0);
     expect(chunks[0]!.document_name).toBe('energy.txt');
+  });
+
+  it('declines offline when the question names something no dataset mentions (the Retrieval\'s unknown terms reach the LLM)', async () => {
+    const dsl = buildDsl({
+      begin: { type: 'Begin', down: ['Retrieval:Find'] },
+      'Retrieval:Find': { type: 'Retrieval', params: { query: 'sys.query', dataset_ids: [datasetId], similarity_threshold: 0, top_n: 4 }, down: ['LLM:Answer'] },
+      'LLM:Answer': { type: 'LLM', params: { llm_id: 'ragloom-extractive@Builtin', sys_prompt: 'Answer from {Retrieval:Find@formalized_content}', prompts: [{ role: 'user', content: '{sys.query}' }] }, down: ['Message:Out'] },
+      'Message:Out': { type: 'Message', params: { content: ['{LLM:Answer@content}'] } },
+    });
+    // "Powerwall" is in no chunk: the batteries sentence shares the question's other words, but does not answer it.
+    const declined = messageText(await run(dsl, { query: 'How much electricity does a Powerwall battery hold?' }).events);
+    expect(declined).toBe(NOT_FOUND_ANSWER);
+    // The same question without the unknown name is answered.
+    expect(messageText(await run(dsl, { query: 'How much electricity does a home battery hold?' }).events)).toMatch(/10 to 15 kilowatt-hours/);
   });
 
   it.each([
