@@ -4,10 +4,12 @@
  * answered by model variants over the same passages (as `session.ask` gives them: knowledge items
  * with their similarities, the chat's empty_response, the question's unknown terms).
  *
- *   npx tsx bench/qa-tune.ts [--held-out NAME,...] [--set bench/data/qa-set.json]
+ *   npx tsx bench/qa-tune.ts [--held-out NAME,...] [--debug] [--set bench/data/qa-set.json]
  *
  * Only the tuning part is printed per variant. `--held-out` prints the held-out totals of the
  * variants named (the one chosen on the tuning part and the default), never question by question.
+ * `--debug` prints, for each tuning question the default model misses, where the sentence holding
+ * the fact ranks among the candidates and what its score is made of.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,7 +130,9 @@ try {
     for (const q of qs.filter((x) => x.part === 'tune' && x.kind !== 'unanswerable')) {
       const r = await model.chat([{ role: 'user', content: q.question }], { knowledge: q.items, empty_response: empty, unknown_terms: q.unknown });
       if (holds(r.content, q.check!)) continue;
-      const cands = (await (model as any).scored(q.items, q.question, [])) as Array<{ passage: number; text: string; score: number; hits: number; cosine: number; cover: number; term: number; f: Record<string, number> }>;
+      // The model's private scoring, read here only to see where the fact's sentence ranks.
+      type Scored = Array<{ passage: number; text: string; score: number; hits: number; cosine: number; f: Record<string, number> }>;
+      const cands = await (model as unknown as { scored(k: KnowledgeItem[], q: string, e: string[]): Promise<Scored> }).scored(q.items, q.question, []);
       cands.sort((a, b) => b.score - a.score);
       const i = cands.findIndex((c) => holds(c.text, q.check!));
       const show = (c: (typeof cands)[number]) => `p${c.passage} s=${c.score.toFixed(3)} hits=${c.hits} cos=${c.cosine.toFixed(3)} q=${c.f.q.toFixed(2)} e=${c.f.e.toFixed(2)} cue=${c.f.cue.toFixed(2)} near=${c.f.near.toFixed(2)} | ${c.text.slice(0, 140)}`;
