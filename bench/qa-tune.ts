@@ -11,17 +11,14 @@
  * `--debug` prints, for each tuning question the default model misses, where the sentence holding
  * the fact ranks among the candidates and what its score is made of.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client } from '../src/index.js';
 import { DEFAULT_EMBEDDING_MODEL, ModelRegistry } from '../src/embed/index.js';
 import { ExtractiveChatModel, type ExtractiveChatModelOptions } from '../src/llm/extractive.js';
 import type { KnowledgeItem } from '../src/llm/types.js';
-import { knowledgeBlock } from '../src/core/ask.js';
 import { analyze, countTokens, splitSentences } from '../src/text/index.js';
 import { holds, loadQaSet, presentDocuments, rateText, type Check, type Part } from './lib/qa-set.js';
+import { openQaChat } from './lib/qa-chat.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -65,38 +62,21 @@ interface Q { id: string; part: Part; kind: 'verbatim' | 'paraphrased' | 'unansw
 const set = loadQaSet(args.set!);
 const facts = new Map(set.facts.map((f) => [f.id, f]));
 const present = presentDocuments(set);
-const dir = mkdtempSync(join(tmpdir(), 'ragloom-qa-tune-'));
-const client = new Client({ path: join(dir, 'kb.db') });
 const registry = new ModelRegistry();
 const embedder = registry.embedder(DEFAULT_EMBEDDING_MODEL);
 const qs: Q[] = [];
-let empty = '';
+const qa = await openQaChat(present, 'ragloom-qa-tune-');
+const empty = qa.empty;
 try {
-  const ds = await client.createDataset({ name: 'qa' });
-  const docs = await ds.uploadDocuments([...present].map(([name, blob]) => ({ display_name: name, blob })));
-  const parsed = await ds.parseDocuments(docs.map((d) => d.id));
-  if (parsed.some((r) => r[1] !== 'DONE')) throw new Error(`parsing failed: ${JSON.stringify(parsed)}`);
-  const chat = await client.createChat({ name: 'qa', dataset_ids: [ds.id] });
-  empty = (chat.prompt_config as { empty_response?: string }).empty_response ?? '';
-  // What retrieval reports to session.ask as the question's unknown terms (from the chunks, as bench/qa-decline.ts).
-  const df = new Set<string>();
-  for (const d of docs) for (const c of await d.listChunks({ page_size: 100_000 })) for (const t of analyze(c.content)) df.add(t);
-  const retrieve = async (question: string) => {
-    const chunks = await client.retrieve({
-      dataset_ids: [ds.id], question, page_size: chat.top_n, top_k: chat.top_k,
-      similarity_threshold: chat.similarity_threshold, vector_similarity_weight: chat.vector_similarity_weight,
-    });
-    return knowledgeBlock(chunks as unknown as Record<string, unknown>[], 32768).items;
-  };
   for (const q of set.questions) {
     const f = facts.get(q.fact)!;
     if (!present.has(f.doc)) continue;
-    const items = await retrieve(q.question);
-    qs.push({ id: q.id, part: f.part, kind: q.style, question: q.question, check: f.check, items, unknown: analyze(q.question).filter((t) => !df.has(t)), topHolds: !!items[0] && items[0].title === f.doc && holds(items[0].content, f.check) });
+    const items = await qa.knowledge(q.question);
+    qs.push({ id: q.id, part: f.part, kind: q.style, question: q.question, check: f.check, items, unknown: qa.unknown(q.question), topHolds: !!items[0] && items[0].title === f.doc && holds(items[0].content, f.check) });
   }
-  for (const u of set.unanswerable) qs.push({ id: u.id, part: u.part, kind: 'unanswerable', question: u.question, items: await retrieve(u.question), unknown: analyze(u.question).filter((t) => !df.has(t)), topHolds: false });
+  for (const u of set.unanswerable) qs.push({ id: u.id, part: u.part, kind: 'unanswerable', question: u.question, items: await qa.knowledge(u.question), unknown: qa.unknown(u.question), topHolds: false });
 } finally {
-  await client.close();
+  await qa.close();
 }
 
 const strip = (s: string) => s.replace(/\s*\[ID:\d+\]/g, '').trim();
@@ -154,5 +134,4 @@ try {
   console.log(lines.join('\n'));
 } finally {
   await registry.close();
-  rmSync(dir, { recursive: true, force: true });
 }
