@@ -61,6 +61,14 @@ const run = (dsl: Record<string, unknown>, opts: Parameters<Canvas['run']>[0] = 
   return { canvas, events: collect(canvas.run(opts)) };
 };
 
+/** Retrieval → LLM with the built-in model → Message: an offline answer from the energy dataset. */
+const offlineAnswerDsl = () => buildDsl({
+  begin: { type: 'Begin', down: ['Retrieval:Find'] },
+  'Retrieval:Find': { type: 'Retrieval', params: { query: 'sys.query', dataset_ids: [datasetId], similarity_threshold: 0, top_n: 4 }, down: ['LLM:Answer'] },
+  'LLM:Answer': { type: 'LLM', params: { llm_id: 'ragloom-extractive@Builtin', sys_prompt: 'Answer from {Retrieval:Find@formalized_content}', prompts: [{ role: 'user', content: '{sys.query}' }] }, down: ['Message:Out'] },
+  'Message:Out': { type: 'Message', params: { content: ['{LLM:Answer@content}'] } },
+});
+
 describe('the run loop', () => {
   it('runs begin → message and emits RAGFlow’s events in order', async () => {
     const dsl = buildDsl({
@@ -80,12 +88,7 @@ describe('the run loop', () => {
   });
 
   it('answers offline from retrieved chunks (Retrieval → LLM with the built-in model → Message)', async () => {
-    const dsl = buildDsl({
-      begin: { type: 'Begin', down: ['Retrieval:Find'] },
-      'Retrieval:Find': { type: 'Retrieval', params: { query: 'sys.query', dataset_ids: [datasetId], similarity_threshold: 0, top_n: 4 }, down: ['LLM:Answer'] },
-      'LLM:Answer': { type: 'LLM', params: { llm_id: 'ragloom-extractive@Builtin', sys_prompt: 'Answer from {Retrieval:Find@formalized_content}', prompts: [{ role: 'user', content: '{sys.query}' }] }, down: ['Message:Out'] },
-      'Message:Out': { type: 'Message', params: { content: ['{LLM:Answer@content}'] } },
-    });
+    const dsl = offlineAnswerDsl();
     const evs = await run(dsl, { query: 'How much electricity do home batteries hold?' }).events;
     const text = messageText(evs);
     expect(text).toMatch(/10 to 15 kilowatt-hours/);
@@ -96,12 +99,7 @@ describe('the run loop', () => {
   });
 
   it('declines offline when the question names something no dataset mentions (the Retrieval\'s unknown terms reach the LLM)', async () => {
-    const dsl = buildDsl({
-      begin: { type: 'Begin', down: ['Retrieval:Find'] },
-      'Retrieval:Find': { type: 'Retrieval', params: { query: 'sys.query', dataset_ids: [datasetId], similarity_threshold: 0, top_n: 4 }, down: ['LLM:Answer'] },
-      'LLM:Answer': { type: 'LLM', params: { llm_id: 'ragloom-extractive@Builtin', sys_prompt: 'Answer from {Retrieval:Find@formalized_content}', prompts: [{ role: 'user', content: '{sys.query}' }] }, down: ['Message:Out'] },
-      'Message:Out': { type: 'Message', params: { content: ['{LLM:Answer@content}'] } },
-    });
+    const dsl = offlineAnswerDsl();
     // "Powerwall" is in no chunk: the batteries sentence shares the question's other words, but does not answer it.
     const declined = messageText(await run(dsl, { query: 'How much electricity does a Powerwall battery hold?' }).events);
     expect(declined).toBe(NOT_FOUND_ANSWER);
