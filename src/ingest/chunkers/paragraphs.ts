@@ -219,7 +219,8 @@ export function paragraphChunks(blocks: Block[], o: ParagraphOptions): MergedChu
   const emit = (list: Atom[]) => {
     if (!list.length) return;
     const first = list[0]!;
-    const context = first.kind === 'heading' ? '' : under.get(first) ?? '';
+    // A chunk that starts with the previous chunk's last sentences (overlapped_percent) stands under its first new atom's heading.
+    const context = first.kind === 'heading' ? '' : under.get(list.find((a) => under.has(a)) ?? first) ?? '';
     let text = first.text;
     for (let i = 1; i < list.length; i++) text += separator(list[i - 1]!, list[i]!) + list[i]!.text;
     const positions: Position[] = [];

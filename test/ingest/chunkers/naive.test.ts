@@ -115,6 +115,12 @@ describe('naive — text as people wrote it (the default delimiter)', () => {
     expect(r.chunks[0]!.indexText).toBeUndefined();
     expect(r.chunks[3]!.indexText).toBeUndefined();
     expect(naive(doc('markdown', [para(1), para(2)]), { chunk_token_num: 20 }).chunks.every((c) => c.indexText === undefined)).toBe(true);
+    // With overlapped_percent a chunk starts with the last sentence of the one before: it stands under the same heading.
+    const short = (i: number) => text(`Paragraph ${i} of the section says a few more words about tilde ranges. It ends here.`);
+    const lapped = naive(doc('markdown', [heading('Tilde Ranges', 2), short(1), short(2), short(3)]), { chunk_token_num: 30, overlapped_percent: 30 }).chunks;
+    const goesOn = lapped.filter((c) => c.content.startsWith('It ends here.\n\nParagraph'));
+    expect(goesOn.length).toBe(2);
+    for (const c of goesOn) expect(c.indexText).toBe(`Tilde Ranges\n${c.content}`);
   });
 
   it('keeps list items whole and never cuts a code or grammar line', () => {
