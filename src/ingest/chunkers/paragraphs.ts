@@ -26,6 +26,8 @@ interface Atom {
   sticky: boolean;
   /** A piece of a paragraph cut at sentence ends: joins the piece before it with a space. */
   continues?: boolean;
+  /** A repeat of the previous chunk's last sentences (overlapped_percent). */
+  lap?: boolean;
   positions: Position[];
 }
 
@@ -214,13 +216,14 @@ export function paragraphChunks(blocks: Block[], o: ParagraphOptions): MergedChu
   let heading = '';
   for (const a of atoms) {
     if (a.kind === 'heading') heading = a.text.replace(/^#{1,6}\s+/, '').trim();
-    else under.set(a, heading);
+    else if (heading) under.set(a, heading);
   }
   const emit = (list: Atom[]) => {
     if (!list.length) return;
     const first = list[0]!;
-    // A chunk that starts with the previous chunk's last sentences (overlapped_percent) stands under its first new atom's heading.
-    const context = first.kind === 'heading' ? '' : under.get(list.find((a) => under.has(a)) ?? first) ?? '';
+    // A chunk that starts with the previous chunk's last sentences (overlapped_percent) stands where its new text starts.
+    const start = list.find((a) => !a.lap) ?? first;
+    const context = start.kind === 'heading' ? '' : under.get(start) ?? '';
     let text = first.text;
     for (let i = 1; i < list.length; i++) text += separator(list[i - 1]!, list[i]!) + list[i]!.text;
     const positions: Position[] = [];
@@ -247,7 +250,7 @@ export function paragraphChunks(blocks: Block[], o: ParagraphOptions): MergedChu
       while (j > 0 && cost(lap) + (lap.length ? 1 : 0) + countTokens(parts.slice(j - 1).join(' ')) <= most) j--;
       if (j === parts.length) break;
       const text = parts.slice(j).join(' ');
-      lap.unshift({ ...piece, text, tokens: countTokens(text), positions: [], sticky: false, continues: false });
+      lap.unshift({ ...piece, text, tokens: countTokens(text), positions: [], sticky: false, continues: false, lap: true });
       if (j > 0) break;
     }
     return lap;
