@@ -5,6 +5,7 @@
  * faults-client.test.ts.
  */
 import { afterAll, describe, expect, test } from 'vitest';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Client, ApiError } from '../../src/index.js';
 import { Api } from '../../src/api/index.js';
 import { startServer } from '../../src/server/index.js';
@@ -81,6 +82,30 @@ describe('postgresOptions: bad values are refused before anything connects', () 
     const shape = await withEnv('RAGLOOM_PG_UNREACHABLE_MS', 'soon');
     expect(shape.code).toBe(1);
     expect(shape.err).toMatch(/RAGLOOM_PG_UNREACHABLE_MS must be a whole number, got 'soon'/);
+  });
+});
+
+describe('unreachableMs bounds the wait for a server that never answers', () => {
+  test('a listener that accepts and stays silent: DB_UNAVAILABLE after unreachableMs, not after a 5 s connection attempt', async () => {
+    const held: Socket[] = [];
+    const silent = createServer((s) => void held.push(s.on('error', () => undefined)));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as AddressInfo).port;
+    const c = new Client({ postgres: `postgresql://u:secret@127.0.0.1:${port}/kb`, postgresOptions: { unreachableMs: 600 } });
+    try {
+      const t0 = Date.now();
+      const e = await c.listDatasets().then(() => null, (x: unknown) => x);
+      const waited = Date.now() - t0;
+      expect(e).toBeInstanceOf(ApiError);
+      expect((e as ApiError).data).toMatchObject({ code: 'DB_UNAVAILABLE', target: `127.0.0.1:${port}/kb` });
+      expect((e as ApiError).message).not.toContain('secret');
+      expect(waited).toBeGreaterThanOrEqual(550);
+      expect(waited).toBeLessThan(3_500);
+    } finally {
+      await c.close();
+      for (const s of held) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
   });
 });
 
