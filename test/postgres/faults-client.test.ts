@@ -99,6 +99,18 @@ async function checkWhole(name: string, port = own.port): Promise<void> {
   }
 }
 
+/** Resolves once the cluster refuses connections (a restart has begun). */
+async function serverDown(): Promise<void> {
+  for (const until = Date.now() + 30_000; Date.now() < until;) {
+    const c = new pg.Client({ connectionString: pgUrl(own, 'postgres'), connectionTimeoutMillis: 500 });
+    const up = await c.connect().then(() => true, () => false);
+    await c.end().catch(() => undefined);
+    if (!up) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the server never went down');
+}
+
 /** A folder of small documents, each with a word of its own. */
 const FOLDER = Array.from({ length: 48 }, (_, i) => ({
   display_name: `note-${String(i).padStart(2, '0')}.txt`,
@@ -130,7 +142,10 @@ describe.skipIf(!!reason)('PostgreSQL faults through the Client and the server',
     let restarts: Array<Promise<void>> = [];
     for (let i = 0; i < FOLDER.length; i += 8) {
       await upload(ds, FOLDER.slice(i, i + 8));
-      if (i === 8) restarts.push(restartCluster(own, 300)); // later batches go in while it is down
+      if (i === 8) {
+        restarts.push(restartCluster(own, 300));
+        await serverDown(); // the next batches are sent while it is down: they wait for it
+      }
     }
     await Promise.all(restarts);
     restarts = [];
