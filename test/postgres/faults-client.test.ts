@@ -283,9 +283,13 @@ describe.skipIf(!!reason)('PostgreSQL faults through the Client and the server',
         endpoint.moveTo(standby!.port);
       };
       // Writer 1 uploads files; writer 2 creates datasets (a retried create would show up renamed, "ds-7(1)").
+      // A writer's failure names the write it stopped at (and whether the failover had begun).
+      const at = (what: string) => (e: unknown) => {
+        throw new Error(`${what} (failover ${failedOver ? 'begun' : 'not begun'}): ${(e as Error).message} ${JSON.stringify((e as ApiError).data ?? '')}`, { cause: e });
+      };
       const uploads = (async () => {
         for (let k = 0; k < N; k++) {
-          unknown += (await upload(ds, [{ display_name: `f${k}.txt`, text: `File ${k}: bytes of its own, ${'x'.repeat(k)}.` }])).unknown;
+          unknown += (await upload(ds, [{ display_name: `f${k}.txt`, text: `File ${k}: bytes of its own, ${'x'.repeat(k)}.` }]).catch(at(`upload f${k}.txt`))).unknown;
           if (k === 30) failedOver = failover();
         }
       })();
@@ -296,7 +300,7 @@ describe.skipIf(!!reason)('PostgreSQL faults through the Client and the server',
               await c.createDataset({ name: `ds-${k}` });
               break;
             } catch (e) {
-              if (!(e instanceof ApiError) || (e.data as { code?: string } | undefined)?.code !== 'COMMIT_UNKNOWN') throw e;
+              if (!(e instanceof ApiError) || (e.data as { code?: string } | undefined)?.code !== 'COMMIT_UNKNOWN') at(`create ds-${k}`)(e);
               unknown++;
               if ((await c.listDatasets({ name: `ds-${k}` })).length) break;
             }
