@@ -1,6 +1,6 @@
 import { Engine, AskError, type Ctx, type EngineOptions, ParseQueue } from '../core/index.js';
 import { ApiError, RetCode, exceptionError, storageError } from './errors.js';
-import { PostgresStoreError } from '../store/index.js';
+import { PostgresStoreError, isPostgresUrl, tuningProblem } from '../store/index.js';
 import { pyStr } from './pyfmt.js';
 import { notJson } from './validate.js';
 import * as datasets from './datasets.js';
@@ -220,6 +220,7 @@ export class Api {
    * (`postgres`): a database that does not exist, or cannot be reached, is an ApiError naming it.
    */
   static async open(opts: EngineOptions): Promise<Api> {
+    checkPostgresOptions(opts);
     if (opts.postgres === undefined) return new Api(opts);
     let engine: Engine;
     try {
@@ -252,6 +253,19 @@ export class Api {
   close(): Promise<void> {
     return this.engine.close();
   }
+}
+
+/**
+ * The PostgreSQL store's settings (`postgresOptions`, beside `postgres`): ApiError 101 naming the
+ * setting when one is unknown or out of range, or when they come without a PostgreSQL store.
+ */
+export function checkPostgresOptions(o: { path?: unknown; postgres?: unknown; postgresOptions?: unknown }): void {
+  if (o.postgresOptions === undefined) return;
+  if (o.postgres === undefined && !isPostgresUrl(o.path)) {
+    throw new ApiError(RetCode.ARGUMENT_ERROR, '"postgresOptions" go with "postgres" (a PostgreSQL store); a SQLite file has no such settings');
+  }
+  const problem = tuningProblem(o.postgresOptions);
+  if (problem) throw new ApiError(RetCode.ARGUMENT_ERROR, `"postgresOptions": ${problem}`);
 }
 
 /** An engine that could not be opened, as an ApiError naming its store. */

@@ -17,7 +17,7 @@
  *   },
  * };
  */
-import { isPostgresUrl } from '../store/postgres/db.js';
+import { isPostgresUrl, type PostgresTuning } from '../store/postgres/db.js';
 import { parseArgs } from 'node:util';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -99,9 +99,30 @@ export const DEFAULT_DB = 'ragloom.db';
 /** `--db FILE`, as every command that opens a database (but quickstart) takes it. */
 export const DB_OPTION: Readonly<OptionSpec> = Object.freeze({ type: 'string', arg: 'FILE', help: 'the SQLite database file, or a postgresql:// URL', default: DEFAULT_DB });
 
-/** How a Client or server opens `--db`: a SQLite file, or a PostgreSQL database (`postgresql://` / `postgres://`). */
-export function storeOf(db: string): { path: string } | { postgres: string } {
-  return isPostgresUrl(db) ? { postgres: db } : { path: db };
+/** The environment variables that set a PostgreSQL store's `postgresOptions` for every command. */
+export const PG_ENV: Readonly<Record<string, keyof PostgresTuning>> = Object.freeze({
+  RAGLOOM_PG_UNREACHABLE_MS: 'unreachableMs',
+  RAGLOOM_PG_STATEMENT_TIMEOUT_MS: 'statementTimeoutMs',
+  RAGLOOM_PG_IDLE_IN_TRANSACTION_MS: 'idleInTransactionMs',
+  RAGLOOM_PG_POOL_SIZE: 'poolSize',
+  RAGLOOM_PG_CONNECT_TIMEOUT_MS: 'connectTimeoutMs',
+});
+
+/**
+ * How a Client or server opens `--db`: a SQLite file, or a PostgreSQL database (`postgresql://` /
+ * `postgres://`) with the `postgresOptions` the RAGLOOM_PG_* variables set (their ranges are
+ * checked where the store opens: ApiError 101).
+ */
+export function storeOf(db: string, env: NodeJS.ProcessEnv = process.env): { path: string } | { postgres: string; postgresOptions?: PostgresTuning } {
+  if (!isPostgresUrl(db)) return { path: db };
+  const options: PostgresTuning = {};
+  for (const [name, key] of Object.entries(PG_ENV)) {
+    const v = env[name]?.trim();
+    if (!v) continue;
+    if (!/^\d+$/.test(v)) throw new CliError(`${name} must be a whole number, got '${v}'`);
+    options[key] = Number(v);
+  }
+  return Object.keys(options).length ? { postgres: db, postgresOptions: options } : { postgres: db };
 }
 
 /** `--db` as messages show it: a URL without its password. */

@@ -1,9 +1,9 @@
-import { Api } from '../api/index.js';
+import { Api, checkPostgresOptions } from '../api/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import type { AgentOptions } from '../core/index.js';
 import type { RetrievalOptions } from '../search/index.js';
 import { LocalTransport, OpeningTransport, type Transport } from './transport.js';
-import type { PgConnectionConfig } from '../store/index.js';
+import type { PgConnectionConfig, PostgresTuning } from '../store/index.js';
 import { HttpTransport } from './http.js';
 import { Chunk, DataSet } from './resources.js';
 import { Chat } from './chat.js';
@@ -22,6 +22,13 @@ export interface ClientOptions {
    * unreachable one is an ApiError naming it, from the first call. Needs the `pg` package.
    */
   postgres?: string | PgConnectionConfig;
+  /**
+   * With `postgres`: how long calls wait and how many connections the pool opens (docs/scaling.md,
+   * "When the database is away"). A setting unknown or out of range: ApiError 101 naming it.
+   * @default { unreachableMs: 10_000, statementTimeoutMs: 30_000, idleInTransactionMs: 60_000, poolSize: 10, connectTimeoutMs: 5_000 }
+   * @example new Client({ postgres: 'postgresql://…', postgresOptions: { unreachableMs: 2_000, poolSize: 4 } })
+   */
+  postgresOptions?: PostgresTuning;
   /**
    * A RAGFlow-compatible server, `http(s)://host:port` (remote mode): `ragloom serve`, or a RAGFlow
    * deployment. Not together with `path`.
@@ -65,10 +72,10 @@ export interface ClientOptions {
   timeout_ms?: number;
 }
 
-const KNOWN = ['path', 'postgres', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'timeout_ms'];
+const KNOWN = ['path', 'postgres', 'postgresOptions', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'timeout_ms'];
 
 /** Options a remote Client cannot take: they are the server's configuration. */
-const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly'] as const;
+const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'postgresOptions'] as const;
 
 /**
  * The RAGFlow SDK interface. `new Client({ path })` runs the engine in-process on one SQLite file;
@@ -107,6 +114,7 @@ export class Client {
       if (opts.apiKey !== undefined) throw new TypeError('"apiKey" goes with "baseUrl" (remote mode); the embedded engine ({ path }) needs no key');
       if (opts.timeout_ms !== undefined) throw new TypeError('"timeout_ms" goes with "baseUrl" (remote mode): the embedded engine makes no requests');
       if (opts.readonly !== undefined && typeof opts.readonly !== 'boolean') throw new TypeError('"readonly" must be true or false');
+      checkPostgresOptions(opts);
       if (opts.postgres !== undefined) {
         if (opts.path !== undefined) throw new TypeError('Pass either "path" (a SQLite file) or "postgres" (a PostgreSQL database), not both');
         const pg = opts.postgres;
@@ -114,7 +122,7 @@ export class Client {
           throw new TypeError('"postgres" must be a connection string (postgresql://user:pass@host:port/db) or a pg pool config object');
         }
         this.opening = Api.open({
-          postgres: pg, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model,
+          postgres: pg, postgresOptions: opts.postgresOptions, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model,
           agents: opts.agents, retrieval: opts.retrieval, readonly: opts.readonly,
         });
         this.opening.catch(() => undefined); // reported by the first call

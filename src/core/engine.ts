@@ -1,4 +1,4 @@
-import { SqliteStore, PgStore, type Db, type Store, type TenantRow, type PgConnectionConfig } from '../store/index.js';
+import { SqliteStore, PgStore, type Db, type Store, type TenantRow, type PgConnectionConfig, type PostgresTuning } from '../store/index.js';
 import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
 import { chatModelExists } from './chat-models.js';
 import { AskError } from './ask.js';
@@ -18,6 +18,8 @@ export interface EngineOptions {
    * config. The database must exist (an empty one gets the schema); open with `Engine.open`.
    */
   postgres?: string | PgConnectionConfig;
+  /** How long PostgreSQL calls wait, and the pool's size (with `postgres` only; checked by the Client and startServer). */
+  postgresOptions?: PostgresTuning;
   /** The tenant's models (chat, embedding, rerank). */
   models?: ModelConfig[];
   /** `name@factory` of the tenant's default chat model. */
@@ -90,7 +92,7 @@ export class Engine {
   /** Opens the engine on its store: a SQLite file (`path`) or a PostgreSQL database (`postgres`). */
   static async open(opts: EngineOptions): Promise<Engine> {
     if (opts.postgres === undefined) return new Engine(opts);
-    const store = await PgStore.open(opts.postgres, { readonly: opts.readonly === true });
+    const store = await PgStore.open(opts.postgres, { ...opts.postgresOptions, readonly: opts.readonly === true });
     try {
       const e = new Engine(opts, store);
       e.local = await store.accounts.ensureLocal(localDefaults(opts));

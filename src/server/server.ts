@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { Api, SearchPool, attachSearchPool, detachSearchPool } from '../api/index.js';
+import { Api, SearchPool, attachSearchPool, detachSearchPool, checkPostgresOptions } from '../api/index.js';
 import { buildApp } from './app.js';
-import { isPostgresUrl, type PgConnectionConfig } from '../store/index.js';
+import { isPostgresUrl, type PgConnectionConfig, type PostgresTuning } from '../store/index.js';
 
 type EngineOptions = ConstructorParameters<typeof Api>[0];
 
@@ -15,6 +15,12 @@ export interface ServerOptions {
    * one gets the schema. Searches run in the server's own thread (no `searchThreads`).
    */
   postgres?: string | PgConnectionConfig;
+  /**
+   * With `postgres`: how long calls wait for the database and the pool's size, as
+   * `new Client({ postgresOptions })`; unknown or out of range: ApiError 101. `ragloom serve`
+   * reads them from `RAGLOOM_PG_*` variables.
+   */
+  postgresOptions?: PostgresTuning;
   /** @default 9380 (RAGFlow's API port); 0 picks a free port */
   port?: number;
   /** @default '127.0.0.1' */
@@ -87,9 +93,9 @@ export const SERVER_DEFAULTS = Object.freeze({
   searchThreads: Math.min(2, Math.max(0, availableParallelism() - 1)),
 });
 
-const KNOWN = ['path', 'postgres', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', ...Object.keys(SERVER_DEFAULTS)];
+const KNOWN = ['path', 'postgres', 'postgresOptions', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', ...Object.keys(SERVER_DEFAULTS)];
 
-function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions, 'models' | 'default_chat_model' | 'default_embedding_model' | 'agents' | 'retrieval'>> & ServerOptions> {
+function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions, 'models' | 'default_chat_model' | 'default_embedding_model' | 'agents' | 'retrieval' | 'postgresOptions'>> & ServerOptions> {
   if (!o || typeof o !== 'object') throw new TypeError('startServer({ path }) needs an options object');
   for (const k of Object.keys(o)) {
     if (!KNOWN.includes(k)) {
@@ -105,6 +111,7 @@ function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions,
       throw new TypeError('startServer: "postgres" must be a connection string (postgresql://user:pass@host:port/db) or a pg pool config object');
     }
   } else if (typeof given.path !== 'string' || !given.path) throw new TypeError('startServer: "path" (the database file) or "postgres" is required');
+  checkPostgresOptions(given);
   const r = { ...SERVER_DEFAULTS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) } as Required<ServerOptions>;
   for (const k of ['port', 'bodyLimit', 'uploadLimit', 'uploadFiles', 'uploadTotalLimit', 'shutdownTimeout', 'searchThreads'] as const) {
     if (!Number.isInteger(r[k]) || r[k] < 0) throw new TypeError(`startServer: "${k}" must be a non-negative integer`);
@@ -129,7 +136,7 @@ function urlHost(host: string): string {
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const o = resolveOptions(opts);
   const engineOpts = { models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model, agents: o.agents, retrieval: o.retrieval };
-  const api = await Api.open(o.postgres !== undefined ? { ...engineOpts, postgres: o.postgres } : { ...engineOpts, path: o.path });
+  const api = await Api.open(o.postgres !== undefined ? { ...engineOpts, postgres: o.postgres, postgresOptions: o.postgresOptions } : { ...engineOpts, path: o.path });
   const inflight = new Set<AbortController>();
   let closing = false;
   let pool: SearchPool | undefined;

@@ -14,6 +14,6 @@ export { RUN, MemoryFullError, UNRELEASED_VERSIONS_KEPT, VECTOR_SOURCES, FTS_COL
 export type * from './interface/index.js';
 export {
   PgStore, openPostgres, isPostgresUrl, PostgresStoreError, DatabaseUnavailableError, DatabaseMissingError, CommitOutcomeUnknownError,
-  StatementTimeoutError, SchemaError,
+  StatementTimeoutError, SchemaError, tuningProblem, PG_TUNING_KEYS, PG_DEFAULTS,
 } from './postgres/index.js';
-export type { PostgresOptions, PgConnectionConfig, PgStoreOptions } from './postgres/index.js';
+export type { PostgresOptions, PostgresTuning, PgConnectionConfig, PgStoreOptions } from './postgres/index.js';

@@ -16,7 +16,7 @@ export async function openStore(locator: StoreLocator, opts: StoreOpenOptions = 
     case 'sqlite':
       return new SqliteStore(locator.path, opts satisfies SqliteOpenOptions);
     case 'postgres':
-      return PgStore.open(locator.connection as string | PgConnectionConfig, { readonly: opts.readonly });
+      return PgStore.open(locator.connection as string | PgConnectionConfig, { ...locator.options, readonly: opts.readonly });
     default:
       throw new TypeError(`Unknown store kind ${JSON.stringify((locator as { kind: unknown }).kind)}`);
   }

@@ -10,15 +10,25 @@
  * file (one name per line), so the test can list the points an operation passes and tell a kill
  * that happened from a point that was never reached.
  *
- * Both variables are read once, when this module loads. Without them (production) a call costs one
+ * Both variables are read when this module loads (and by `rearmFaultPoints`). Without them (production) a call costs one
  * boolean test; names are string literals (built only on rare paths: migrations, workspace saves),
  * so the hot paths (chunk and memory writes) allocate nothing for them.
  */
 import { appendFileSync } from 'node:fs';
 
-const KILL_AT = process.env.RAGLOOM_FAULT_POINT || undefined;
-const LOG_TO = process.env.RAGLOOM_FAULT_LOG || undefined;
-const ARMED = KILL_AT !== undefined || LOG_TO !== undefined;
+let KILL_AT = process.env.RAGLOOM_FAULT_POINT || undefined;
+let LOG_TO = process.env.RAGLOOM_FAULT_LOG || undefined;
+let ARMED = KILL_AT !== undefined || LOG_TO !== undefined;
+
+/**
+ * Reads both variables again (test-only): a crash test's child that is started once and runs
+ * several operations (its modules loaded ahead) arms the point of each one before running it.
+ */
+export function rearmFaultPoints(): void {
+  KILL_AT = process.env.RAGLOOM_FAULT_POINT || undefined;
+  LOG_TO = process.env.RAGLOOM_FAULT_LOG || undefined;
+  ARMED = KILL_AT !== undefined || LOG_TO !== undefined;
+}
 
 /** A named kill point: no-op unless `RAGLOOM_FAULT_POINT` names it (then SIGKILLs this process). */
 export function faultPoint(name: string): void {

@@ -116,11 +116,14 @@ export function checkInvariants(db: Db): string[] {
     FROM dataset s LEFT JOIN document d ON d.dataset_id = s.id GROUP BY s.id HAVING s.doc_num != n OR s.chunk_num != c OR s.token_num != t`);
   for (const r of dsCounts) broken('counters', `dataset ${String(r.name)}: ${r.doc_num}/${r.chunk_num}/${r.token_num}, documents say ${r.n}/${r.c}/${r.t}`);
 
-  // Chat sessions: the prologue first, then question/answer pairs (each pair written in one transaction).
+  // Chat sessions: the prologue first, then question/answer pairs (each pair written in one
+  // transaction). A completion passing the whole history replaces the stored messages with the
+  // request's, which RAGFlow keeps from the first question on: then there is no prologue.
   for (const s of all(db, 'SELECT id, name FROM chat_session')) {
     const roles = pluck(db, 'SELECT role FROM chat_message WHERE session_id = ? ORDER BY seq', s.id) as string[];
-    const users = roles.filter((r) => r === 'user').length;
-    if (roles[0] !== 'assistant' || users !== roles.length - 1 - users) broken('chat sessions', `${String(s.name)}: messages ${roles.join(',') || '(none)'}`);
+    const pairs = roles[0] === 'assistant' ? roles.slice(1) : roles;
+    const whole = roles.length > 0 && pairs.length % 2 === 0 && pairs.every((r, i) => r === (i % 2 ? 'assistant' : 'user'));
+    if (!whole) broken('chat sessions', `${String(s.name)}: messages ${roles.join(',') || '(none)'}`);
   }
   // Agent sessions: one user message per round, and the canvas state (dsl) saved with them.
   for (const s of all(db, 'SELECT id, name, round, dsl FROM agent_session')) {

@@ -31,7 +31,7 @@ import type { SearchAppStore } from './search-apps.js';
  * Where a store lives, in a form another thread or process can open it from (search threads,
  * child processes): a SQLite file, or a PostgreSQL connection (a URL or a `pg` pool config).
  */
-export type StoreLocator = { kind: 'sqlite'; path: string } | { kind: 'postgres'; connection: string | Record<string, unknown> };
+export type StoreLocator = { kind: 'sqlite'; path: string } | { kind: 'postgres'; connection: string | Record<string, unknown>; /** PostgresTuning the store was opened with. */ options?: Record<string, number> };
 
 export interface Store {
   /** 'sqlite' | 'postgres' */

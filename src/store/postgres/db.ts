@@ -22,15 +22,27 @@ import {
   isConnectionError, isMissingDatabase, isRetryableConflict, isStatementTimeout, type PgTarget,
 } from './errors.js';
 
-export interface PostgresOptions {
+/**
+ * ragloom's settings for a PostgreSQL store: how long calls wait and how many connections a
+ * process opens. Public as `new Client({ postgres, postgresOptions })`, `startServer({
+ * postgresOptions })` and the CLI's `RAGLOOM_PG_*` variables (docs/scaling.md).
+ */
+export interface PostgresTuning {
+  /** How long a call waits for an unreachable database before it fails with DB_UNAVAILABLE (ms). @default 10_000 */
+  unreachableMs?: number;
+  /** Longest a statement may run before the server cancels it (STATEMENT_TIMEOUT; ms, 0 = no limit). @default 30_000 */
+  statementTimeoutMs?: number;
+  /** How long a transaction may sit idle before the server ends it (ms, 0 = no limit). @default 60_000 */
+  idleInTransactionMs?: number;
+  /** Connections of this process's pool (one more listens for wake-ups). @default 10 */
+  poolSize?: number;
+  /** Longest one connection attempt may take (ms). @default min(5_000, unreachableMs), at least 100 */
+  connectTimeoutMs?: number;
+}
+
+export interface PostgresOptions extends PostgresTuning {
   /** A `postgresql://` or `postgres://` URL, or a `pg` pool config. */
   connection: string | PgConnectionConfig;
-  /** Longest a statement may run (ms). @default 30_000 */
-  statementTimeoutMs?: number;
-  /** How long a call waits for an unreachable database before it fails (ms). @default 10_000 */
-  unreachableMs?: number;
-  /** How long a transaction may sit idle before the server ends it (ms). @default 60_000 */
-  idleInTransactionMs?: number;
   /** Stop after this schema version (tests of migrations only). */
   targetVersion?: number;
 }
@@ -40,11 +52,42 @@ export const PG_DEFAULTS = Object.freeze({
   unreachableMs: 10_000 /* ms */,
   idleInTransactionMs: 60_000 /* ms */,
   poolSize: 10 /* connections per process */,
-  connectTimeoutMs: 5_000 /* ms, one connection attempt */,
+  connectTimeoutMs: 5_000 /* ms, one connection attempt, at most */,
   conflictRetries: 8,
 });
 
-const OPTION_KEYS = ['connection', 'statementTimeoutMs', 'unreachableMs', 'idleInTransactionMs', 'targetVersion'];
+/** The settings of `PostgresTuning`, with their bounds. */
+const TUNING: Readonly<Record<keyof PostgresTuning, { min: number; max: number; unit: string }>> = Object.freeze({
+  unreachableMs: { min: 0, max: 24 * 3600_000, unit: 'milliseconds' },
+  statementTimeoutMs: { min: 0, max: 2_147_483_647, unit: 'milliseconds' },
+  idleInTransactionMs: { min: 0, max: 2_147_483_647, unit: 'milliseconds' },
+  poolSize: { min: 1, max: 1_000, unit: 'connections' },
+  connectTimeoutMs: { min: 100, max: 3600_000, unit: 'milliseconds' },
+});
+export const PG_TUNING_KEYS = Object.freeze(Object.keys(TUNING) as Array<keyof PostgresTuning>);
+
+const OPTION_KEYS = ['connection', 'targetVersion', ...PG_TUNING_KEYS];
+
+/**
+ * What is wrong with `o` as PostgresTuning (an object of the known keys, each an integer in its
+ * range), or undefined when nothing is. The Client and the server turn it into an ApiError.
+ */
+export function tuningProblem(o: unknown): string | undefined {
+  if (o === undefined) return undefined;
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return `must be an object of ${PG_TUNING_KEYS.join(', ')}`;
+  for (const [k, v] of Object.entries(o)) {
+    const spec = TUNING[k as keyof PostgresTuning];
+    if (!spec) {
+      const near = PG_TUNING_KEYS.find((x) => x.toLowerCase() === k.toLowerCase());
+      return `unknown setting "${k}"${near ? `; did you mean "${near}"?` : ''} (known: ${PG_TUNING_KEYS.join(', ')})`;
+    }
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < spec.min || v > spec.max) {
+      return `"${k}" must be a whole number of ${spec.unit} from ${spec.min} to ${spec.max}, got ${JSON.stringify(v) ?? String(v)}`;
+    }
+  }
+  return undefined;
+}
 
 /** Reads in a transaction or on the pool. */
 export interface PgQuery {
@@ -79,9 +122,11 @@ function checkOptions(o: PostgresOptions): void {
   } else if (!c || typeof c !== 'object' || Array.isArray(c)) {
     throw new TypeError('`postgres` must be a connection string (postgresql://user:pass@host:port/db) or a pg pool config object');
   }
-  for (const k of ['statementTimeoutMs', 'unreachableMs', 'idleInTransactionMs'] as const) {
-    const v = o[k];
-    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) throw new TypeError(`${k} must be a number of milliseconds ≥ 0, got ${String(v)}`);
+  const { connection: _c, targetVersion: _v, ...tuning } = o;
+  const problem = tuningProblem(tuning);
+  if (problem) throw new TypeError(`PostgreSQL option ${problem}`);
+  if (o.poolSize !== undefined && typeof c === 'object' && c.max !== undefined && c.max !== o.poolSize) {
+    throw new TypeError(`poolSize (${o.poolSize}) and the pool config's max (${String(c.max)}) disagree: give one`);
   }
 }
 
@@ -129,18 +174,24 @@ export class PgDb implements PgQuery {
   static async connect(options: PostgresOptions): Promise<PgDb> {
     checkOptions(options);
     const pg = await loadPg();
+    const given = typeof options.connection === 'string' ? { connectionString: options.connection } : { ...options.connection };
+    const unreachableMs = options.unreachableMs ?? PG_DEFAULTS.unreachableMs;
     const opts = {
       statementTimeoutMs: options.statementTimeoutMs ?? PG_DEFAULTS.statementTimeoutMs,
-      unreachableMs: options.unreachableMs ?? PG_DEFAULTS.unreachableMs,
+      unreachableMs,
       idleInTransactionMs: options.idleInTransactionMs ?? PG_DEFAULTS.idleInTransactionMs,
+      poolSize: options.poolSize ?? (typeof given.max === 'number' ? given.max : PG_DEFAULTS.poolSize),
+      // One attempt never outlasts the wait for an unreachable server (a black-holed host would
+      // otherwise hold a call for the whole attempt), nor goes below what a loopback connect needs.
+      connectTimeoutMs: options.connectTimeoutMs ?? (typeof given.connectionTimeoutMillis === 'number' && given.connectionTimeoutMillis > 0
+        ? given.connectionTimeoutMillis : Math.max(100, Math.min(PG_DEFAULTS.connectTimeoutMs, unreachableMs))),
     };
-    const given = typeof options.connection === 'string' ? { connectionString: options.connection } : { ...options.connection };
     const config: Record<string, unknown> = {
-      max: PG_DEFAULTS.poolSize,
-      connectionTimeoutMillis: PG_DEFAULTS.connectTimeoutMs,
       keepAlive: true,
       application_name: `ragloom@${hostname()}`,
       ...given,
+      max: opts.poolSize,
+      connectionTimeoutMillis: opts.connectTimeoutMs,
       statement_timeout: opts.statementTimeoutMs,
       idle_in_transaction_session_timeout: opts.idleInTransactionMs,
       types: typeParsers(pg.types),
@@ -185,12 +236,13 @@ export class PgDb implements PgQuery {
     for (;;) {
       if (this.closed) throw new Error(`The PostgreSQL store ${this.target} is closed`);
       let client: PgPoolClient;
+      const tried = Date.now();
       try {
         client = await this.pool.connect();
       } catch (e) {
         if (isMissingDatabase(e)) throw new DatabaseMissingError(this.target, this.database, e);
         if (!isConnectionError(e)) throw e;
-        downSince ||= Date.now();
+        downSince ||= tried; // the wait began with the attempt that failed (a connect timeout counts)
         if (Date.now() - downSince >= this.opts.unreachableMs) throw new DatabaseUnavailableError(this.target, Date.now() - downSince, e);
         this.retries++;
         await sleep(delay);

@@ -1,8 +1,8 @@
 export { PgStore } from './store.js';
 export type { PgStoreOptions } from './store.js';
 export { openPostgres } from './open.js';
-export { PgDb, PG_DEFAULTS, isPostgresUrl, targetOf } from './db.js';
-export type { PostgresOptions, PgQuery, PgTx, TxOptions } from './db.js';
+export { PgDb, PG_DEFAULTS, PG_TUNING_KEYS, isPostgresUrl, targetOf, tuningProblem } from './db.js';
+export type { PostgresOptions, PostgresTuning, PgQuery, PgTx, TxOptions } from './db.js';
 export type { PgConnectionConfig } from './driver.js';
 export { migratePostgres, PG_MIGRATIONS, PG_SCHEMA_VERSION, PG_TABLES } from './migrations.js';
 export {

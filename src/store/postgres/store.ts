@@ -6,7 +6,7 @@
  * the commit-order-safe change feed (search.ts, fulltext.ts).
  */
 import type { Store, StoreLocator } from '../interface/index.js';
-import { PgDb, type PostgresOptions } from './db.js';
+import { PgDb, PG_TUNING_KEYS, type PostgresOptions, type PostgresTuning } from './db.js';
 import { migratePostgres, PG_SCHEMA_VERSION } from './migrations.js';
 import { SchemaError } from './errors.js';
 import { sweepStaged } from './blobs.js';
@@ -46,9 +46,9 @@ export class PgStore implements Store {
   private readonly fullText: PgFullText;
   private readonly gate: FeedGate;
 
-  private constructor(readonly db: PgDb, connection: string | PgConnectionConfig, readonly_: boolean) {
+  private constructor(readonly db: PgDb, connection: string | PgConnectionConfig, readonly_: boolean, tuning: PostgresTuning) {
     this.name = db.target;
-    this.locator = { kind: 'postgres', connection };
+    this.locator = { kind: 'postgres', connection, options: { ...tuning } as Record<string, number> };
     this.readonly = readonly_;
     const gate = new FeedGate(db);
     this.gate = gate;
@@ -88,7 +88,8 @@ export class PgStore implements Store {
         await migratePostgres(db, opts.targetVersion);
         await sweepStaged(db);
       }
-      return new PgStore(db, connection, readonly);
+      const tuning = Object.fromEntries(PG_TUNING_KEYS.filter((k) => rest[k] !== undefined).map((k) => [k, rest[k]]));
+      return new PgStore(db, connection, readonly, tuning);
     } catch (e) {
       await db.close();
       throw e;

@@ -8,50 +8,16 @@
  * reading it back, and the change feed goes on on the new primary.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { pgServer, pgSkipReason, adminQuery, pgUrl, freePort, type PgServer } from '../../support/postgres.js';
-import { launchCluster, startCluster, stopCluster, asPostgresAsync } from '../../support/postgres-cluster.js';
+import { pgServer, pgSkipReason, adminQuery, pgUrl, type PgServer } from '../../support/postgres.js';
+import { Endpoint, addSyncStandby } from '../../support/pg-endpoint.js';
+import { launchCluster, stopCluster, asPostgresAsync } from '../../support/postgres-cluster.js';
 import { openPostgres, CommitOutcomeUnknownError, feedStart, readFeed, type PgDb } from '../../../src/store/postgres/index.js';
 
 const shared = await pgServer();
 const reason = (await pgSkipReason()) || (shared && !shared.dataDir ? 'PostgreSQL failover test skipped: RAGLOOM_TEST_POSTGRES is an external server' : '');
 if (reason) console.warn(reason);
-
-/** A loopback TCP proxy to whichever port is `target`; moving it drops the connections to the old one. */
-class Endpoint {
-  private readonly open = new Set<Socket>();
-  private server!: Server;
-  port = 0;
-  constructor(public target: number) {}
-  async start(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(this.target, '127.0.0.1');
-      for (const s of [client, upstream]) {
-        this.open.add(s);
-        s.on('error', () => undefined);
-        s.on('close', () => {
-          this.open.delete(s);
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream);
-      upstream.pipe(client);
-    });
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-  moveTo(port: number): void {
-    this.target = port;
-    for (const s of this.open) s.destroy();
-  }
-  async stop(): Promise<void> {
-    for (const s of this.open) s.destroy();
-    await new Promise((r) => this.server.close(r));
-  }
-}
 
 let primary: PgServer;
 let standby: { dataDir: string; port: number };
@@ -61,19 +27,8 @@ const dbs: PgDb[] = [];
 beforeAll(async () => {
   if (reason) return;
   primary = await launchCluster(process.pid);
-  standby = { dataDir: join(primary.home, 'standby'), port: await freePort() };
   await adminQuery(primary, 'CREATE DATABASE kb');
-  await asPostgresAsync(primary.bin, 'pg_basebackup', ['-D', standby.dataDir, '-R', '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '--no-sync', '--checkpoint=fast']);
-  startCluster(primary.bin, standby.dataDir, primary.home, standby.port);
-  // Synchronous replication: a commit returns once the standby has it, so a failover loses no acknowledged write.
-  await adminQuery(primary, "ALTER SYSTEM SET synchronous_standby_names = '*'");
-  await adminQuery(primary, 'SELECT pg_reload_conf()');
-  for (let i = 0; ; i++) {
-    const r = await adminQuery<{ s: string }>(primary, 'SELECT sync_state AS s FROM pg_stat_replication');
-    if (r[0]?.s === 'sync') break;
-    if (i > 200) throw new Error('the standby never became synchronous');
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  standby = await addSyncStandby(primary, join(primary.home, 'standby'));
   endpoint = new Endpoint(primary.port);
   await endpoint.start();
 }, 120_000);
