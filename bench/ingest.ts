@@ -2,6 +2,7 @@
  * End-to-end ingestion through the public API: upload → parse → chunk → embed → index.
  *
  *   npx tsx bench/ingest.ts [--model name@factory] [--only small,corpus,docx,pdf] [--docs 10000] [--runs 1] [--dist <build folder>]
+ *                           [--store sqlite,postgres]
  *
  * Sets, each measured in a fresh process (its own peak RSS):
  *  - small:  10,000 one-chunk documents (`chunk_method: 'one'`): the Cranfield abstracts cycled,
@@ -14,6 +15,12 @@
  * in the same process (main thread, batches of 64), peak RSS, the load average, and where the time
  * went: CPU time of the process (all threads), worker time parsing and embedding, main-thread time
  * writing, main-thread time waiting (idle). Prints JSON, then a table.
+ *
+ * --store picks the stores (default sqlite): each set runs on each store back to back, alternating
+ * run by run. PostgreSQL: RAGLOOM_BENCH_POSTGRES=postgresql://… (its user must create databases),
+ * else a throw-away loopback cluster like the tests' (test/support/postgres-cluster.ts, fsync off:
+ * SQLite's WAL file is not fsynced at each commit either, synchronous=NORMAL); each run gets a
+ * fresh database.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -30,6 +37,7 @@ const { values } = parseArgs({
   options: {
     model: { type: 'string' }, only: { type: 'string' }, docs: { type: 'string', default: '10000' },
     runs: { type: 'string', default: '1' }, child: { type: 'string' }, dist: { type: 'string' },
+    store: { type: 'string', default: 'sqlite' },
   },
 });
 // --dist <folder>: a compiled build (`tsc -p tsconfig.build.json --outDir <folder>`), as users run
@@ -45,8 +53,8 @@ const SETS = ['small', 'corpus', 'docx', 'pdf'] as const;
 type SetName = (typeof SETS)[number];
 
 interface Row {
-  set: string; docs: number; done: number; failed: number; chunks: number; tokens: number; mb: number;
-  upload_s: number; files_per_s: number; parse_s: number; docs_per_s: number; chunks_per_s: number;
+  store: string; set: string; docs: number; done: number; failed: number; chunks: number; tokens: number; mb: number;
+  upload_s: number; files_per_s: number; parse_s: number; docs_per_s: number; chunks_per_s: number; end_to_end_docs_per_s: number;
   embedder_chunks_per_s: number; of_embedder: number;
   cpu_s: number; parse_worker_s: number | null; embed_worker_s: number | null; write_s: number | null; wait_s: number | null;
   peak_rss_mb: number; load: string;
@@ -127,10 +135,23 @@ async function allChunkTexts(ds: DataSet): Promise<string[]> {
   return out;
 }
 
-async function measure(set: SetName): Promise<Row> {
+/** A fresh, empty database on the bench's PostgreSQL server. */
+async function freshPostgres(): Promise<string> {
+  const base = new URL(process.env.RAGLOOM_BENCH_POSTGRES!);
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client({ connectionString: Object.assign(new URL(base), { pathname: '/postgres' }).toString() });
+  await admin.connect();
+  const name = `bench_ingest_${process.pid}`;
+  await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  return Object.assign(new URL(base), { pathname: `/${name}` }).toString();
+}
+
+async function measure(set: SetName, store: string): Promise<Row> {
   const input = await files(set);
   const dir = mkdtempSync(join(tmpdir(), 'ragloom-bench-'));
-  const client = new Client({ path: join(dir, 'kb.db') });
+  const client = store === 'postgres' ? new Client({ postgres: await freshPostgres() }) : new Client({ path: join(dir, 'kb.db') });
   const load = loadavg()[0]!.toFixed(2);
   try {
     const model = values.model ?? DEFAULT_EMBEDDING_MODEL;
@@ -138,7 +159,8 @@ async function measure(set: SetName): Promise<Row> {
     let t0 = performance.now();
     const docs = await ds.uploadDocuments(input);
     const upload = (performance.now() - t0) / 1000;
-    const queue = (client as unknown as { api: { queue: { stats?: Stats } } }).api.queue;
+    const api = (client as unknown as { api?: { queue: { stats?: Stats } }; opening?: Promise<{ queue: { stats?: Stats } }> });
+    const queue = (api.api ?? (await api.opening!)).queue;
     const before = queue.stats ? { ...queue.stats } : undefined;
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = process.cpuUsage();
@@ -153,10 +175,11 @@ async function measure(set: SetName): Promise<Row> {
     const mb = input.reduce((n, f) => n + f.blob.length, 0) / 2 ** 20;
     const s = (ms: number) => +(ms / 1000).toFixed(2);
     return {
-      set, docs: input.length, done: res.filter((r) => r[1] === 'DONE').length, failed: res.filter((r) => r[1] === 'FAIL').length,
+      store, set, docs: input.length, done: res.filter((r) => r[1] === 'DONE').length, failed: res.filter((r) => r[1] === 'FAIL').length,
       chunks, tokens: res.reduce((n, r) => n + r[3], 0), mb: +mb.toFixed(2),
       upload_s: +upload.toFixed(2), files_per_s: Math.round(input.length / upload),
       parse_s: +seconds.toFixed(2), docs_per_s: Math.round(input.length / seconds), chunks_per_s: Math.round(chunks / seconds),
+      end_to_end_docs_per_s: Math.round(input.length / (upload + seconds)),
       embedder_chunks_per_s: Math.round(rate), of_embedder: +((chunks / seconds) / rate).toFixed(2),
       cpu_s: +((cpu.user + cpu.system) / 1e6).toFixed(2),
       parse_worker_s: after && before ? s(after.parseMs - before.parseMs) : null,
@@ -173,20 +196,36 @@ async function measure(set: SetName): Promise<Row> {
 }
 
 if (values.child) {
-  process.stdout.write(`${JSON.stringify(await measure(values.child as SetName))}\n`);
+  process.stdout.write(`${JSON.stringify(await measure(values.child as SetName, values.store!))}\n`);
 } else {
   const only = values.only ? values.only.split(',') : [...SETS];
+  const stores = values.store!.split(',');
+  if (stores.some((s) => s !== 'sqlite' && s !== 'postgres')) throw new TypeError('--store is sqlite, postgres or both (comma-separated)');
   const rows: Row[] = [];
   if (!existsSync(CORPUS)) console.error('../shared is missing: nothing to measure');
+  let stopPg = () => undefined as void;
+  if (stores.includes('postgres') && !process.env.RAGLOOM_BENCH_POSTGRES) {
+    const { launchCluster, stopCluster } = await import('../test/support/postgres-cluster.js');
+    const s = await launchCluster(process.pid);
+    process.env.RAGLOOM_BENCH_POSTGRES = `postgresql://postgres@127.0.0.1:${s.port}/postgres`;
+    stopPg = () => {
+      stopCluster(s.bin, s.dataDir, 'immediate');
+      rmSync(s.home, { recursive: true, force: true });
+    };
+  }
   for (let r = 0; r < Number(values.runs); r++) {
     for (const set of SETS.filter((x) => only.includes(x))) {
-      const args = [...process.execArgv, fileURLToPath(import.meta.url), '--child', set, '--docs', values.docs!,
-        ...(values.model ? ['--model', values.model] : []), ...(values.dist ? ['--dist', values.dist] : [])];
-      const out = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
-      rows.push(JSON.parse(out.trim().split('\n').at(-1)!) as Row);
-      console.error(JSON.stringify(rows.at(-1)));
+      // Alternating which store goes first, run by run: the machine's load drifts.
+      for (const store of r % 2 ? [...stores].reverse() : stores) {
+        const args = [...process.execArgv, fileURLToPath(import.meta.url), '--child', set, '--docs', values.docs!, '--store', store,
+          ...(values.model ? ['--model', values.model] : []), ...(values.dist ? ['--dist', values.dist] : [])];
+        const out = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+        rows.push(JSON.parse(out.trim().split('\n').at(-1)!) as Row);
+        console.error(JSON.stringify(rows.at(-1)));
+      }
     }
   }
+  stopPg();
   console.log(JSON.stringify({ bench: 'ingest', model: values.model ?? 'default', from: values.dist ?? 'src', node: process.version, rows }, null, 2));
   console.log(formatTable(Object.keys(rows[0] ?? { set: '' }), rows.map((r) => Object.values(r).map((v) => String(v ?? '—')))));
 }

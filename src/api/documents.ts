@@ -6,7 +6,7 @@ import { intArg, orderColumn, paginate } from './listing.js';
 import { checkMetaFields, readMetadataCondition, splitCombinedValues, truthy } from './metadata.js';
 import { pyStr } from './pyfmt.js';
 import { filterDocuments } from '../search/index.js';
-import { withFileInfo } from './routes.js';
+import { FileStream, withFileInfo } from './routes.js';
 import { DOCUMENT_CHUNK_METHODS, validateParserConfig, storedParserConfig } from './parser-config.js';
 import { newId, nowMs, fileSuffix, utf8Length, deepMerge, isPlainObject, pyListRepr } from '../util/index.js';
 import type { DocumentChanges, DocumentListQuery } from '../store/index.js';
@@ -38,16 +38,23 @@ export async function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, fi
   const list = files as UploadFile[];
   for (const f of list) {
     if (!f || typeof f !== 'object' || typeof f.display_name !== 'string' || f.display_name === '') fail('NO_FILE_SELECTED');
-    if (!(f.blob instanceof Uint8Array)) throw new ApiError(RetCode.ARGUMENT_ERROR, `${f.display_name}: \`blob\` must be a Uint8Array or Buffer`);
+    if (!(f.blob instanceof Uint8Array) && !isStream(f.blob)) {
+      throw new ApiError(RetCode.ARGUMENT_ERROR, `${f.display_name}: \`blob\` must be a Uint8Array, a Buffer or a stream of them`);
+    }
     if (utf8Length(f.display_name) > 255) fail('FILE_NAME_TOO_LONG');
   }
   const tooLarge = list
-    .filter((f) => (f.blob as Uint8Array).byteLength > MAX_UPLOAD_BYTES)
+    .filter((f) => f.blob instanceof Uint8Array && f.blob.byteLength > MAX_UPLOAD_BYTES)
     .map((f) => tooLargeToStore(f.display_name as string, (f.blob as Uint8Array).byteLength));
   if (tooLarge.length) throw new ApiError(RetCode.SERVER_ERROR, tooLarge.join('\n'));
+  // A name without an extension is typed by its content (below), which may need all of it (a
+  // ZIP's directory is at its end): such a streamed file is read whole first. Others stream on.
+  const sources = await Promise.all(list.map(async (f) => (f.blob instanceof Uint8Array || fileSuffix(f.display_name as string)
+    ? f.blob as Uint8Array | AsyncIterable<Uint8Array>
+    : gather(f.display_name as string, f.blob as AsyncIterable<Uint8Array>))));
   // RAGFlow types a file by its name only, and refuses a name without an extension; such a name
   // (README, LICENSE) is typed by its content here, as the parser reads it.
-  const types = list.map((f) => uploadFileType(f.display_name as string, f.blob as Uint8Array));
+  const types = list.map((f, i) => uploadFileType(f.display_name as string, sources[i] instanceof Uint8Array ? sources[i] : new Uint8Array(0)));
   const errors = list
     .filter((_, i) => types[i] === 'other')
     .map((f) => `${f.display_name}: This type of file has not been supported yet!`);
@@ -62,9 +69,32 @@ export async function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, fi
       const suffix = fileSuffix(name);
       return { suffix, type: types[i]!, parser_id: documentChunkMethod(suffix, kb.parser_id, types[i]!) };
     },
-  }, list.map((f) => ({ name: f.display_name as string, bytes: f.blob as Uint8Array })), ids);
+  }, list.map((f, i) => ({ name: f.display_name as string, bytes: sources[i] instanceof Uint8Array ? sources[i] : capped(f.display_name as string, sources[i]!) })), ids);
   const docs = await e.store.documents.getMany(kb.id, ids);
   return ids.map((id) => documentToWire(docs.get(id)!));
+}
+
+/** An upload's bytes given as a stream: a Node Readable, a web ReadableStream, any async iterable of bytes. */
+function isStream(v: unknown): v is AsyncIterable<Uint8Array> {
+  return !!v && typeof v === 'object' && typeof (v as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
+}
+
+/** The stream's pieces checked as bytes and counted: past MAX_UPLOAD_BYTES it fails (the store then keeps nothing of the upload). */
+async function* capped(name: string, source: AsyncIterable<unknown>): AsyncIterable<Uint8Array> {
+  let size = 0;
+  for await (const piece of source) {
+    if (!(piece instanceof Uint8Array)) throw new ApiError(RetCode.ARGUMENT_ERROR, `${name}: \`blob\` must be a Uint8Array, a Buffer or a stream of them`);
+    size += piece.byteLength;
+    if (size > MAX_UPLOAD_BYTES) throw new ApiError(RetCode.SERVER_ERROR, tooLargeToStore(name, size));
+    yield piece;
+  }
+}
+
+/** A stream read whole (within MAX_UPLOAD_BYTES). */
+async function gather(name: string, source: AsyncIterable<unknown>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const p of capped(name, source)) parts.push(p);
+  return Buffer.concat(parts);
 }
 
 async function ownedOrFail(e: Engine, ctx: Ctx, datasetId: string, key: 'DATASET_NOT_OWNED' | 'DATASET_NOT_OWNED_TRAILING' = 'DATASET_NOT_OWNED') {
@@ -344,7 +374,7 @@ export async function deleteDocuments(e: Engine, ctx: Ctx, datasetId: string, re
   return { deleted: targets.length };
 }
 
-export async function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string): Promise<Uint8Array> {
+export async function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, documentId: string, streamed = false): Promise<Uint8Array | FileStream> {
   // RAGFlow looks up the (dataset, document) pair only: a dataset that is unknown, or not the
   // caller's (which ragloom checks and RAGFlow does not), is an unknown document.
   const kb = await ownedDataset(e, ctx, datasetId);
@@ -352,6 +382,7 @@ export async function downloadDocument(e: Engine, ctx: Ctx, datasetId: string, d
   if (!doc) fail('DOWNLOAD_NOT_OWNED', documentId);
   const file = await e.store.documents.file(doc.blob_sha256);
   if (!file || file.size === 0) fail('FILE_EMPTY');
+  if (streamed) return new FileStream(file.size, file.stream(), { name: doc.name });
   // A copy the caller owns (the store's buffer is not kept past this read).
   return withFileInfo(new Uint8Array(await file.bytes()), { name: doc.name });
 }

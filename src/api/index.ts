@@ -48,7 +48,7 @@ const OPS = {
   'documents.list': (a: Api, c: Ctx, p: P) => documents.listDocuments(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
   'documents.update': (a: Api, c: Ctx, p: P) => documents.updateDocument(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
   'documents.delete': (a: Api, c: Ctx, p: P) => documents.deleteDocuments(a.engine, c, str(p.dataset_id), body(p, 'dataset_id')),
-  'documents.download': (a: Api, c: Ctx, p: P) => documents.downloadDocument(a.engine, c, str(p.dataset_id), str(p.document_id)),
+  'documents.download': (a: Api, c: Ctx, p: P) => documents.downloadDocument(a.engine, c, str(p.dataset_id), str(p.document_id), p.stream === true),
   // ragloom: new bytes under an existing document (same id); no REST route (the embedded engine only).
   'documents.replaceContent': (a: Api, c: Ctx, p: P) => replaceDocumentContent(a.engine, c, str(p.dataset_id), str(p.document_id), body(p, 'dataset_id', 'document_id')),
   'documents.parse': (a: Api, c: Ctx, p: P) => parse.parseDocuments(a.engine, a.queue, c, str(p.dataset_id), body(p, 'dataset_id')),

@@ -823,7 +823,8 @@ export function coerceQuery(route: RouteSpec, pairs: Iterable<readonly [string, 
 /** A file part of a multipart upload. */
 export interface UploadPart {
   display_name: string;
-  blob: Uint8Array;
+  /** Bytes in memory; a server's parts are streams of the file spooled to disk. */
+  blob: Uint8Array | AsyncIterable<Uint8Array>;
 }
 
 export interface SplitRequest {
@@ -888,6 +889,14 @@ export interface FileInfo {
 export function withFileInfo(bytes: Uint8Array, info: FileInfo): Uint8Array {
   Object.defineProperty(bytes, FILE_INFO_KEY, { value: info, enumerable: false });
   return bytes;
+}
+
+/**
+ * A `bytes` result streamed: a stored file read part by part as it is sent, never whole (a
+ * download asked with `stream: true`, which the server always asks).
+ */
+export class FileStream {
+  constructor(readonly size: number, readonly parts: AsyncIterable<Uint8Array>, readonly info: FileInfo) {}
 }
 
 export type EnvelopeBody = Record<string, unknown>;

@@ -142,7 +142,8 @@ export function notJson(v: unknown): { path: string; what: string } | undefined 
       continue;
     }
     if (typeof x === 'bigint') return { path: top.path, what: 'is a BigInt, which JSON cannot carry' };
-    if (!x || typeof x !== 'object' || ArrayBuffer.isView(x) || typeof (x as { toJSON?: unknown }).toJSON === 'function') continue;
+    // Streams (an upload's bytes) are not entered either.
+    if (!x || typeof x !== 'object' || ArrayBuffer.isView(x) || typeof (x as { toJSON?: unknown }).toJSON === 'function' || Symbol.asyncIterator in x) continue;
     if (open.has(x)) return { path: top.path, what: 'is the object that holds it (a cycle), which JSON cannot carry' };
     // Python's json gives up near 1,000 levels (RecursionError); so would JSON.stringify and structuredClone, a few thousand deep.
     if (top.depth >= MAX_NESTING) return { path: `${top.path.split('.').slice(0, 4).join('.')}…`, what: `is nested deeper than ${MAX_NESTING} levels` };

@@ -106,6 +106,9 @@ export class HttpTransport implements Transport {
   async call<T = unknown>(op: OpName, params: Params = {}): Promise<T> {
     if (this.closed) throw new ApiError(RetCode.OPERATING_ERROR, 'The client is closed.');
     const route = routeFor(op, params ?? {});
+    // A download asked as a stream: the response body is handed over as it arrives (`stream` is not sent).
+    const streamBytes = route.envelope === 'bytes' && params?.stream === true;
+    if (streamBytes) params = Object.fromEntries(Object.entries(params).filter(([k]) => k !== 'stream'));
     const req = this.split(route, params ?? {});
     const url = this.url(route, req);
     const ctl = new AbortController();
@@ -137,6 +140,21 @@ export class HttpTransport implements Transport {
         return kind.call(this, res, ctl, release, what) as T;
       }
       if (route.envelope === 'bytes' && res.status === 200 && !type.startsWith('application/json')) {
+        if (streamBytes && res.body) {
+          streaming = true;
+          clearTimeout(timer); // a large file may take longer than one request's timeout
+          const body = res.body;
+          const fail = (e: unknown) => this.failure(e, ctl, what);
+          return (async function* () {
+            try {
+              for await (const piece of body) yield piece as Uint8Array;
+            } catch (e) {
+              throw fail(e);
+            } finally {
+              release();
+            }
+          })() as T;
+        }
         try {
           return new Uint8Array(await res.arrayBuffer()) as T;
         } catch (e) {
@@ -184,8 +202,8 @@ export class HttpTransport implements Transport {
         const part = f as { display_name?: unknown; blob?: unknown } | null;
         // Bytes that cannot travel: the op's own message (api/documents.ts), checked here because
         // multipart can only carry bytes.
-        if (part && typeof part === 'object' && typeof part.display_name === 'string' && part.display_name && !(part.blob instanceof Uint8Array)) {
-          throw new ApiError(RetCode.ARGUMENT_ERROR, `${part.display_name}: \`blob\` must be a Uint8Array or Buffer`);
+        if (part && typeof part === 'object' && typeof part.display_name === 'string' && part.display_name && !(part.blob instanceof Uint8Array) && !(part.blob instanceof Blob)) {
+          throw new ApiError(RetCode.ARGUMENT_ERROR, `${part.display_name}: \`blob\` must be a Uint8Array, a Buffer or a stream of them`);
         }
       }
     }
@@ -209,9 +227,10 @@ export class HttpTransport implements Transport {
       const form = new FormData();
       for (const f of req.files as unknown[]) {
         const part = (f && typeof f === 'object' ? f : {}) as { display_name?: unknown; blob?: unknown };
-        const bytes = part.blob instanceof Uint8Array ? part.blob : new Uint8Array(0);
+        // A file-backed Blob (a path or a spooled stream: Dataset.uploadDocuments) is read as it is sent.
+        const blob = part.blob instanceof Blob ? part.blob : new Blob([part.blob instanceof Uint8Array ? part.blob : new Uint8Array(0)]);
         // A name that is not a string travels as '' → the server's "No file selected!", as locally.
-        form.append('file', new Blob([bytes]), typeof part.display_name === 'string' ? part.display_name : '');
+        form.append('file', blob, typeof part.display_name === 'string' ? part.display_name : '');
       }
       return form;
     }

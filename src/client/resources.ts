@@ -1,5 +1,12 @@
-import type { Transport } from './transport.js';
-import { fail } from '../api/errors.js';
+import { createWriteStream, openAsBlob } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { LocalTransport, OpeningTransport, type Transport } from './transport.js';
+import { ApiError, RetCode, fail } from '../api/errors.js';
+import { FileStream } from '../api/routes.js';
 import type { AutoMetadataConfig, ChunkMethod, ListDocumentsParams, MetadataCondition, UpdateChunkParams, UpdateDatasetParams, UpdateDocumentParams } from './params.js';
 
 /** Wire fields as plain properties plus the transport; `toJSON()` gives the wire shape. */
@@ -97,6 +104,15 @@ export class Document extends Resource {
   }
 
   /**
+   * The uploaded bytes as a stream of pieces, read from the store (or the response) as they are
+   * consumed: a large file is never one buffer. Rejects as download() does before the first piece.
+   */
+  async downloadStream(): Promise<AsyncIterable<Uint8Array>> {
+    const r = await this.t.call<FileStream | AsyncIterable<Uint8Array>>('documents.download', { dataset_id: this.dataset_id, document_id: this.id, stream: true });
+    return r instanceof FileStream ? r.parts : r;
+  }
+
+  /**
    * Adds a chunk, embedded by the dataset's model; or, with `vector` (a ragloom addition), stored
    * with your own embedding model's vector (1–8192 numbers, scaled to unit length), which
    * `retrieve({ question_vector })` of the same model finds. Updating its content later embeds it
@@ -150,9 +166,39 @@ export class DataSet extends Resource {
     return this;
   }
 
-  async uploadDocuments(files: Array<{ display_name: string; blob: Uint8Array }>): Promise<Document[]> {
-    const docs = await this.t.call<Record<string, unknown>[]>('documents.upload', { dataset_id: this.id, files });
-    return docs.map((d) => new Document(this.t, d));
+  /**
+   * Uploads files: each `blob` is bytes in memory or a stream of them (a Node Readable, a web
+   * ReadableStream, any async iterable of Uint8Array), or `path` names a file on this machine
+   * (`display_name` defaults to its base name). Streams and files go to the store part by part,
+   * never as one buffer (over HTTP as a multipart body read from disk).
+   */
+  async uploadDocuments(files: Array<UploadSource>): Promise<Document[]> {
+    const spool = new Spool();
+    try {
+      const given = await Promise.all(files.map((f) => this.fileSource(f, spool)));
+      const docs = await this.t.call<Record<string, unknown>[]>('documents.upload', { dataset_id: this.id, files: given });
+      return docs.map((d) => new Document(this.t, d));
+    } finally {
+      await spool.close();
+    }
+  }
+
+  /** An upload's file as the transport carries it: in process any stream; over HTTP bytes or a Blob backed by a file. */
+  private async fileSource(f: UploadSource, spool: Spool): Promise<unknown> {
+    if (!f || typeof f !== 'object' || (f.path === undefined && f.blob !== undefined && !isByteStream(f.blob)) || (f.path === undefined && f.blob === undefined)) return f;
+    const inProcess = this.t instanceof LocalTransport || this.t instanceof OpeningTransport;
+    if (f.path !== undefined) {
+      if (typeof f.path !== 'string' || !f.path) throw new ApiError(RetCode.ARGUMENT_ERROR, '`path` must be the path of a file');
+      const display_name = f.display_name ?? basename(f.path);
+      try {
+        return { display_name, blob: inProcess ? await openStream(f.path) : await openAsBlob(f.path) };
+      } catch (e) {
+        throw new ApiError(RetCode.ARGUMENT_ERROR, `${display_name}: cannot read ${f.path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      }
+    }
+    if (inProcess) return f;
+    // Over HTTP a stream is written to a temporary file first, then sent from it (fetch sends a file-backed Blob as it reads it).
+    return { display_name: f.display_name, blob: await openAsBlob(await spool.write(f.blob as AsyncIterable<Uint8Array>)) };
   }
 
   async listDocuments(p: ListDocumentsParams = {}): Promise<Document[]> {
@@ -248,12 +294,14 @@ export class DataSet extends Resource {
     const last = new Map<string, string>();
     const ended = new Map<string, Document>();
     let open = want;
+    const inProcess = this.t instanceof LocalTransport || this.t instanceof OpeningTransport;
     const list = async (p: Record<string, unknown>) => {
-      // One listing per poll, not one per document. 200 ids per request: over HTTP they travel in
+      // One listing per poll, not one per document. Over HTTP 200 ids per request: they travel in
       // the query string, and 500 (18 KB) exceed Node's 16 KB header limit (HTTP 431).
+      const step = inProcess ? Infinity : 200;
       const out = { docs: [] as Document[], total: 0 };
-      for (let i = 0; i < open.length; i += 200) {
-        const r = await this.t.call<{ docs: Record<string, unknown>[]; total: number }>('documents.list', { ...p, ids: open.slice(i, i + 200), dataset_id: this.id });
+      for (let i = 0; i < open.length; i += step) {
+        const r = await this.t.call<{ docs: Record<string, unknown>[]; total: number }>('documents.list', { ...p, ids: open.slice(i, i + step), dataset_id: this.id });
         out.docs.push(...r.docs.map((d) => new Document(this.t, d)));
         out.total += r.total;
       }
@@ -261,6 +309,7 @@ export class DataSet extends Resource {
     };
     for (;;) {
       const t0 = performance.now();
+      const elu0 = performance.eventLoopUtilization();
       // Only documents still parsing are polled; without a progress callback only those that
       // ended since the last poll are read.
       const docs = (await list(opts.onProgress ? { page_size: 0 } : { page_size: 0, run: ['DONE', 'FAIL', 'CANCEL'] })).docs;
@@ -277,8 +326,46 @@ export class DataSet extends Resource {
       }
       open = open.filter((id) => !ended.has(id) && (!present || present.has(id)));
       if (!open.length) return want.filter((id) => ended.has(id)).map((id) => { const d = ended.get(id)!; return [d.id, d.run, d.chunk_count, d.token_count]; });
-      // Polling takes at most 1/20 of the time (10,000 documents: ~30 ms a poll, in the thread that writes them).
-      await new Promise((r) => setTimeout(r, Math.max(opts.pollMs ?? 100, 20 * (performance.now() - t0))));
+      // Polling takes at most 1/20 of the time of the thread that writes the documents (10,000 on
+      // SQLite: ~30 ms a poll). In process that is this thread's busy time: a poll of a PostgreSQL
+      // store mostly waits for the database, and waiting 20 times that (seconds) would leave a
+      // parse finished long ago unnoticed. Over HTTP the server's time is not seen: the poll's.
+      const cost = inProcess ? performance.eventLoopUtilization(elu0).active : performance.now() - t0;
+      await new Promise((r) => setTimeout(r, Math.max(opts.pollMs ?? 100, 20 * cost)));
     }
+  }
+}
+
+/** A file to upload: `blob` (bytes, or a stream of them) or `path` (a file on this machine). */
+export interface UploadSource {
+  display_name?: string;
+  blob?: Uint8Array | AsyncIterable<Uint8Array>;
+  path?: string;
+}
+
+function isByteStream(v: unknown): boolean {
+  return !!v && typeof v === 'object' && typeof (v as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
+}
+
+/** A file's read stream, opened now (a missing file fails here, not inside the upload). */
+async function openStream(path: string): Promise<AsyncIterable<Uint8Array>> {
+  const fh = await open(path, 'r');
+  return fh.createReadStream();
+}
+
+/** Temporary files for streams sent over HTTP, removed when the upload ends. */
+class Spool {
+  private dir: string | undefined;
+  private n = 0;
+
+  async write(source: AsyncIterable<Uint8Array>): Promise<string> {
+    this.dir ??= await mkdtemp(join(tmpdir(), 'ragloom-send-'));
+    const path = join(this.dir, String(this.n++));
+    await pipeline(Readable.from(source), createWriteStream(path));
+    return path;
+  }
+
+  async close(): Promise<void> {
+    if (this.dir) await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }

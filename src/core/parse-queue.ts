@@ -442,7 +442,9 @@ export class ParseQueue {
       this.progress.set(single.doc.id, p, single.log);
     });
     lane.note = note;
-    const data = await Promise.all(todo.map(async (j) => (await (await e.store.documents.file(j.doc.blob_sha256))?.bytes()) ?? new Uint8Array()));
+    // A batch's small files in one read (one statement on PostgreSQL); a large file on its own.
+    const files = todo.length > 1 ? await e.store.documents.files(todo.map((j) => j.doc.blob_sha256)) : undefined;
+    const data = await Promise.all(todo.map(async (j) => files?.get(j.doc.blob_sha256) ?? (await (await e.store.documents.file(j.doc.blob_sha256))?.bytes()) ?? new Uint8Array()));
     const out = await worker.parseMany(todo.map((j, i) => ({ data: data[i]!, filename: j.doc.name, method: j.doc.parser_id, parserConfig: j.cfg, lang: languageSetting(j.kb.language) })),
       { signal, onProgress: note });
     out.forEach((r, i) => {

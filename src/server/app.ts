@@ -5,10 +5,11 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
+import { Readable } from 'node:stream';
 import { ApiError, RetCode, type Api } from '../api/index.js';
 import {
   ROUTES, UNSUPPORTED_ROUTES, API_PREFIX, LEGACY_PREFIX, parseTemplate, coerceQuery, matchRoute, successEnvelope, errorEnvelope, missingArguments, bearerToken, notFoundBody,
-  httpExceptionBody, notSupportedError, UNAUTHORIZED_BODY, TOKEN_EMPTY_BODY, TOKEN_FORMAT_BODY, TOKEN_INVALID_BODY, FILE_INFO_KEY, HTTP_STATUS_KEY,
+  httpExceptionBody, notSupportedError, UNAUTHORIZED_BODY, TOKEN_EMPTY_BODY, TOKEN_FORMAT_BODY, TOKEN_INVALID_BODY, FILE_INFO_KEY, HTTP_STATUS_KEY, FileStream,
   type RouteSpec, type UnsupportedRoute, type AuthKind, type FileInfo,
 } from '../api/routes.js';
 import { readBody, type UploadLimits } from './body.js';
@@ -274,7 +275,8 @@ async function handle(
       Object.assign(path, m.groups);
     }
     const query = spec.query || spec.queryRest ? coerceQuery(spec, new URLSearchParams(req.url.split('?')[1] ?? '')) : {};
-    const body = await readBody(req, spec.body, opts.uploads, !!spec.validates);
+    // An upload's spooled files are removed once the request is answered (or its connection gone).
+    const body = await readBody(req, spec.body, opts.uploads, !!spec.validates, (cleanup) => reply.raw.once('close', cleanup));
     const missing = missingArguments(spec, body);
     if (missing) throw missing;
     if (spec.auth === 'beta') {
@@ -289,6 +291,8 @@ async function handle(
     }
     Object.assign(params, spec.fixed);
     if (spec.stream) params.signal = abort.signal;
+    // A file is sent as it is read from the store (ops that can stream it do).
+    if (spec.envelope === 'bytes') params.stream = true;
     // OpenAI's clients leave `stream` out of a plain call and ask for JSON: they get JSON (RAGFlow
     // would stream, which they cannot read). Without such an Accept, a missing `stream` streams.
     if (spec.stream === 'openai' && body.stream === undefined && acceptsOnlyJson(req.headers.accept)) params.stream = false;
@@ -312,12 +316,13 @@ async function handle(
       }
       case 'bytes': {
         const bytes = result as Uint8Array & { [FILE_INFO_KEY]?: FileInfo };
-        const info = bytes[FILE_INFO_KEY] ?? {};
+        const info = result instanceof FileStream ? result.info : bytes[FILE_INFO_KEY] ?? {};
         reply.code(spec.status).header('content-type', info.contentType ?? 'application/octet-stream');
         if (info.disposition !== 'none') {
           reply.header('content-disposition', info.disposition === 'inline' || !info.name ? info.disposition ?? 'attachment' : contentDisposition(info.name));
         }
         if (info.disposition === 'attachment' && !info.name) reply.header('x-content-type-options', 'nosniff');
+        if (result instanceof FileStream) return reply.header('content-length', result.size).send(Readable.from(result.parts, { objectMode: false }));
         return reply.send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       }
       default:

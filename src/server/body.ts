@@ -3,6 +3,12 @@
  * lenient `get_request_json`, the strict Pydantic path, and multipart uploads.
  */
 import type { FastifyRequest } from 'fastify';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { ApiError, RetCode } from '../api/index.js';
 import type { BodyKind, UploadPart } from '../api/routes.js';
 
@@ -95,18 +101,46 @@ export interface UploadLimits {
   total?: number;
 }
 
-/** Every part named `file` of a multipart body; other parts are read and dropped. */
-async function uploads(req: FastifyRequest, limits: UploadLimits): Promise<UploadPart[]> {
+/**
+ * Every part named `file` of a multipart body; other parts are read and dropped. Each file is
+ * spooled to a temporary file as it arrives and handed to the op as a stream of it: no file, nor
+ * the request, is held in memory (the store writes it part by part). `done` is told how to
+ * remove the spool once the request has been answered.
+ */
+async function uploads(req: FastifyRequest, limits: UploadLimits, done: (cleanup: () => void) => void): Promise<UploadPart[]> {
   if (!req.isMultipart()) return [];
   const files: UploadPart[] = [];
   let total = 0;
-  for await (const part of req.parts({ limits: { fileSize: limits.fileSize, files: limits.files } })) {
-    if (part.type !== 'file') continue;
-    const buf = await part.toBuffer();
-    total += buf.length;
-    // The whole request is capped as well as each file: the parts are held in memory until the op runs.
-    if (limits.total !== undefined && total > limits.total) throw Object.assign(new Error('upload too large'), { statusCode: 413 });
-    if (part.fieldname === 'file') files.push({ display_name: part.filename ?? '', blob: new Uint8Array(buf.buffer, buf.byteOffset, buf.length) });
+  let dir: string | undefined;
+  try {
+    for await (const part of req.parts({ limits: { fileSize: limits.fileSize, files: limits.files } })) {
+      if (part.type !== 'file') continue;
+      if (part.fieldname !== 'file') {
+        part.file.resume();
+        continue;
+      }
+      if (!dir) {
+        dir = await mkdtemp(join(tmpdir(), 'ragloom-upload-'));
+        const d = dir;
+        done(() => void rm(d, { recursive: true, force: true }));
+      }
+      const path = join(dir, String(files.length));
+      // The whole request is capped as well as each file.
+      const count = new Transform({
+        transform(piece: Buffer, _enc, next) {
+          total += piece.length;
+          if (limits.total !== undefined && total > limits.total) next(Object.assign(new Error('upload too large'), { statusCode: 413 }));
+          else next(null, piece);
+        },
+      });
+      await pipeline(part.file, count, createWriteStream(path));
+      // @fastify/multipart stops a file at fileSize without failing the stream: refuse it as toBuffer did.
+      if (part.file.truncated) throw Object.assign(new Error('request file too large'), { statusCode: 413 });
+      files.push({ display_name: part.filename ?? '', blob: createReadStream(path) });
+    }
+  } catch (e) {
+    if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    throw e;
   }
   return files;
 }
@@ -116,13 +150,14 @@ async function uploads(req: FastifyRequest, limits: UploadLimits): Promise<Uploa
  * multipart ones, `{}` for `none`. With `lenient`, an unreadable JSON body is `{}` (RAGFlow's
  * `@validate_request` swallows the parse error and reports the missing arguments instead).
  */
-export async function readBody(req: FastifyRequest, kind: BodyKind, limits: UploadLimits, lenient = false): Promise<Dict> {
+export async function readBody(req: FastifyRequest, kind: BodyKind, limits: UploadLimits, lenient = false,
+  done: (cleanup: () => void) => void = () => undefined): Promise<Dict> {
   switch (kind) {
     case 'none':
       if (req.isMultipart()) await multipartFields(req).catch(() => undefined);
       return {};
     case 'multipart':
-      return { files: await uploads(req, limits) };
+      return { files: await uploads(req, limits, done) };
     case 'json-strict':
       return strictJson(req);
     case 'json':

@@ -99,7 +99,7 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(await failure(ds.uploadDocuments([{ display_name: '', blob: enc('x') }]))).toEqual([101, 'No file selected!']);
       expect(await failure(ds.uploadDocuments([{ display_name: 'x.exe', blob: enc('x') }]))).toEqual([500, 'x.exe: This type of file has not been supported yet!']);
       expect(await failure(ds.uploadDocuments([{ display_name: `${'n'.repeat(300)}.txt`, blob: enc('x') }]))).toEqual([101, 'File name must be 255 bytes or less.']);
-      expect(await failure(ds.uploadDocuments([{ display_name: 'x.txt', blob: 'text' as never }]))).toEqual([101, 'x.txt: `blob` must be a Uint8Array or Buffer']);
+      expect(await failure(ds.uploadDocuments([{ display_name: 'x.txt', blob: 'text' as never }]))).toEqual([101, 'x.txt: `blob` must be a Uint8Array, a Buffer or a stream of them']);
       expect(await failure(empty!.download())).toEqual([102, 'This file is empty.']);
       expect(await failure(doc!.update({ name: 'notes.pdf' }))).toEqual([101, "The extension of file can't be changed"]);
       expect(await failure(ds.listDocuments({ run: ['BOGUS'] }))).toEqual([102, 'Invalid filter run status conditions: BOGUS']);

@@ -30,11 +30,21 @@ export interface DocumentRow {
 /** The `run` column holds RAGFlow's TaskStatus digits; the wire shows names. */
 export const RUN = { UNSTART: '0', RUNNING: '1', CANCEL: '2', DONE: '3', FAIL: '4' } as const;
 
+/**
+ * A file's bytes: in memory, or streamed as parts in order (read once, before the upload's
+ * transaction; a source that throws aborts the upload and nothing of it is stored).
+ */
+export type FileSource = Uint8Array | AsyncIterable<Uint8Array>;
+
 /** One uploaded file. */
 export interface NewFile {
   /** The name asked for; the store makes it unique in the dataset (see DocumentStore.upload). */
   name: string;
-  bytes: Uint8Array;
+  /**
+   * The bytes. PostgreSQL writes a stream (and any file over a part, 1 MiB) part by part as it
+   * comes, never holding it whole; SQLite gathers it (its blob is one value).
+   */
+  bytes: FileSource;
 }
 
 /** What a document's name makes of it: its suffix, RAGFlow's file type and its chunk method. */
@@ -142,6 +152,11 @@ export interface DocumentStore {
   delete(datasetId: string, docs: ReadonlyArray<Pick<DocumentRow, 'id' | 'blob_sha256'>>): Promise<void>;
   /** A stored file by its sha256. */
   file(sha256: string): Promise<FileBytes | undefined>;
+  /**
+   * Whole stored files by sha256 (absent ones left out), for a batch of small files read at once
+   * (the parse queue's): one statement on PostgreSQL, not a few per file.
+   */
+  files(sha256s: readonly string[]): Promise<Map<string, Uint8Array>>;
   /**
    * New bytes under a document, in one transaction that reads its state again: 'gone' (deleted
    * meanwhile) or 'running' (a parse was queued meanwhile) change nothing; else the blob is stored,

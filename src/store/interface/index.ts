@@ -3,7 +3,7 @@ export type { Ctx, TenantRow, LocalAccountDefaults, UserRow, NewAccount, NewApiK
 export type { DatasetRow, NewDataset, DatasetChanges, DatasetListQuery, LiveDataset, DatasetStore } from './datasets.js';
 export { RUN } from './documents.js';
 export type {
-  DocumentRow, NewFile, FileKind, UploadTarget, DocumentListQuery, DocumentChanges, DocumentUpdate, FileBytes, ReplaceResult, DocumentStore,
+  DocumentRow, NewFile, FileSource, FileKind, UploadTarget, DocumentListQuery, DocumentChanges, DocumentUpdate, FileBytes, ReplaceResult, DocumentStore,
 } from './documents.js';
 export type { ChunkRow, NewChunk, ChunkRewrite, CachedVector, ChunkStore } from './chunks.js';
 export type { ParseOwner, ParseClaim, ParseDataset, ParseOutcomeRow, ParseLogRow, ParseLogOrder, ParseWorkStore } from './parse.js';

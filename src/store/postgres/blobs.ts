@@ -91,6 +91,15 @@ export async function commitBlob(tx: PgTx, staged: StagedBlob): Promise<string> 
   return staged.sha256;
 }
 
+/**
+ * Removes staged contents that were not published (their upload failed after staging); a
+ * content published meanwhile (the same bytes committed by this upload's retry) is kept.
+ */
+export async function dropStaged(db: PgDb, staged: readonly StagedBlob[]): Promise<void> {
+  await db.run('DELETE FROM blob_content c WHERE c.id = ANY($1) AND NOT EXISTS (SELECT 1 FROM blob b WHERE b.content_id = c.id)',
+    [staged.map((s) => s.contentId)], { idempotent: true });
+}
+
 /** Stages and publishes in one call, for bytes already in memory (small uploads). */
 export async function putBlob(db: PgDb, bytes: Uint8Array, then: (tx: PgTx, sha256: string) => Promise<void>): Promise<string> {
   const staged = await stageBlob(db, bytes);

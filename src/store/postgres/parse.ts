@@ -62,11 +62,18 @@ class Counts {
     this.delta.set(datasetId, [d[0] + chunks - old.chunk_num, d[1] + tokens - old.token_num]);
   }
 
-  /** Sets a document's counts from its chunk rows (the swap did not happen: the old chunks stay). */
-  async restore(id: string, datasetId: string, old: { chunk_num: number; token_num: number }): Promise<void> {
-    const r = (await this.t.one<{ n: number; tk: number }>('SELECT count(*) AS n, COALESCE(sum(token_num), 0)::bigint AS tk FROM chunk WHERE document_id = $1', [id]))!;
-    await this.t.run('UPDATE document SET chunk_num = $1, token_num = $2 WHERE id = $3', [r.n, r.tk, id]);
-    this.moved(datasetId, old, r.n, r.tk);
+  /** Sets documents' counts from their chunk rows (the swap did not happen: the old chunks stay). One statement. */
+  async restore(docs: ReadonlyArray<{ id: string; state: State }>): Promise<void> {
+    if (!docs.length) return;
+    const rows = await this.t.rows<{ id: string; n: number; tk: number }>(`UPDATE document d SET chunk_num = c.n, token_num = c.tk
+      FROM (SELECT x.id, count(c.rowid)::int AS n, COALESCE(sum(c.token_num), 0)::bigint AS tk FROM unnest($1::text[]) AS x(id)
+        LEFT JOIN chunk c ON c.document_id = x.id GROUP BY x.id) c
+      WHERE d.id = c.id RETURNING d.id, c.n, c.tk`, [docs.map((d) => d.id)]);
+    const by = new Map(rows.map((r) => [r.id, r]));
+    for (const d of docs) {
+      const r = by.get(d.id);
+      if (r) this.moved(d.state.dataset_id, d.state, r.n, r.tk);
+    }
   }
 
   async apply(): Promise<void> {
@@ -275,6 +282,8 @@ export class PgParseWork implements ParseWorkStore {
       }));
       faultPoint('parse:chunks-written');
       const counts = new Counts(t);
+      // Every document's end in one statement: DONE (counts set), FAIL (counts restored below), CANCEL (its duration).
+      const ends: Array<{ id: string; run: string; progress: number; msg: string | null; chunks: number | null; tokens: number | null; began: number | null; seconds: number }> = [];
       for (const j of swap) {
         // Distinct ids: a chunk repeated in a document is stored once.
         const ids = new Map<string, number>();
@@ -282,25 +291,33 @@ export class PgParseWork implements ParseWorkStore {
         let tokens = 0;
         for (const n of ids.values()) tokens += n;
         j.log.push(...j.doneLines);
-        await t.run(`UPDATE document SET run = $1, progress = 1, progress_msg = $2, chunk_num = $3, token_num = $4, process_duration = $5, process_begin_at = $6
-          WHERE id = $7`, [RUN.DONE, j.log.join('\n'), ids.size, tokens, j.seconds, j.began, j.id]);
+        ends.push({ id: j.id, run: RUN.DONE, progress: 1, msg: j.log.join('\n'), chunks: ids.size, tokens, began: j.began, seconds: j.seconds });
         counts.moved(j.dataset_id, state.get(j.id)!, ids.size, tokens);
       }
-      for (const j of live.filter((x) => !swap.includes(x))) {
+      const failed = live.filter((x) => !swap.includes(x));
+      for (const j of failed) {
         j.log.push(j.failLine);
-        await t.run('UPDATE document SET run = $1, progress = -1, progress_msg = $2, process_duration = $3, process_begin_at = $4 WHERE id = $5',
-          [RUN.FAIL, j.log.join('\n'), j.seconds, j.began, j.id]);
-        await counts.restore(j.id, j.dataset_id, state.get(j.id)!);
+        ends.push({ id: j.id, run: RUN.FAIL, progress: -1, msg: j.log.join('\n'), chunks: null, tokens: null, began: j.began, seconds: j.seconds });
       }
       // Cancelled (by this process or another): the stop call set CANCEL and the counts; record when it stopped.
-      for (const j of docs.filter((x) => state.get(x.id)?.run === RUN.CANCEL)) {
-        await t.run('UPDATE document SET process_duration = $1 WHERE id = $2', [j.seconds, j.id]);
-        await counts.restore(j.id, j.dataset_id, state.get(j.id)!);
+      const cancelled = docs.filter((x) => state.get(x.id)?.run === RUN.CANCEL);
+      for (const j of cancelled) ends.push({ id: j.id, run: RUN.CANCEL, progress: 0, msg: null, chunks: null, tokens: null, began: null, seconds: j.seconds });
+      if (ends.length) {
+        const col = <T>(f: (e: (typeof ends)[number]) => T): T[] => ends.map(f);
+        // A CANCEL row keeps its run, progress, message and start (msg and began null).
+        await t.run(`UPDATE document d SET run = x.run, progress = CASE WHEN x.msg IS NULL THEN d.progress ELSE x.p END,
+            progress_msg = COALESCE(x.msg, d.progress_msg), chunk_num = COALESCE(x.n, d.chunk_num), token_num = COALESCE(x.tk, d.token_num),
+            process_duration = x.s, process_begin_at = CASE WHEN x.msg IS NULL THEN d.process_begin_at ELSE x.b END
+          FROM unnest($1::text[], $2::text[], $3::float8[], $4::text[], $5::int[], $6::bigint[], $7::bigint[], $8::float8[]) AS x(id, run, p, msg, n, tk, b, s)
+          WHERE d.id = x.id`, [col((e) => e.id), col((e) => e.run), col((e) => e.progress), col((e) => e.msg), col((e) => e.chunks), col((e) => e.tokens),
+          col((e) => e.began), col((e) => e.seconds)]);
       }
-      await counts.apply();
+      await counts.restore([...failed, ...cancelled].map((j) => ({ id: j.id, state: state.get(j.id)! })));
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
       await finishParseJobs(t, held);
+      // Last: the datasets' rows stay locked from here to the commit, which other lanes' swaps wait for.
+      await counts.apply();
       ended = [...held, ...this.held([...lost])];
       faultPoint('parse:done-set');
     });
@@ -316,17 +333,17 @@ export class PgParseWork implements ParseWorkStore {
       const { lost, again, held } = await this.holdAll(t, all.map((j) => j.id));
       const docs = all.filter((j) => !lost.has(j.id));
       const counts = new Counts(t);
-      for (const j of docs) {
-        const s = state.get(j.id);
-        if (s?.run === RUN.RUNNING && !again.has(j.id)) {
-          await t.run('UPDATE document SET run = $1, progress = -1, progress_msg = $2, process_duration = $3 WHERE id = $4', [RUN.FAIL, [...j.log, line].join('\n'), j.seconds, j.id]);
-          await counts.restore(j.id, j.dataset_id, s);
-        }
+      const failing = docs.filter((j) => state.get(j.id)?.run === RUN.RUNNING && !again.has(j.id));
+      if (failing.length) {
+        await t.run(`UPDATE document d SET run = $1, progress = -1, progress_msg = x.m, process_duration = x.s
+          FROM unnest($2::text[], $3::text[], $4::float8[]) AS x(id, m, s) WHERE d.id = x.id`,
+        [RUN.FAIL, failing.map((j) => j.id), failing.map((j) => [...j.log, line].join('\n')), failing.map((j) => j.seconds)]);
       }
-      await counts.apply();
+      await counts.restore(failing.map((j) => ({ id: j.id, state: state.get(j.id)! })));
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
       await finishParseJobs(t, held);
+      await counts.apply();
       ended = [...held, ...this.held([...lost])];
     }, { idempotent: true });
     this.let(ended);
@@ -337,7 +354,7 @@ export class PgParseWork implements ParseWorkStore {
       const state = await lockStates(t, ids);
       await t.run('UPDATE document SET run = $1, progress = 0 WHERE id = ANY($2)', [RUN.CANCEL, [...state.keys()]]);
       const counts = new Counts(t);
-      for (const [id, d] of state) await counts.restore(id, d.dataset_id, d);
+      await counts.restore([...state].map(([id, d]) => ({ id, state: d })));
       await counts.apply();
       await finishParseLogs(t, [...ids]);
     }, { idempotent: true });

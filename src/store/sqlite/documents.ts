@@ -4,7 +4,7 @@ import { getBlob, putBlob, pruneBlobs } from '../blobs.js';
 import { removeDocumentChunks, retitleDocumentChunks } from '../chunks.js';
 import { RUN } from '../interface/index.js';
 import type {
-  DocumentListQuery, DocumentRow, DocumentStore, DocumentUpdate, FileBytes, NewFile, ReplaceResult, UploadTarget,
+  DocumentListQuery, DocumentRow, DocumentStore, DocumentUpdate, FileBytes, FileSource, NewFile, ReplaceResult, UploadTarget,
 } from '../interface/index.js';
 import { duplicateName, faultPoint } from '../../util/index.js';
 import { refreshDatasetCounts } from './datasets.js';
@@ -26,6 +26,14 @@ class BlobBytes implements FileBytes {
   async *stream(chunkSize = 1 << 20): AsyncIterable<Uint8Array> {
     for (let at = 0; at < this.data.byteLength; at += chunkSize) yield this.data.subarray(at, Math.min(this.data.byteLength, at + chunkSize));
   }
+}
+
+/** A file's bytes in one buffer (SQLite stores a blob as one value). */
+async function gather(source: FileSource): Promise<Uint8Array> {
+  if (source instanceof Uint8Array) return source;
+  const parts: Uint8Array[] = [];
+  for await (const p of source) parts.push(p);
+  return Buffer.concat(parts);
 }
 
 export class SqliteDocuments implements DocumentStore {
@@ -66,6 +74,11 @@ export class SqliteDocuments implements DocumentStore {
   async upload(target: UploadTarget, files: readonly NewFile[], ids: readonly string[]): Promise<void> {
     const db = this.db;
     const t = target.time;
+    // A blob is one value here: streamed files are gathered before the transaction (a failing
+    // source throws here, before anything is written).
+    // In order: several streams may be parts of one request body.
+    const bytes: Uint8Array[] = [];
+    for (const f of files) bytes.push(await gather(f.bytes));
     this.c.tx(() => {
       // Names compare as RAGFlow's MySQL collation does: case-insensitively. One lookup in the
       // (dataset_id, name COLLATE NOCASE) index per candidate name: 10,000 files into a dataset of
@@ -79,10 +92,10 @@ export class SqliteDocuments implements DocumentStore {
       files.forEach((f, i) => {
         const name = duplicateName(last.get(f.name) ?? f.name, (n) => !!taken.get(target.dataset_id, n), true);
         last.set(f.name, name);
-        const sha = putBlob(db, f.bytes);
+        const sha = putBlob(db, bytes[i]!);
         faultPoint('upload:blob-written');
         const kind = target.kindOf(name, i);
-        insert.run(ids[i], target.dataset_id, name, kind.suffix, kind.type, f.bytes.length, sha, name, kind.parser_id, target.parser_config, target.created_by, t, t);
+        insert.run(ids[i], target.dataset_id, name, kind.suffix, kind.type, bytes[i]!.byteLength, sha, name, kind.parser_id, target.parser_config, target.created_by, t, t);
         faultPoint('upload:row-written');
       });
       // New documents have no chunks: the counters move by the number of files, no count over the dataset.
@@ -192,6 +205,15 @@ export class SqliteDocuments implements DocumentStore {
   async file(sha256: string): Promise<FileBytes | undefined> {
     const data = getBlob(this.db, sha256);
     return data && new BlobBytes(data);
+  }
+
+  async files(sha256s: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const out = new Map<string, Uint8Array>();
+    for (const sha of new Set(sha256s)) {
+      const data = getBlob(this.db, sha);
+      if (data) out.set(sha, data);
+    }
+    return out;
   }
 
   async replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, bytes: Uint8Array, time: number): Promise<ReplaceResult> {

@@ -128,6 +128,60 @@ export function documentsContract(f: StoreFactory): void {
       expect(await s().documents.file('0'.repeat(64))).toBeUndefined();
     });
 
+    test('files: whole small files by sha256 in one call (each once, absent ones left out, an empty file empty)', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const docs = await seedDocuments(s(), who, ds, ['a.txt', 'b.txt', 'empty.txt'], (n) => enc(n === 'empty.txt' ? '' : `bytes of ${n}`));
+      const got = await s().documents.files([...docs.map((d) => d.blob_sha256), docs[0]!.blob_sha256, 'f'.repeat(64)]);
+      expect([...got.keys()].sort()).toEqual(docs.map((d) => d.blob_sha256).sort());
+      expect(docs.map((d) => Buffer.from(got.get(d.blob_sha256)!).toString())).toEqual(['bytes of a.txt', 'bytes of b.txt', '']);
+    });
+
+    test('upload takes streamed bytes (parts of any size, beside bytes in memory): stored whole, hashed as bytes, identical ones once', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const big = Uint8Array.from({ length: 2_500_000 }, (_, i) => (i * 13) & 255);
+      async function* pieces(b: Uint8Array, size: number): AsyncIterable<Uint8Array> {
+        for (let at = 0; at < b.length; at += size) yield b.slice(at, at + size);
+      }
+      const ids = [newId(), newId(), newId(), newId()];
+      await s().documents.upload({ dataset_id: ds.id, parser_config: '{}', created_by: who.userId, time: 1, kindOf: () => ({ suffix: 'bin', type: 'doc', parser_id: 'naive' }) },
+        [{ name: 'streamed.bin', bytes: pieces(big, 77_777) }, { name: 'inline.txt', bytes: enc('inline') }, { name: 'same.bin', bytes: big },
+          { name: 'empty.bin', bytes: pieces(new Uint8Array(0), 1) }], ids);
+      const got = await s().documents.getMany(ds.id, ids);
+      expect(ids.map((id) => got.get(id)!.size)).toEqual([big.length, 6, big.length, 0]);
+      expect(got.get(ids[0]!)!.blob_sha256).toBe(got.get(ids[2]!)!.blob_sha256);
+      expect(Buffer.from(await (await s().documents.file(got.get(ids[0]!)!.blob_sha256))!.bytes()).equals(Buffer.from(big))).toBe(true);
+      expect((await (await s().documents.file(got.get(ids[3]!)!.blob_sha256))!.bytes()).length).toBe(0);
+      expect((await s().datasets.get(ds.id))!.doc_num).toBe(4);
+    });
+
+    test('upload: a stream that fails midway (after others were read) leaves nothing of the call, and the store takes the next upload', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const big = Uint8Array.from({ length: 3_000_000 }, (_, i) => (i * 31) & 255);
+      async function* failing(): AsyncIterable<Uint8Array> {
+        yield big.subarray(0, 1_500_000);
+        yield big.subarray(1_500_000, 2_200_000);
+        throw new Error('client went away');
+      }
+      async function* whole(): AsyncIterable<Uint8Array> {
+        yield big;
+      }
+      const ids = [newId(), newId(), newId()];
+      const target = { dataset_id: ds.id, parser_config: '{}', created_by: who.userId, time: 1, kindOf: () => ({ suffix: 'bin', type: 'doc', parser_id: 'naive' }) };
+      await expect(s().documents.upload(target, [{ name: 'first.bin', bytes: whole() }, { name: 'small.txt', bytes: enc('small') }, { name: 'cut.bin', bytes: failing() }], ids))
+        .rejects.toThrow('client went away');
+      expect((await s().documents.getMany(ds.id, ids)).size).toBe(0);
+      expect((await s().datasets.get(ds.id))!.doc_num).toBe(0);
+      // Nothing of the first (fully read) file was kept either.
+      const { createHash } = await import('node:crypto');
+      expect(await s().documents.file(createHash('sha256').update(big).digest('hex'))).toBeUndefined();
+      const again = [newId()];
+      await s().documents.upload(target, [{ name: 'first.bin', bytes: whole() }], again);
+      expect((await s().documents.getMany(ds.id, again)).get(again[0]!)!.size).toBe(big.length);
+    });
+
     test('replaceContent: new bytes under the same document, reset to UNSTART, the old blob pruned; gone and running refused', async () => {
       const who = await seedTenant(s());
       const ds = await seedDataset(s(), who);
