@@ -14,7 +14,8 @@
 import { storedAnalysis, type PageChunk, type SearchReader } from '../store/index.js';
 import { analyzeForIndex, languageSetting, questionLanguage, type Lang } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
-import { vectorIndex, type DimIndex } from './vector-index.js';
+import type { DimIndex } from './vector-index.js';
+import { datasetVectors } from './dataset-vectors.js';
 import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows } from './fulltext.js';
 import { builtTermIndex, termIndexOptions, termIndexStep } from './term-index.js';
 import { searchPoolOf, SearchPoolClosed } from './search-pool.js';
@@ -305,7 +306,8 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
 
   // ---- candidates
   const qv = await r.embedQuestion(question);
-  const ix = await vectorIndex(reader, qv.length);
+  // The datasets' vector indexes, each loaded on its dataset's first search (dataset-vectors.ts).
+  const ix = await datasetVectors(reader, qv.length, kbIds);
   // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's
   // buffers. Counting stops at `want` (a full count walks the dataset's index: 3.5 ms per 100k);
   // when the vector index alone holds that many of the datasets' chunks, no count is needed.

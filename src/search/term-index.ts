@@ -99,6 +99,11 @@ export async function termIndexStep(reader: SearchReader, ms: number): Promise<T
   return ix;
 }
 
+/** Bytes the store's term index holds in this process (0 when none is built or building). */
+export function termIndexBytes(reader: SearchReader): number {
+  return byReader.get(reader)?.bytes ?? 0;
+}
+
 /** One hit of `TermIndex.top`: bm25 as a positive number (FTS5's bm25() is its negation). */
 export interface TermHit {
   rowid: number;

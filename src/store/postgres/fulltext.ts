@@ -81,6 +81,12 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
     this.inner = new SqliteFullText(this.mem);
   }
 
+  /** Bytes of the in-memory database (its pages: text columns, FTS5 index; 0 once closed). */
+  get bytes(): number {
+    if (this.closed) return 0;
+    return (this.mem.pragma('page_count', { simple: true }) as number) * (this.mem.pragma('page_size', { simple: true }) as number);
+  }
+
   /** Whether the table is loaded in this process. */
   loaded(table: FtsTable): boolean {
     return this.at.has(table);

@@ -225,6 +225,10 @@ export class PgSearch implements SearchReader {
     if (this.ft.loaded(t)) await this.ft.sync(t);
   }
 
+  fullTextBytes(): number {
+    return this.ft.bytes;
+  }
+
   async syncFullText(table: FtsTable): Promise<void> {
     await this.ft.sync(table);
   }
@@ -246,19 +250,22 @@ export class PgSearch implements SearchReader {
     return !!(await this.db.one('SELECT 1 FROM chunk WHERE vec_dim = $1 LIMIT 1', [dim]));
   }
 
-  async loadVectors(feed: FeedName, dim: number, sink: VectorSink): Promise<FeedPosition> {
+  async loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts: { partition?: string } = {}): Promise<FeedPosition> {
     const src = SOURCES[feed];
     const tags = src.tags.map((t) => `, ${t}`).join('');
+    const part = opts.partition;
+    const only = part === undefined ? '' : ` AND ${src.partition} = $3`;
+    const extra = part === undefined ? [] : [part];
     return this.db.tx(async (t) => {
       // The position first: every transaction below it has ended, so this snapshot (taken by the
       // same statement) holds all its writes; later ones come through the feed.
       const head = await headOf(t, src);
-      const n = (await t.one<{ n: number }>(`SELECT count(*) AS n FROM ${src.rows} WHERE ${src.dim} = $1 AND vector IS NOT NULL`, [dim]))!.n;
+      const n = (await t.one<{ n: number }>(`SELECT count(*) AS n FROM ${src.rows} WHERE ${src.dim} = $1 AND vector IS NOT NULL${only.replace('$3', '$2')}`, [dim, ...extra]))!.n;
       sink.size(n);
       let after = 0;
       for (;;) {
         const rows = await t.rows<Record<string, unknown>>(`SELECT ${src.id} AS id, ${src.partition} AS part, vector, (${src.searchable}) AS s${tags}
-          FROM ${src.rows} WHERE ${src.dim} = $1 AND ${src.id} > $2 AND vector IS NOT NULL ORDER BY ${src.id} LIMIT ${LOAD_PAGE}`, [dim, after]);
+          FROM ${src.rows} WHERE ${src.dim} = $1 AND ${src.id} > $2 AND vector IS NOT NULL${only} ORDER BY ${src.id} LIMIT ${LOAD_PAGE}`, [dim, after, ...extra]);
         for (const r of rows) sink.put(r.id as number, r.part as string, r.s as boolean, floatsOf(r.vector as Buffer), src.tags.map((k) => r[k] as string));
         if (rows.length < LOAD_PAGE) break;
         after = rows[rows.length - 1]!.id as number;
@@ -267,12 +274,13 @@ export class PgSearch implements SearchReader {
     }, { isolation: 'repeatable read', idempotent: true });
   }
 
-  async vectorRows(feed: FeedName, dim: number, ids: Iterable<number>): Promise<Array<[number, VectorRow | undefined]>> {
+  async vectorRows(feed: FeedName, dim: number, ids: Iterable<number>, partition?: string): Promise<Array<[number, VectorRow | undefined]>> {
     const src = SOURCES[feed];
     const list = [...ids];
     const tags = src.tags.map((t) => `, ${t}`).join('');
+    // With a partition, the other partitions' rows are not even sent (a dataset's index skips them).
     const rows = await this.db.rows<Record<string, unknown>>(`SELECT ${src.id} AS id, ${src.partition} AS part, ${src.dim} AS dim, vector, (${src.searchable}) AS s${tags}
-      FROM ${src.rows} WHERE ${src.id} = ANY($1)`, [list]);
+      FROM ${src.rows} WHERE ${src.id} = ANY($1)${partition === undefined ? '' : ` AND ${src.partition} = $2`}`, partition === undefined ? [list] : [list, partition]);
     const by = new Map(rows.map((r) => [r.id as number, r]));
     return list.map((id): [number, VectorRow | undefined] => {
       const r = by.get(id);
