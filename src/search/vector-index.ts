@@ -284,7 +284,7 @@ export class DimIndex {
     // A new store each time: a WebAssembly memory never shrinks, and the rows may now be far fewer.
     this.store = new VectorStore(this.dim);
     const head = await this.reader.loadVectors(this.feed, this.dim, {
-      size: (count) => this.grow(Math.max(count, 1024)),
+      size: (count) => this.grow(Math.max(count, 64)),
       put: (rid, partition, searchable, vector, tags) => this.put(rid, partition, searchable, vector, tags),
     }, { shadow: vectorSearchOptions.vec0Shadow, ...(this.partition === undefined ? {} : { partition: this.partition }) });
     this.at = head;
@@ -294,7 +294,7 @@ export class DimIndex {
 
   private grow(min: number): void {
     if (min <= this.cap) return;
-    const cap = Math.max(min, Math.ceil(this.cap * 1.5), 1024);
+    const cap = Math.max(min, Math.ceil(this.cap * 1.5), 64);
     this.store.reserve(cap, this.n);
     const r = new Float64Array(cap);
     r.set(this.rowids.subarray(0, this.n));
