@@ -306,6 +306,10 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
 
   // ---- candidates
   const qv = await r.embedQuestion(question);
+  // A store whose FTS5 is a copy that follows it (PostgreSQL) brings it up to date, alongside the
+  // vectors (on a fresh node both load: the database serves one while this process copies the other).
+  const textSynced = reader.syncFullText?.('chunk_fts');
+  textSynced?.catch(() => undefined); // awaited below
   // The datasets' vector indexes, each loaded on its dataset's first search (dataset-vectors.ts).
   const ix = await datasetVectors(reader, qv.length, kbIds);
   // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's
@@ -324,8 +328,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   const settings = (await reader.datasetLanguages(kbIds)).map(languageSetting);
   const lang = questionLanguage(settings, question);
   const tix = await builtTermIndex(reader);
-  // A store whose FTS5 is a copy that follows it (PostgreSQL) brings it up to date first.
-  await reader.syncFullText?.('chunk_fts');
+  await textSynced;
   const tq = textQuery(reader, question, { index: tix, lang });
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {

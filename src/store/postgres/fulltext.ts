@@ -22,6 +22,7 @@ import type { PgDb } from './db.js';
 import { feedStart, readFeed, type FeedPosition } from './feed.js';
 import { chunkTerms } from './chunk-store.js';
 import type { FeedGate } from './search.js';
+import { ORDERED_PAGES } from './sql.js';
 
 /** The FTS5 table definition of the SQLite store (src/store/migrations.ts steps 2 and 8). */
 export const FTS5_TABLE = (name: string) => `CREATE VIRTUAL TABLE ${name} USING fts5(
@@ -134,19 +135,26 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
   private async load(table: FtsTable): Promise<void> {
     await this.db.tx(async (t) => {
       const head = await feedStart(t);
+      await t.run(ORDERED_PAGES);
       this.clear(table);
       const docs = new Set<string>();
-      let after = 0;
+      const page = (after: number): Promise<Array<ChunkText | MessageText>> => table === 'chunk_fts'
+        ? t.rows<ChunkText>(`${CHUNK_SQL} WHERE c.rowid > $1 ORDER BY c.rowid LIMIT ${LOAD_PAGE}`, [after])
+        : t.rows<MessageText>(`${MESSAGE_SQL} WHERE id > $1 ORDER BY id LIMIT ${LOAD_PAGE}`, [after]);
+      let next = page(0);
       for (;;) {
-        const rows = table === 'chunk_fts'
-          ? await t.rows<ChunkText>(`${CHUNK_SQL} WHERE c.rowid > $1 ORDER BY c.rowid LIMIT ${LOAD_PAGE}`, [after])
-          : await t.rows<MessageText>(`${MESSAGE_SQL} WHERE id > $1 ORDER BY id LIMIT ${LOAD_PAGE}`, [after]);
+        const rows = await next;
         if (!rows.length) break;
+        const last = rows[rows.length - 1]!;
+        // The next page is asked for before this one is indexed: the server reads it meanwhile.
+        if (rows.length === LOAD_PAGE) {
+          next = page(table === 'chunk_fts' ? (last as ChunkText).rowid : (last as MessageText).id);
+          next.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
+        }
         // A load logs nothing per row: the clear above changed the statistics' key already.
         this.mem.transaction(() => {
           for (const r of rows) table === 'chunk_fts' ? this.putChunk(r as ChunkText, docs) : this.putMessage(r as MessageText, true);
         })();
-        after = table === 'chunk_fts' ? (rows[rows.length - 1] as ChunkText).rowid : (rows[rows.length - 1] as MessageText).id;
         if (rows.length < LOAD_PAGE) break;
       }
       this.at.set(table, head);

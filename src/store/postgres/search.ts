@@ -18,6 +18,7 @@ import { floatsOf } from '../sqlite/vec0-shadow.js';
 import type { PgDb, PgQuery } from './db.js';
 import { FEED_CHANNEL, readFeed, reportReader, trimFeed, type FeedPosition as PgPosition } from './feed.js';
 import { FTS5_TABLE, type PgFullText } from './fulltext.js';
+import { ORDERED_PAGES } from './sql.js';
 
 /**
  * A position search holds: feed.ts's (txid, seq) and, for one handed out by head() or a load,
@@ -45,6 +46,7 @@ const SOURCES: Readonly<Record<FeedName, Source>> = {
   chunks: { topic: 'chunk', rows: 'chunk', id: 'rowid', partition: 'dataset_id', searchable: 'available = 1', dim: 'vec_dim', tags: VECTOR_SOURCES.chunks.tags },
   memory: { topic: 'memory', rows: 'memory_message', id: 'id', partition: 'memory_id', searchable: 'status = 1 AND forget_at IS NULL', dim: 'dim', tags: VECTOR_SOURCES.memory.tags },
 };
+
 
 /** Rows read per statement while loading vectors. */
 const LOAD_PAGE = 4_096;
@@ -266,15 +268,21 @@ export class PgSearch implements SearchReader {
       // The position first: every transaction below it has ended, so this snapshot (taken by the
       // same statement) holds all its writes; later ones come through the feed.
       const head = await headOf(t, src);
+      await t.run(ORDERED_PAGES);
       const n = (await t.one<{ n: number }>(`SELECT count(*) AS n FROM ${src.rows} WHERE ${src.dim} = $1 AND vector IS NOT NULL${only.replace('$3', '$2')}`, [dim, ...extra]))!.n;
       sink.size(n);
-      let after = 0;
-      for (;;) {
-        const rows = await t.rows<Record<string, unknown>>(`SELECT ${src.id} AS id, ${src.partition} AS part, vector, (${src.searchable}) AS s${tags}
+      const page = (after: number) => t.rows<Record<string, unknown>>(`SELECT ${src.id} AS id, ${src.partition} AS part, vector, (${src.searchable}) AS s${tags}
           FROM ${src.rows} WHERE ${src.dim} = $1 AND ${src.id} > $2 AND vector IS NOT NULL${only} ORDER BY ${src.id} LIMIT ${LOAD_PAGE}`, [dim, after, ...extra]);
+      let next = page(0);
+      for (;;) {
+        const rows = await next;
+        // The next page is asked for before this one is copied: the server reads it meanwhile.
+        if (rows.length === LOAD_PAGE) {
+          next = page(rows[rows.length - 1]!.id as number);
+          next.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
+        }
         for (const r of rows) sink.put(r.id as number, r.part as string, r.s as boolean, floatsOf(r.vector as Buffer), src.tags.map((k) => r[k] as string));
         if (rows.length < LOAD_PAGE) break;
-        after = rows[rows.length - 1]!.id as number;
       }
       return asPosition(head);
     }, { isolation: 'repeatable read', idempotent: true });
