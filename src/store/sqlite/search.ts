@@ -242,7 +242,8 @@ export class SqliteSearch implements SearchReader {
         // switched-off row is kept unsearchable. state[id]: 0 no row, 1 searchable, 2 switched
         // off (ids are dense: one byte each).
         const state = new Uint8Array(head.maxRow + 1);
-        for (const [r, a] of db.prepare(sql.state).raw().iterate(dim) as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
+        const states = part === undefined ? db.prepare(sql.state).raw().iterate(dim) : db.prepare(`${sql.state} AND ${src.partition} = ?`).raw().iterate(dim, part);
+        for (const [r, a] of states as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
         const visit = (r: number, ds: string, v: Float32Array) => {
           if (r <= head.maxRow && state[r] && (part === undefined || ds === part)) sink.put(r, ds, state[r] === 1, v, NO_TAGS);
         };

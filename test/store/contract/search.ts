@@ -120,6 +120,9 @@ export function searchContract(f: StoreFactory): void {
       const part: number[] = [];
       await r.loadVectors('chunks', DIM, { size: (n) => expect(n).toBe(seen.length), put: (rid) => part.push(rid) }, { partition: ds.id });
       expect(part).toEqual(seen.map((x) => x[0]));
+      const shadowPart: number[] = [];
+      await r.loadVectors('chunks', DIM, { size: () => undefined, put: (rid) => shadowPart.push(rid) }, { partition: ds.id, shadow: true });
+      expect(shadowPart).toEqual(part);
       let other = 0;
       await r.loadVectors('chunks', DIM, { size: (n) => expect(n).toBe(0), put: () => other++ }, { partition: 'no-such-dataset' });
       expect(other).toBe(0);
