@@ -13,6 +13,7 @@ import { Api } from '../../src/api/index.js';
 import { Client } from '../../src/index.js';
 import { startServer } from '../../src/server/index.js';
 import { indexMemoryStats, setIndexMemory, termIndex } from '../../src/search/index.js';
+import { LOAD_PAGES } from '../../src/store/postgres/index.js';
 import { createDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
 import { run } from '../cli/run.js';
 
@@ -92,6 +93,9 @@ describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind
   test.skipIf(skip)(`loads per dataset, evicts the least recently searched, and answers as a node that never evicted${skip ? ` (${reason})` : ''}`, async () => {
     const w = (await where())!;
     const [a, b, c] = await seed(w);
+    // PostgreSQL's loads in many small pages, each asked for before the one before is copied.
+    const pages = { ...LOAD_PAGES };
+    Object.assign(LOAD_PAGES, { vectors: 64, text: 97 });
     const node = await open(w);
     const never = await open(w); // no budget: nothing is ever evicted
     try {
@@ -99,6 +103,8 @@ describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind
       // First search of a: only a is loaded.
       const first = await ask(node, [a!]);
       expect(loaded(node)).toEqual([a]);
+      expect(indexMemoryStats(reader).loaded[0]!.rows).toBe(PER_DATASET);
+      expect(reader.fullText!.totals('chunk_fts')[0]).toBe(3 * PER_DATASET); // the text side: the whole store
       await termIndex(reader); // the text side fully built: the budget below is then fixed
       await ask(node, [b!]);
       await ask(node, [a!]);
@@ -146,6 +152,7 @@ describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind
       expect(loaded(node)).toContain(b);
       expect(loaded(node)).toHaveLength(2);
     } finally {
+      Object.assign(LOAD_PAGES, pages);
       await node.close();
       await never.close();
     }

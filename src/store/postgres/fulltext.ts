@@ -22,7 +22,7 @@ import type { PgDb } from './db.js';
 import { feedStart, readFeed, type FeedPosition } from './feed.js';
 import { chunkTerms } from './chunk-store.js';
 import type { FeedGate } from './search.js';
-import { ORDERED_PAGES } from './sql.js';
+import { LOAD_PAGES, ORDERED_PAGES } from './sql.js';
 
 /** The FTS5 table definition of the SQLite store (src/store/migrations.ts steps 2 and 8). */
 export const FTS5_TABLE = (name: string) => `CREATE VIRTUAL TABLE ${name} USING fts5(
@@ -45,8 +45,6 @@ const SCHEMA = `
   CREATE TABLE memory_vec_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid INTEGER NOT NULL);
 `;
 
-/** Rows read per statement while loading. */
-const LOAD_PAGE = 5_000;
 
 interface ChunkText {
   rowid: number; document_id: string; content: string; index_text: string | null; important_keywords: string; questions: string;
@@ -139,15 +137,15 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
       this.clear(table);
       const docs = new Set<string>();
       const page = (after: number): Promise<Array<ChunkText | MessageText>> => table === 'chunk_fts'
-        ? t.rows<ChunkText>(`${CHUNK_SQL} WHERE c.rowid > $1 ORDER BY c.rowid LIMIT ${LOAD_PAGE}`, [after])
-        : t.rows<MessageText>(`${MESSAGE_SQL} WHERE id > $1 ORDER BY id LIMIT ${LOAD_PAGE}`, [after]);
+        ? t.rows<ChunkText>(`${CHUNK_SQL} WHERE c.rowid > $1 ORDER BY c.rowid LIMIT ${LOAD_PAGES.text}`, [after])
+        : t.rows<MessageText>(`${MESSAGE_SQL} WHERE id > $1 ORDER BY id LIMIT ${LOAD_PAGES.text}`, [after]);
       let next = page(0);
       for (;;) {
         const rows = await next;
         if (!rows.length) break;
         const last = rows[rows.length - 1]!;
         // The next page is asked for before this one is indexed: the server reads it meanwhile.
-        if (rows.length === LOAD_PAGE) {
+        if (rows.length === LOAD_PAGES.text) {
           next = page(table === 'chunk_fts' ? (last as ChunkText).rowid : (last as MessageText).id);
           next.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
         }
@@ -155,7 +153,7 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
         this.mem.transaction(() => {
           for (const r of rows) table === 'chunk_fts' ? this.putChunk(r as ChunkText, docs) : this.putMessage(r as MessageText, true);
         })();
-        if (rows.length < LOAD_PAGE) break;
+        if (rows.length < LOAD_PAGES.text) break;
       }
       this.at.set(table, head);
     }, { isolation: 'repeatable read', idempotent: true });
@@ -193,8 +191,8 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
     if (dirty.size) {
       const ids = [...dirty];
       const found = new Map<number, ChunkText | MessageText>();
-      for (let i = 0; i < ids.length; i += LOAD_PAGE) {
-        const part = ids.slice(i, i + LOAD_PAGE);
+      for (let i = 0; i < ids.length; i += LOAD_PAGES.text) {
+        const part = ids.slice(i, i + LOAD_PAGES.text);
         if (table === 'chunk_fts') for (const r of await this.db.rows<ChunkText>(`${CHUNK_SQL} WHERE c.rowid = ANY($1)`, [part])) found.set(r.rowid, r);
         else for (const r of await this.db.rows<MessageText>(`${MESSAGE_SQL} WHERE id = ANY($1)`, [part])) found.set(r.id, r);
       }

@@ -18,7 +18,7 @@ import { floatsOf } from '../sqlite/vec0-shadow.js';
 import type { PgDb, PgQuery } from './db.js';
 import { FEED_CHANNEL, readFeed, reportReader, trimFeed, type FeedPosition as PgPosition } from './feed.js';
 import { FTS5_TABLE, type PgFullText } from './fulltext.js';
-import { ORDERED_PAGES } from './sql.js';
+import { LOAD_PAGES, ORDERED_PAGES } from './sql.js';
 
 /**
  * A position search holds: feed.ts's (txid, seq) and, for one handed out by head() or a load,
@@ -48,8 +48,6 @@ const SOURCES: Readonly<Record<FeedName, Source>> = {
 };
 
 
-/** Rows read per statement while loading vectors. */
-const LOAD_PAGE = 4_096;
 /** How often a node records where its followers stand, and trims the log (ms). */
 const REPORT_MS = 5_000;
 const TRIM_MS = 60_000;
@@ -272,17 +270,17 @@ export class PgSearch implements SearchReader {
       const n = (await t.one<{ n: number }>(`SELECT count(*) AS n FROM ${src.rows} WHERE ${src.dim} = $1 AND vector IS NOT NULL${only.replace('$3', '$2')}`, [dim, ...extra]))!.n;
       sink.size(n);
       const page = (after: number) => t.rows<Record<string, unknown>>(`SELECT ${src.id} AS id, ${src.partition} AS part, vector, (${src.searchable}) AS s${tags}
-          FROM ${src.rows} WHERE ${src.dim} = $1 AND ${src.id} > $2 AND vector IS NOT NULL${only} ORDER BY ${src.id} LIMIT ${LOAD_PAGE}`, [dim, after, ...extra]);
+          FROM ${src.rows} WHERE ${src.dim} = $1 AND ${src.id} > $2 AND vector IS NOT NULL${only} ORDER BY ${src.id} LIMIT ${LOAD_PAGES.vectors}`, [dim, after, ...extra]);
       let next = page(0);
       for (;;) {
         const rows = await next;
         // The next page is asked for before this one is copied: the server reads it meanwhile.
-        if (rows.length === LOAD_PAGE) {
+        if (rows.length === LOAD_PAGES.vectors) {
           next = page(rows[rows.length - 1]!.id as number);
           next.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
         }
         for (const r of rows) sink.put(r.id as number, r.part as string, r.s as boolean, floatsOf(r.vector as Buffer), src.tags.map((k) => r[k] as string));
-        if (rows.length < LOAD_PAGE) break;
+        if (rows.length < LOAD_PAGES.vectors) break;
       }
       return asPosition(head);
     }, { isolation: 'repeatable read', idempotent: true });

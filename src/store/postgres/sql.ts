@@ -63,3 +63,6 @@ export function stripAll<T>(rows: Record<string, unknown>[]): T[] {
  * every page: a 100k-chunk load took 14 s instead of 2.
  */
 export const ORDERED_PAGES = 'SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off';
+
+/** Rows read per statement while an index loads (tests make them small to run many pages). */
+export const LOAD_PAGES = { vectors: 4_096, text: 5_000 };
