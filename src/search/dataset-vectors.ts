@@ -20,6 +20,14 @@ import type { SearchReader } from '../store/index.js';
 import { DimIndex, type VectorFilter, type VectorHit } from './vector-index.js';
 import { termIndexBytes } from './term-index.js';
 
+/**
+ * `idleSyncMs`: a loaded dataset not searched for this long is brought up to date in the
+ * background by another dataset's search (one per search), so that it does not hold back the
+ * trimming of the change feed (a feed is trimmed only past what every copy applied) nor face a
+ * long catch-up when it is searched again. @default 5000
+ */
+export const datasetVectorOptions = { idleSyncMs: 5_000 };
+
 /** Per store reader: its loaded datasets (least recently searched first), its budget, its counters. */
 class Budget {
   /** bytes; Infinity: no limit */
@@ -28,6 +36,8 @@ class Budget {
   readonly entries = new Map<string, DimIndex>();
   /** dimensions the store is known to have chunk vectors of */
   readonly dims = new Set<number>();
+  /** when each loaded index last synced (ms) */
+  readonly syncedAt = new Map<string, number>();
   loads = 0;
   evictions = 0;
 
@@ -56,7 +66,21 @@ class Budget {
     }
   }
 
+  /** Syncs, in the background, the least recently synced loaded index outside `skip` once it is idle. */
+  keepInStep(skip: ReadonlySet<string>): void {
+    const now = Date.now();
+    let oldest: [string, DimIndex] | undefined;
+    for (const e of this.entries) {
+      if (skip.has(e[0])) continue;
+      if (!oldest || (this.syncedAt.get(e[0]) ?? 0) < (this.syncedAt.get(oldest[0]) ?? 0)) oldest = e;
+    }
+    if (!oldest || now - (this.syncedAt.get(oldest[0]) ?? 0) < datasetVectorOptions.idleSyncMs) return;
+    this.syncedAt.set(oldest[0], now);
+    oldest[1].sync().catch(() => undefined); // a store closed meanwhile: its next search says so
+  }
+
   drop(key: string, ix: DimIndex): void {
+    this.syncedAt.delete(key);
     this.entries.delete(key);
     this.reader.feed('chunks').unfollow(ix);
     this.evictions++;
@@ -127,9 +151,11 @@ export async function datasetVectors(reader: SearchReader, dim: number, datasets
     }
     b.entries.set(key, ix);
     await ix.sync(); // the first sync loads it
+    b.syncedAt.set(key, Date.now());
     parts.push(ix);
     b.fit(mine);
   }
+  b.keepInStep(mine);
   return new DatasetVectors(parts);
 }
 

@@ -6,7 +6,7 @@ export { SearchPool, SearchPoolClosed, attachSearchPool, detachSearchPool, searc
 export type { SearchPoolOptions } from './search-pool.js';
 export { highlight } from './highlight.js';
 export { vectorIndex, memoryVectorIndex, vectorSearchOptions, forgetVectorIndexes } from './vector-index.js';
-export { datasetVectors, DatasetVectors, setIndexMemory, checkIndexMemory, indexMemoryStats, forgetDatasetVectors, preloadDatasetVectors } from './dataset-vectors.js';
+export { datasetVectors, datasetVectorOptions, DatasetVectors, setIndexMemory, checkIndexMemory, indexMemoryStats, forgetDatasetVectors, preloadDatasetVectors } from './dataset-vectors.js';
 export type { VectorHit, VectorFilter, VectorSearchOptions, DimIndex } from './vector-index.js';
 export { searchMemoryMessages, candidatesPerSide } from './memory.js';
 export type { MemorySearchRequest, MemoryHit } from './memory.js';
