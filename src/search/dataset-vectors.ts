@@ -175,7 +175,8 @@ export async function preloadDatasetVectors(reader: SearchReader, dims: readonly
 
 /** The vector side of one search: the indexes of its datasets, read as one. */
 export class DatasetVectors {
-  constructor(private readonly parts: readonly DimIndex[]) {}
+  /** `parts`: each dataset's index, in the order the search named them. */
+  constructor(readonly parts: readonly DimIndex[]) {}
 
   /** The index holding a row (searchable or not), or undefined. */
   private holder(rowid: number): DimIndex | undefined {

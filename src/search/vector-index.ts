@@ -284,7 +284,7 @@ export class DimIndex {
     // A new store each time: a WebAssembly memory never shrinks, and the rows may now be far fewer.
     this.store = new VectorStore(this.dim);
     const head = await this.reader.loadVectors(this.feed, this.dim, {
-      size: (count) => this.grow(Math.max(count, 64)),
+      size: (count) => this.grow(count > 0 ? Math.max(count, 64) : 0), // a dataset without vectors of this size reserves nothing
       put: (rid, partition, searchable, vector, tags) => this.put(rid, partition, searchable, vector, tags),
     }, { shadow: vectorSearchOptions.vec0Shadow, ...(this.partition === undefined ? {} : { partition: this.partition }) });
     this.at = head;
