@@ -9,16 +9,14 @@
  * (`ExtractiveChatModel.explain`), as `session.ask` does. The curve is printed for both parts; pick
  * a rule on the tuning part only (the held-out rows are printed as totals, never one by one).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client } from '../src/index.js';
 import { DEFAULT_EMBEDDING_MODEL, ModelRegistry } from '../src/embed/index.js';
 import { ExtractiveChatModel, type Support } from '../src/llm/extractive.js';
-import { knowledgeBlock } from '../src/core/ask.js';
 import { analyze, countTokens, splitSentences } from '../src/text/index.js';
 import { holds, loadQaSet, presentDocuments, rateText, type Part } from './lib/qa-set.js';
+import { openQaChat } from './lib/qa-chat.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,30 +32,16 @@ const set = loadQaSet(args.set!);
 const facts = new Map(set.facts.map((f) => [f.id, f]));
 const present = presentDocuments(set);
 
-const dir = mkdtempSync(join(tmpdir(), 'ragloom-qa-decline-'));
-const client = new Client({ path: join(dir, 'kb.db') });
 const registry = new ModelRegistry();
 const embedder = registry.embedder(DEFAULT_EMBEDDING_MODEL);
 // explain() reports the figures whatever the model's own rule; the rules compared are applied below.
 const model = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: (t) => embedder.embed(t) });
 const rows: Row[] = [];
+const qa = await openQaChat(present, 'ragloom-qa-decline-');
 try {
-  const ds = await client.createDataset({ name: 'qa' });
-  const docs = await ds.uploadDocuments([...present].map(([name, blob]) => ({ display_name: name, blob })));
-  const parsed = await ds.parseDocuments(docs.map((d) => d.id));
-  if (parsed.some((r) => r[1] !== 'DONE')) throw new Error(`parsing failed: ${JSON.stringify(parsed)}`);
-  const chat = await client.createChat({ name: 'qa', dataset_ids: [ds.id] });
-  // The question's terms no chunk holds: what retrieval reports to session.ask (RetrieveResult.unknown, from the
-  // FTS index's document frequencies), computed here from the chunks as client.retrieve does not return it.
-  const df = new Map<string, number>();
-  for (const d of docs) for (const c of await d.listChunks({ page_size: 100_000 })) for (const t of new Set(analyze(c.content))) df.set(t, (df.get(t) ?? 0) + 1);
-  absentOf = (q: string) => analyze(q).filter((t) => !df.has(t));
+  absentOf = (q: string) => qa.unknown(q);
   const explain = async (question: string) => {
-    const chunks = await client.retrieve({
-      dataset_ids: [ds.id], question, page_size: chat.top_n, top_k: chat.top_k,
-      similarity_threshold: chat.similarity_threshold, vector_similarity_weight: chat.vector_similarity_weight,
-    });
-    const { items } = knowledgeBlock(chunks as unknown as Record<string, unknown>[], model.maxTokens);
+    const items = await qa.knowledge(question, model.maxTokens);
     return items.length ? model.explain(items, question) : { quoted: [] as string[], declines: true, support: undefined };
   };
   for (const q of set.questions) {
@@ -71,9 +55,8 @@ try {
     rows.push({ names: model.namesUnknown(u.question, absentOf(u.question)), absent: absentOf(u.question), id: u.id, part: u.part, kind: 'unanswerable', question: u.question, holds: false, support: e.support, quoted: e.quoted.join(' ') });
   }
 } finally {
-  await client.close();
+  await qa.close();
   await registry.close();
-  rmSync(dir, { recursive: true, force: true });
 }
 
 /** A decline rule: true = quote, false = decline. */

@@ -3,6 +3,7 @@
  * a chat with the built-in model (`ragloom-extractive@Builtin`) hold it?
  *
  *   npx tsx bench/qa.ts [--json out.json] [--set bench/data/qa-set.json] [--model name@factory] [--no-configs]
+ *                       [--parser-config '{"chunk_token_num":1024}']
  *
  * bench/data/qa-set.json: 87 facts from 11 documents nobody on this project wrote (a web page, a
  * standard, a manual, two reports, two mails, two licence texts, two READMEs), each asked verbatim
@@ -38,6 +39,8 @@ const { values: args } = parseArgs({
     set: { type: 'string', default: resolve(import.meta.dirname, 'data/qa-set.json') },
     model: { type: 'string' },
     'no-configs': { type: 'boolean' },
+    /** The dataset's parser_config (JSON), to measure chunk shapes other than the default. */
+    'parser-config': { type: 'string' },
   },
 });
 
@@ -90,7 +93,7 @@ const opened = args.model ? { path, default_embedding_model: args.model } : { pa
 const client = new Client(opened);
 const clients = new OptionClients(client, opened);
 try {
-  const ds = await client.createDataset({ name: 'qa' });
+  const ds = await client.createDataset({ name: 'qa', ...(args['parser-config'] ? { parser_config: JSON.parse(args['parser-config']) as Record<string, unknown> } : {}) });
   const docs = await ds.uploadDocuments([...present].map(([name, blob]) => ({ display_name: name, blob })));
   const t0 = performance.now();
   const parsed = await ds.parseDocuments(docs.map((d) => d.id));

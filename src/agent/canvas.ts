@@ -103,6 +103,11 @@ export class Canvas {
   globals: Record<string, unknown>;
   variables: Record<string, { type?: string; value?: unknown }>;
   retrieval: Array<{ chunks: Record<string, CanvasChunk>; doc_aggs: Record<string, DocAgg> }>;
+  /**
+   * The run's question terms that no retrieved dataset holds (every Retrieval of the run agrees),
+   * for the built-in model's decline; not stored with the DSL. Undefined before any Retrieval.
+   */
+  private unknown: string[] | undefined;
   memory: unknown[];
   taskId: string;
   messageId = '';
@@ -319,12 +324,18 @@ export class Canvas {
     }));
   }
 
-  /** Adds retrieved chunks to this run's reference (RAGFlow `add_reference`). */
-  addReference(chunks: CanvasChunk[], docAggs: DocAgg[]): void {
+  /** Adds retrieved chunks to this run's reference (RAGFlow `add_reference`), and the query's terms none of the datasets holds. */
+  addReference(chunks: CanvasChunk[], docAggs: DocAgg[], unknown?: string[]): void {
+    if (unknown) this.unknown = this.unknown ? this.unknown.filter((t) => unknown.includes(t)) : [...unknown];
     if (!this.retrieval.length) this.retrieval.push({ chunks: {}, doc_aggs: {} });
     const r = this.retrieval[this.retrieval.length - 1]!;
     for (const c of chunks) if (!(c.id in r.chunks)) r.chunks[c.id] = c;
     for (const d of docAggs) if (!(d.doc_name in r.doc_aggs)) r.doc_aggs[d.doc_name] = d;
+  }
+
+  /** The query terms this run's Retrievals found in no chunk (see `unknown`). */
+  unknownTerms(): string[] | undefined {
+    return this.unknown;
   }
 
   getReference(): { chunks: Record<string, CanvasChunk>; doc_aggs: Record<string, DocAgg> } {
@@ -476,6 +487,7 @@ export class Canvas {
 
     if (!this.path.length || !isFillUp(this.path[this.path.length - 1])) this.path.push('begin');
     this.retrieval.push({ chunks: {}, doc_aggs: {} });
+    this.unknown = undefined;
     yield this.decorate('workflow_started', { inputs: opts.inputs ?? null }, this.createdAt);
 
     const runBatch = async (from: number, to: number) => {

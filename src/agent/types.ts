@@ -54,7 +54,7 @@ export interface RuntimeDeps {
   /** The model for an `llm_id` (empty → the tenant's default). Throws a clear error when it doesn't exist. */
   chatModel(llmId: string): ChatModel;
   /** Hybrid retrieval over datasets the tenant can read (throws for others). */
-  retrieve(req: RetrieveRequest): Promise<{ chunks: CanvasChunk[]; doc_aggs: DocAgg[] }>;
+  retrieve(req: RetrieveRequest): Promise<{ chunks: CanvasChunk[]; doc_aggs: DocAgg[]; unknown?: string[] }>;
   /** Unit vectors for texts (the tenant's default embedding model): the offline Categorize. */
   embed(texts: string[]): Promise<Float32Array[]>;
   /** Runs user code in the sandbox. */

@@ -46,11 +46,12 @@ export async function runtimeDeps(e: Engine, ctx: Ctx, memoryTasks?: ExtractionQ
     },
     async retrieve(req) {
       // retrieve() checks every dataset is the caller's (RAGFlow's "You don't own the dataset …").
+      const found: { unknown?: string[] } = {};
       const r = await retrieve(e, ctx, {
         dataset_ids: req.dataset_ids, question: req.question, similarity_threshold: req.similarity_threshold,
         vector_similarity_weight: req.vector_similarity_weight, top_k: req.top_k, page: 1, page_size: req.top_n,
         ...(req.rerank_id ? { rerank_id: req.rerank_id } : {}),
-      });
+      }, found);
       const chunks = (r.chunks as unknown as P[]).map((c): CanvasChunk => ({
         ...c,
         id: String(c.id),
@@ -67,7 +68,7 @@ export async function runtimeDeps(e: Engine, ctx: Ctx, memoryTasks?: ExtractionQ
         doc_type: String(c.doc_type ?? ''),
       }));
       const aggs = Array.isArray(r.doc_aggs) ? (r.doc_aggs as unknown as DocAgg[]) : [];
-      return { chunks, doc_aggs: aggs };
+      return { chunks, doc_aggs: aggs, unknown: found.unknown ?? [] };
     },
     embed: (texts) => e.models.embedder(embdId).embed(texts),
     runCode,

@@ -37,7 +37,8 @@ export interface RetrieveParams {
   question_vector?: unknown;
 }
 
-export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<RetrieveResult> {
+/** `out.unknown` receives the question's terms no chunk of the datasets holds (for an agent's offline model). */
+export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams, out?: { unknown?: string[] }): Promise<RetrieveResult> {
   if (p.dataset_ids === undefined || p.dataset_ids === null || (Array.isArray(p.dataset_ids) && p.dataset_ids.length === 0) || p.dataset_ids === '') {
     fail('DATASET_IDS_REQUIRED');
   }
@@ -102,8 +103,8 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
 
   const embedder = given ? undefined : e.models.embedder(kbs[0]!.embd_id);
   try {
-    // The question's unknown terms are for a chat's model, not part of RAGFlow's answer.
-    const { unknown: _unknown, ...res } = await hybridSearch(e.store.search, {
+    // The question's unknown terms are for a chat's or an agent's model, not part of RAGFlow's answer.
+    const { unknown, ...res } = await hybridSearch(e.store.search, {
       datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0 })),
       question,
       embedQuestion: given ? async () => given : async (q) => (await embedder!.embed([q]))[0]!,
@@ -119,6 +120,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams): Promise<
       reranker,
       options: e.retrievalOptions,
     });
+    if (out) out.unknown = unknown;
     return res;
   } catch (err) {
     if (err instanceof RerankError) throw Object.assign(apiError('RERANK_FAILED', err.modelId, err.detail), { cause: err.cause ?? err });

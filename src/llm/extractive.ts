@@ -75,6 +75,10 @@ export interface ExtractiveChatModelOptions {
   minCover?: number;
   /** See `minCover`. @default 0.45 */
   weakCosine?: number;
+  /** Share of the sentence's window (its title and the sentences around it) in its cosine with the question. @default 0.3 */
+  windowWeight?: number;
+  /** A neighbour holding the question's terms lends this share of its term score. @default 0.15 */
+  neighbourWeight?: number;
   /** Cosine similarity that makes a sentence supported without any question term. @default 0.6 */
   minCosine?: number;
   /** Longest sentence quoted whole; longer ones are cut. @default 480 */
@@ -119,15 +123,16 @@ interface Candidate {
 
 const K1 = 1.2;
 const B = 0.5;
-/** Share of the sentence's window (its title and neighbours) in its cosine with the question. */
-const WINDOW_WEIGHT = 0.3;
 /** A sentence without the number, date or time a question asks for. */
 const MISSING = 0.85;
-/** A neighbour holding the question's terms lends this share of its term score. */
-const NEIGHBOUR = 0.15;
 const NUMBER_Q = /\bhow (many|much|old|often|far|big|large|tall|high|fast|heavy|wide|deep)\b/i;
 const DURATION_Q = /\bhow long\b|\bwithin how\b|\bfor how\b|\bhow soon\b/i;
-const DATE_Q = /\bwhen\b|\bsince when\b|\b(?:what|which) (?:day|date|year|month)\b/i;
+/**
+ * "When …?", "…, and when was it chosen?", "since when": a date is asked for. A "when" inside the
+ * question ("what should I do *when* a payment …", "where does it go *when* no file is named") opens
+ * a condition, not the question.
+ */
+const DATE_Q = /^\s*when\b|(?:[,;]\s*|\b(?:and|or|but|since|until|till|by)\s+)when\b|\b(?:what|which) (?:day|date|year|month)\b/i;
 const TIME_Q = /\b(?:what|which|at what) (?:time|hours?)\b|\bwhat hours\b/i;
 const TIME = /\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s?[ap]\.?m\.?(?=\W|$)/i;
 const PERSON_Q = /^\s*(?:who|whom|whose)\b|\bby whom\b/i;
@@ -156,8 +161,8 @@ const DURATION = new RegExp(`(?:\\d+|\\b(?:${NUMBER_WORDS}))[\\s-]+(?:business\\
 const NAME = /(?<=\S\s+)\p{Lu}[\p{L}.'-]+(?:\s+\p{Lu}\.?)?\s+\p{Lu}[\p{L}'-]+/u;
 const PLACE = /\b(?:in|at|from|near|to)\s+\p{Lu}[\p{L}-]+|\b\d+\s+\p{Lu}[\p{L}]+\s+(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Drive|Dr|Lane|Way)\b/u;
 const PRONOUN = /\b(?:it|its|they|them|their|this|that|these|those|he|she|his|her|him|there|one|ones)\b/i;
-/** A sentence that leans on the one before: it opens with a link word or has a pronoun early on. */
-const ANAPHOR = /^(?:(?:such|the latter|the former|however|therefore|thus|also|in addition|furthermore|moreover|as a result|for example|for instance|but|and|so|then)\b|(?:\S+\s+){0,4}(?:it|its|this|these|those|they|their|them|he|she|his|her|him)\b)/i;
+/** A sentence that leans on the one before: it opens with a link word ("Second, …" continues an enumeration) or has a pronoun early on. */
+const ANAPHOR = /^(?:(?:such|the latter|the former|however|therefore|thus|also|in addition|furthermore|moreover|as a result|for example|for instance|but|and|so|then|second(?:ly)?|third(?:ly)?|finally|lastly)\b|(?:\S+\s+){0,4}(?:it|its|this|these|those|they|their|them|he|she|his|her|him)\b)/i;
 /** A sentence that ends by introducing what follows: a colon, or no closing punctuation at all. */
 const INTRODUCES = /(?:[:：]|[\p{L}\p{N})\]`])$/u;
 /** A grammar rule or an assignment: "addr-spec = local-part "@" domain", "similarity = w · …". */
@@ -222,6 +227,8 @@ export class ExtractiveChatModel implements ChatModel {
       minScore: opts.minScore ?? 0.2,
       relativeScore: opts.relativeScore ?? 0.75,
       minCosine: opts.minCosine ?? 0.6,
+      windowWeight: clamp(opts.windowWeight ?? 0.3, 0, 1),
+      neighbourWeight: clamp(opts.neighbourWeight ?? 0.15, 0, 1),
       minCover: opts.minCover ?? 0.4,
       weakCosine: opts.weakCosine ?? 0.45,
       maxSentenceChars: opts.maxSentenceChars ?? 480,
@@ -530,7 +537,7 @@ export class ExtractiveChatModel implements ChatModel {
       // Each sentence alone, and in its window (the title it stands under, the sentences before and after).
       const at = new Map(cands.map((c) => [`${c.passage}:${c.index}`, c]));
       const window = (c: Candidate) => [c.title, at.get(`${c.passage}:${c.index - 1}`)?.text, c.text, at.get(`${c.passage}:${c.index + 1}`)?.text].filter(Boolean).join(' ');
-      const ww = WINDOW_WEIGHT;
+      const ww = o.windowWeight;
       const texts = [question, ...order.map((c) => scoringText(c.text)), ...(ww > 0 ? order.map((c) => scoringText(window(c))) : [])];
       const vecs = await o.embed(texts);
       if (signal?.aborted) throw abortError(this.id, signal);
@@ -549,7 +556,7 @@ export class ExtractiveChatModel implements ChatModel {
       const content = (1 - w) * c.term + w * c.cosine;
       const near = Math.max(0, ...neighbours(c).filter((x) => x.hits > 0).map((x) => x.term));
       c.f!.near = near;
-      c.score = (content + NEIGHBOUR * near) * (1 - o.passageWeight + o.passageWeight * c.f!.prior) * c.f!.cue;
+      c.score = (content + o.neighbourWeight * near) * (1 - o.passageWeight + o.passageWeight * c.f!.prior) * c.f!.cue;
     }
     return cands;
   }
@@ -610,12 +617,22 @@ export class ExtractiveChatModel implements ChatModel {
     // sentence that refers back ("It is …") brings the one before it (same paragraph), within the limit.
     const doc = knowledge[best.passage]!.title;
     const picked: Candidate[] = [];
+    // "Second, …" leans on its enumeration's "First, …" a few sentences before (the paragraph before, often).
+    const enumerationStart = (c: Candidate): Candidate | undefined => {
+      if (c.sentence.kind !== 'prose' || !/^second(?:ly)?\b/i.test(c.text)) return undefined;
+      for (let i = c.index - 1; i >= c.index - 5; i--) {
+        const x = byKey.get(`${c.passage}:${i}`);
+        if (x && /^first(?:ly)?\b/i.test(x.text)) return x;
+      }
+      return undefined;
+    };
     const take = (c: Candidate, first: boolean): void => {
-      const before = byKey.get(`${c.passage}:${c.index - 1}`);
+      const enumerated = enumerationStart(c);
+      const before = enumerated ?? byKey.get(`${c.passage}:${c.index - 1}`);
       // A table row that is only a caption ("(Address of principal executive offices)") labels the row above it.
       const caption = (c.sentence.kind === 'row' || c.sentence.kind === 'record') && CAPTION.test(c.text);
       const needs = !!before && !picked.includes(before) &&
-        (caption || (c.sentence.kind === 'prose' && ANAPHOR.test(c.text) && before.sentence.unit === c.sentence.unit));
+        (caption || !!enumerated || (c.sentence.kind === 'prose' && ANAPHOR.test(c.text) && before.sentence.unit === c.sentence.unit));
       // A sentence that introduces what follows ("… computes:", "… as follows") brings the line after it (a formula, an item).
       const after = byKey.get(`${c.passage}:${c.index + 1}`);
       const opens = !needs && !!after && !picked.includes(after) && after.sentence.kind !== 'prose' && INTRODUCES.test(c.text);

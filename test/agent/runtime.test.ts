@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Api } from '../../src/api/index.js';
 import { runtimeDeps } from '../../src/api/agent-completion.js';
 import { Canvas, type RuntimeDeps } from '../../src/agent/index.js';
+import { NOT_FOUND_ANSWER } from '../../src/llm/extractive.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 import { buildDsl, collect, finished, messageText } from './support-dsl.js';
 
@@ -60,6 +61,14 @@ const run = (dsl: Record<string, unknown>, opts: Parameters<Canvas['run']>[0] = 
   return { canvas, events: collect(canvas.run(opts)) };
 };
 
+/** Retrieval → LLM with the built-in model → Message: an offline answer from the energy dataset. */
+const offlineAnswerDsl = () => buildDsl({
+  begin: { type: 'Begin', down: ['Retrieval:Find'] },
+  'Retrieval:Find': { type: 'Retrieval', params: { query: 'sys.query', dataset_ids: [datasetId], similarity_threshold: 0, top_n: 4 }, down: ['LLM:Answer'] },
+  'LLM:Answer': { type: 'LLM', params: { llm_id: 'ragloom-extractive@Builtin', sys_prompt: 'Answer from {Retrieval:Find@formalized_content}', prompts: [{ role: 'user', content: '{sys.query}' }] }, down: ['Message:Out'] },
+  'Message:Out': { type: 'Message', params: { content: ['{LLM:Answer@content}'] } },
+});
+
 describe('the run loop', () => {
   it('runs begin → message and emits RAGFlow’s events in order', async () => {
     const dsl = buildDsl({
@@ -79,12 +88,7 @@ describe('the run loop', () => {
   });
 
   it('answers offline from retrieved chunks (Retrieval → LLM with the built-in model → Message)', async () => {
-    const dsl = buildDsl({
-      begin: { type: 'Begin', down: ['Retrieval:Find'] },
-      'Retrieval:Find': { type: 'Retrieval', params: { query: 'sys.query', dataset_ids: [datasetId], similarity_threshold: 0, top_n: 4 }, down: ['LLM:Answer'] },
-      'LLM:Answer': { type: 'LLM', params: { llm_id: 'ragloom-extractive@Builtin', sys_prompt: 'Answer from {Retrieval:Find@formalized_content}', prompts: [{ role: 'user', content: '{sys.query}' }] }, down: ['Message:Out'] },
-      'Message:Out': { type: 'Message', params: { content: ['{LLM:Answer@content}'] } },
-    });
+    const dsl = offlineAnswerDsl();
     const evs = await run(dsl, { query: 'How much electricity do home batteries hold?' }).events;
     const text = messageText(evs);
     expect(text).toMatch(/10 to 15 kilowatt-hours/);
@@ -92,6 +96,15 @@ describe('the run loop', () => {
     const chunks = Object.values((end.data.reference as { chunks: Record<string, { document_name: string }> }).chunks);
     expect(chunks.length).toBeGreaterThan(0);
     expect(chunks[0]!.document_name).toBe('energy.txt');
+  });
+
+  it('declines offline when the question names something no dataset mentions (the Retrieval\'s unknown terms reach the LLM)', async () => {
+    const dsl = offlineAnswerDsl();
+    // "Powerwall" is in no chunk: the batteries sentence shares the question's other words, but does not answer it.
+    const declined = messageText(await run(dsl, { query: 'How much electricity does a Powerwall battery hold?' }).events);
+    expect(declined).toBe(NOT_FOUND_ANSWER);
+    // The same question without the unknown name is answered.
+    expect(messageText(await run(dsl, { query: 'How much electricity does a home battery hold?' }).events)).toMatch(/10 to 15 kilowatt-hours/);
   });
 
   it.each([

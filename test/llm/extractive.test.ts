@@ -156,6 +156,24 @@ describe('ExtractiveChatModel', () => {
     expect((await model().chat(ask('When were the volunteers in London?'), { knowledge: facts, empty_response: 'E' })).content).toMatch(/^The volunteers met in London in June 2014\./);
   });
 
+  it('reads a "when" inside a question as a condition, not as a question for a date', async () => {
+    const k: KnowledgeItem[] = [{ id: 0, title: 'cli.md', content: 'Styles map to HTML elements. Images are kept inline. The output file is specified as HTML by default since version 2 of 2019. Tables keep their borders. If no file is specified, output is written to stdout. Lists keep their numbering.' }];
+    const one = model({ maxSentences: 1 });
+    expect((await one.chat(ask('What about the output when no file is specified?'), { knowledge: k })).content).toBe('If no file is specified, output is written to stdout. [ID:0]');
+    // A question that asks "when" still asks for a date, also after "and".
+    expect((await one.chat(ask('When was HTML specified as the output?'), { knowledge: k })).content).toMatch(/of 2019\./);
+    expect((await one.chat(ask('What is the output file, and when was HTML specified?'), { knowledge: k })).content).toMatch(/of 2019\./);
+  });
+
+  it('quotes "Second, …" with the "First, …" of its enumeration', async () => {
+    const k: KnowledgeItem[] = [{
+      id: 0, title: 'semver.md',
+      content: 'The purpose of this behavior is twofold. First, prerelease versions change quickly and contain breaking changes. Therefore they are excluded from range matching.\n\nSecond, a user who opted into a prerelease version has chosen that specific set of versions.',
+    }];
+    const r = await model().chat(ask('What has a user who opted into a prerelease version chosen?'), { knowledge: k });
+    expect(r.content).toMatch(/^First, prerelease versions change quickly and contain breaking changes\. \[ID:0\]\nSecond, a user who opted/);
+  });
+
   it('answers empty_response, or says so, when nothing in the knowledge is relevant', async () => {
     const m = model();
     const q = ask('What is the boiling point of mercury?');

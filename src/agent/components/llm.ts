@@ -124,7 +124,12 @@ async function prepare(n: Node, c: Canvas): Promise<Prepared> {
 
 /** The run's retrieved chunks, numbered as the reference holds them. */
 function referenceKnowledge(c: Canvas): KnowledgeItem[] {
-  return Object.values(c.getReference().chunks).map((ck, i) => ({ id: i, title: String(ck.document_name ?? ''), content: String(ck.content ?? '') }));
+  return Object.values(c.getReference().chunks).map((ck, i) => {
+    const item: KnowledgeItem = { id: i, title: String(ck.document_name ?? ''), content: String(ck.content ?? '') };
+    // What retrieval knows of the chunk weighs its sentences, as in a chat.
+    for (const k of ['similarity', 'term_similarity', 'vector_similarity'] as const) if (typeof ck[k] === 'number' && Number.isFinite(ck[k])) item[k] = ck[k];
+    return item;
+  });
 }
 
 /**
@@ -212,7 +217,9 @@ async function answer(n: Node, c: Canvas, model: ChatModel, prep: Prepared, ques
   if (isExtractive(model)) {
     const knowledge = offlineKnowledge(c, prep);
     const q = offlineQuestion(n, c, prep, question);
-    const opts: ChatOptions = { knowledge, signal: c.signal, empty_response: '' };
+    const unknown = c.unknownTerms();
+    // A question naming what no retrieved dataset mentions is declined, as in a chat.
+    const opts: ChatOptions = { knowledge, signal: c.signal, empty_response: '', ...(unknown?.length ? { unknown_terms: unknown } : {}) };
     if (schema) {
       // Offline, a schema is filled with the quoted answer in its first string property.
       const r = await model.chat(offlineMessages(q), opts);

@@ -67,7 +67,7 @@ const RETRIEVAL: ComponentImpl = {
       return;
     }
     const kw = num(n.param('keywords_similarity_weight'), 0.5);
-    const { chunks, doc_aggs } = await c.deps.retrieve({
+    const { chunks, doc_aggs, unknown } = await c.deps.retrieve({
       dataset_ids: ids,
       question: query,
       similarity_threshold: num(n.param('similarity_threshold'), 0.2),
@@ -82,7 +82,7 @@ const RETRIEVAL: ComponentImpl = {
       n.setOutput('formalized_content', empty);
       return;
     }
-    c.addReference(chunks, doc_aggs);
+    c.addReference(chunks, doc_aggs, unknown);
     n.setOutput('formalized_content', formalize(chunks));
   },
 };

@@ -17,6 +17,11 @@ export interface Section {
 export interface MergedChunk {
   text: string;
   positions: Position[];
+  /**
+   * The heading a chunk's text stands under when the chunk does not start with it (a long section
+   * goes on in a second chunk): indexed and embedded with the chunk, not part of its content.
+   */
+  heading?: string;
 }
 
 const posKey = (p: Position) => p.join(',');

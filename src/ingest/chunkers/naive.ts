@@ -66,7 +66,10 @@ function toDrafts(merged: MergedChunk[], pc: Record<string, unknown>): ChunkDraf
   for (const m of merged) {
     const positions = m.positions.length ? m.positions : undefined;
     if (!enabled) {
-      out.push(positions ? { content: m.text, positions } : { content: m.text });
+      const d: ChunkDraft = positions ? { content: m.text, positions } : { content: m.text };
+      // A chunk that goes on under a heading it does not hold is found and embedded with it.
+      if (m.heading) d.indexText = d.embedText = `${m.heading}\n${m.text}`;
+      out.push(d);
       continue;
     }
     for (const child of splitChildren(m.text, delimiter)) {

@@ -26,6 +26,8 @@ interface Atom {
   sticky: boolean;
   /** A piece of a paragraph cut at sentence ends: joins the piece before it with a space. */
   continues?: boolean;
+  /** A repeat of the previous chunk's last sentences (overlapped_percent). */
+  lap?: boolean;
   positions: Position[];
 }
 
@@ -209,9 +211,20 @@ export function paragraphChunks(blocks: Block[], o: ParagraphOptions): MergedChu
   const atoms = atomsOf(blocks, o).flatMap((a) => (a.tokens > budget ? splitAtom(a, budget) : [a]));
   const out: MergedChunk[] = [];
   const cost = (list: Atom[]) => list.reduce((n, a, i) => n + a.tokens + (i > 0 ? 1 : 0), 0);
+  // The heading each atom stands under (the last one before it), for chunks that go on under a heading.
+  const under = new Map<Atom, string>();
+  let heading = '';
+  for (const a of atoms) {
+    if (a.kind === 'heading') heading = a.text.replace(/^#{1,6}\s+/, '').trim();
+    else if (heading) under.set(a, heading);
+  }
   const emit = (list: Atom[]) => {
     if (!list.length) return;
-    let text = list[0]!.text;
+    const first = list[0]!;
+    // A chunk that starts with the previous chunk's last sentences (overlapped_percent) stands where its new text starts.
+    const start = list.find((a) => !a.lap) ?? first;
+    const context = start.kind === 'heading' ? '' : under.get(start) ?? '';
+    let text = first.text;
     for (let i = 1; i < list.length; i++) text += separator(list[i - 1]!, list[i]!) + list[i]!.text;
     const positions: Position[] = [];
     const seen = new Set<string>();
@@ -221,7 +234,7 @@ export function paragraphChunks(blocks: Block[], o: ParagraphOptions): MergedChu
         positions.push(p);
       }
     }
-    out.push({ text, positions });
+    out.push(context ? { text, positions, heading: context } : { text, positions });
   };
   /**
    * overlapped_percent: the last sentences of `done` (whole paragraphs where they fit), at most
@@ -237,7 +250,7 @@ export function paragraphChunks(blocks: Block[], o: ParagraphOptions): MergedChu
       while (j > 0 && cost(lap) + (lap.length ? 1 : 0) + countTokens(parts.slice(j - 1).join(' ')) <= most) j--;
       if (j === parts.length) break;
       const text = parts.slice(j).join(' ');
-      lap.unshift({ ...piece, text, tokens: countTokens(text), positions: [], sticky: false, continues: false });
+      lap.unshift({ ...piece, text, tokens: countTokens(text), positions: [], sticky: false, continues: false, lap: true });
       if (j > 0) break;
     }
     return lap;

@@ -99,6 +99,30 @@ describe('naive — text as people wrote it (the default delimiter)', () => {
     expect(contents(naive(list, { chunk_token_num: 11 }))).toEqual(['Alpha beta gamma delta.', 'The options are:\n\nfirst option\nsecond option']);
   });
 
+  it('indexes and embeds a chunk that goes on under a heading with that heading, its content as written', () => {
+    const para = (i: number) => text(`Paragraph ${i} of the section says a few more words about tilde ranges.`);
+    const d = doc('markdown', [heading('Tilde Ranges', 2), para(1), para(2), para(3), heading('Caret Ranges', 2), para(4)]);
+    const r = naive(d, { chunk_token_num: 24 });
+    expect(contents(r)).toEqual([
+      '## Tilde Ranges\nParagraph 1 of the section says a few more words about tilde ranges.',
+      'Paragraph 2 of the section says a few more words about tilde ranges.',
+      'Paragraph 3 of the section says a few more words about tilde ranges.',
+      '## Caret Ranges\nParagraph 4 of the section says a few more words about tilde ranges.',
+    ]);
+    // The second and third chunks do not hold their heading: search finds them, and their vectors are made, with it.
+    for (const c of r.chunks.slice(1, 3)) expect(c).toMatchObject({ indexText: `Tilde Ranges\n${c.content}`, embedText: `Tilde Ranges\n${c.content}` });
+    // A chunk that starts with its heading, or text under no heading, is indexed as it reads.
+    expect(r.chunks[0]!.indexText).toBeUndefined();
+    expect(r.chunks[3]!.indexText).toBeUndefined();
+    expect(naive(doc('markdown', [para(1), para(2)]), { chunk_token_num: 20 }).chunks.every((c) => c.indexText === undefined)).toBe(true);
+    // With overlapped_percent a chunk starts with the last sentence of the one before: it stands under the same heading.
+    const short = (i: number) => text(`Paragraph ${i} of the section says a few more words about tilde ranges. It ends here.`);
+    const lapped = naive(doc('markdown', [heading('Tilde Ranges', 2), short(1), short(2), short(3)]), { chunk_token_num: 30, overlapped_percent: 30 }).chunks;
+    const goesOn = lapped.filter((c) => c.content.startsWith('It ends here.\n\nParagraph'));
+    expect(goesOn.length).toBe(2);
+    for (const c of goesOn) expect(c.indexText).toBe(`Tilde Ranges\n${c.content}`);
+  });
+
   it('keeps list items whole and never cuts a code or grammar line', () => {
     const items = Array.from({ length: 6 }, (_, i) => ({ kind: 'list' as const, text: `item ${i} has a few words in it` }));
     const r = naive(doc('markdown', items), { chunk_token_num: 20 });
