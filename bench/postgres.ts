@@ -38,9 +38,12 @@ const { values: args } = parseArgs({
     queries: { type: 'string', default: '200' },
     'skip-ingest': { type: 'boolean', default: false },
     'rps-seconds': { type: 'string', default: '20' },
+    'vis-writes': { type: 'string', default: '60' },
+    'vis-load': { type: 'string', default: '2' },
+    'vis-ingest': { type: 'boolean', default: true },
   },
 });
-if (!['all', 'blocks', 'stores'].includes(args.part!)) throw new TypeError('--part is all, blocks or stores');
+if (!['all', 'blocks', 'stores', 'visibility'].includes(args.part!)) throw new TypeError('--part is all, blocks, stores or visibility');
 
 const results: Array<{ what: string; value: number; unit: string; note?: string }> = [];
 function report(what: string, value: number, unit: string, note?: string): void {
@@ -67,7 +70,7 @@ if (process.env.RAGLOOM_BENCH_POSTGRES) {
 }
 
 let dbSeq = 0;
-if (args.part !== 'stores') {
+if (args.part === 'all' || args.part === 'blocks') {
 async function freshStore(pools = 1): Promise<PgDb[]> {
   const name = `bench_${process.pid}_${dbSeq++}`;
   const admin = new pg.Client({ connectionString: base.url('postgres') });
@@ -211,24 +214,20 @@ for (const [pools, shared] of [[1, true], [4, true], [4, false]] as const) {
 
 }
 
-if (args.part !== 'blocks') await storesBench();
+if (args.part === 'all' || args.part === 'stores') await storesBench();
+if (args.part === 'all' || args.part === 'visibility') await visibilityBench();
 
 base.stop();
 
 console.log('\n| measurement | value | unit | note |\n|---|---:|---|---|');
 for (const r of results) console.log(`| ${r.what} | ${r.value} | ${r.unit} | ${r.note ?? ''} |`);
 
-/**
- * Retrieval requests/s through 1 and then 3 \`ragloom serve\` processes on one database, 8
- * concurrent clients spread over the servers for --rps-seconds each. The machine's 2 cores bound
- * both: 3 processes cannot search faster than the cores, they only spread the load.
- */
-async function requestsPerSecond(db: string, datasetId: string, questions: string[]): Promise<void> {
+/** A `ragloom serve` process on `db` (its own port and key). */
+async function serveNode(db: string): Promise<{ url: string; key: string | null; kill(): void }> {
   const { spawn } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const cli = fileURLToPath(new URL('../test/faults/fixtures/cli.mjs', import.meta.url));
-  const seconds = Number(args['rps-seconds']);
-  const serve = () => new Promise<{ url: string; key: string | null; kill(): void }>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json', '--new-key'], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     p.stdout!.on('data', (c) => {
@@ -241,8 +240,89 @@ async function requestsPerSecond(db: string, datasetId: string, questions: strin
     });
     p.on('exit', (code) => reject(new Error(`serve exited ${code}`)));
   });
+}
+
+/**
+ * Change visibility between nodes through the Client's paths: a chunk added through a `ragloom
+ * serve` process (its HTTP answer: committed) → found by a search on another node (an Api in this
+ * process, searching in a loop with --vis-load more searching clients beside). The lag counts
+ * the feed's wake-up, the read of the change, the apply to the indexes and the search itself.
+ */
+async function visibilityBench(): Promise<void> {
+  const { Api } = await import('../src/api/index.js');
+  const admin = new pg.Client({ connectionString: base.url('postgres') });
+  await admin.connect();
+  const name = `bench_vis_${process.pid}_${dbSeq++}`;
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const db = base.url(name);
+  const writer = await serveNode(db);
+  const reader = await Api.open({ postgres: db });
+  try {
+    const h = { authorization: `Bearer ${writer.key}`, 'content-type': 'application/json' };
+    const post = async (path: string, body: unknown) => {
+      const r = await fetch(`${writer.url}${path}`, { method: 'POST', headers: h, body: JSON.stringify(body) });
+      const j = (await r.json()) as { code: number; data: any; message?: string };
+      if (j.code !== 0) throw new Error(`${path}: ${j.message}`);
+      return j.data;
+    };
+    const ds = (await post('/datasets', { name: 'vis' })) as { id: string };
+    const fd = new FormData();
+    fd.append('file', new Blob(['A note about the harbour and the tides.']), 'note.txt');
+    const up = await fetch(`${writer.url}/datasets/${ds.id}/documents`, { method: 'POST', headers: { authorization: h.authorization }, body: fd });
+    const doc = ((await up.json()) as { data: Array<{ id: string }> }).data[0]!;
+    const ask = (q: string) => reader.call('retrieval', { question: q, dataset_ids: [ds.id], similarity_threshold: 0, top_k: 64 }) as Promise<{ chunks: Array<{ content: string }> }>;
+    await ask('harbour'); // indexes loaded
+    let stop = false;
+    const background = Array.from({ length: Number(args['vis-load']) }, async (_, k) => {
+      for (let i = k; !stop; i++) await ask(`tides ${i}`);
+    });
+    // Writes beside the measured ones: the writer keeps uploading and parsing small documents
+    // (their transactions hold the feed's horizon while open, as in a node that ingests).
+    if (args['vis-ingest']) background.push((async () => {
+      for (let b = 0; !stop; b++) {
+        const f = new FormData();
+        for (let i = 0; i < 10; i++) f.append('file', new Blob([`Background note ${b}.${i} about wings, heat and boundary layers. `.repeat(20)]), `bg${b}-${i}.txt`);
+        const r = await fetch(`${writer.url}/datasets/${ds.id}/documents`, { method: 'POST', headers: { authorization: h.authorization }, body: f });
+        const ids = ((await r.json()) as { data: Array<{ id: string }> }).data.map((d) => d.id);
+        await post(`/datasets/${ds.id}/chunks`, { document_ids: ids });
+        await sleep(200);
+      }
+    })());
+    const lags: number[] = [];
+    const n = Number(args['vis-writes']);
+    for (let i = 0; i < n; i++) {
+      const word = `zq${i.toString(36)}x${Math.random().toString(36).slice(2, 8)}`;
+      await post(`/datasets/${ds.id}/documents/${doc.id}/chunks`, { content: `Entry ${i} names ${word} once.` });
+      const t0 = performance.now();
+      for (;;) {
+        const r = await ask(word);
+        if (r.chunks.some((c) => c.content.includes(word))) break;
+        if (performance.now() - t0 > 30_000) throw new Error(`never saw ${word}`);
+      }
+      lags.push(performance.now() - t0);
+      await sleep(20 + Math.random() * 80);
+    }
+    stop = true;
+    await Promise.all(background);
+    report('visibility, chunk added through a serve process → found by a search on another node: p50', pct(lags, 50), 'ms',
+      `${n} writes, ${args['vis-load']} more searching clients on the reading node${args['vis-ingest'] ? ', the writer ingesting documents meanwhile' : ''}`);
+    report('visibility, chunk added through a serve process → found by a search on another node: p95', pct(lags, 95), 'ms');
+  } finally {
+    await reader.close();
+    writer.kill();
+  }
+}
+
+/**
+ * Retrieval requests/s through 1 and then 3 \`ragloom serve\` processes on one database, 8
+ * concurrent clients spread over the servers for --rps-seconds each. The machine's 2 cores bound
+ * both: 3 processes cannot search faster than the cores, they only spread the load.
+ */
+async function requestsPerSecond(db: string, datasetId: string, questions: string[]): Promise<void> {
+  const seconds = Number(args['rps-seconds']);
   for (const n of [1, 3]) {
-    const nodes = await Promise.all(Array.from({ length: n }, serve));
+    const nodes = await Promise.all(Array.from({ length: n }, () => serveNode(db)));
     // Warm each node (its indexes loaded) before counting.
     for (const x of nodes) {
       await fetch(`${x.url}/retrieval`, { method: 'POST', headers: { authorization: `Bearer ${x.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ question: questions[0], dataset_ids: [datasetId] }) });

@@ -25,6 +25,9 @@ import * as files from './document-files.js';
 import * as batch from './document-batch.js';
 import { difyRetrieval } from './dify.js';
 import { ExtractionQueue } from '../memory/index.js';
+
+/** How often a node on a shared PostgreSQL looks for extraction tasks other nodes queued or left. */
+const TASK_POLL_MS = 5_000;
 import { chatModel, fullTextReindex } from '../core/index.js';
 
 type P = Record<string, unknown>;
@@ -195,6 +198,8 @@ export class Api {
         // Not through the embedding cache: extracted items are embedded once (as raw messages are).
         embed: (embdId, texts) => engine.models.embedder(embdId).embed(texts),
         isClosed: () => engine.isClosed,
+        // Other processes on the database queue tasks too, and may die holding some.
+        pollMs: engine.store.kind === 'postgres' ? TASK_POLL_MS : undefined,
       });
       engine.onClose(() => this.memoryTasks.close());
       // Extraction left pending by an earlier process goes on now (not through a read-only open),

@@ -94,8 +94,14 @@ export class ParseQueue {
       this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), PARSE_SWEEP.ms);
       this.sweeper.unref();
       // Work is pulled from the store's queue: every node takes a share of whatever any node queued,
-      // and a dead node's documents once their leases run out.
+      // and a dead node's documents once their leases run out. A NOTIFY at each queueing's commit
+      // wakes idle nodes at once; the slow timer covers notifications lost while a connection was
+      // down, and leases running out (nothing is sent then).
       this.pull = true;
+      this.watching = e.store.parse.watchQueue(() => {
+        this.woken = true;
+        this.kick();
+      }).catch(() => null);
       this.poller = setInterval(() => this.kick(), PARSE_PULL.ms);
       this.poller.unref();
     }
@@ -104,6 +110,13 @@ export class ParseQueue {
   /** Documents are claimed from the store's queue (claimNext) rather than queued here by whoever reset them. */
   private readonly pull: boolean = false;
   private poller: NodeJS.Timeout | null = null;
+  /**
+   * A wake-up came after the last claim: a lane that was busy when it came (so was not started by
+   * it) looks once more before it stops.
+   */
+  private woken = false;
+  /** Stops the store's wake-ups (a shared store). */
+  private watching: Promise<(() => Promise<void>) | null> = Promise.resolve(null);
 
   /** Each idle worker gets a lane. */
   private kick(): void {
@@ -212,6 +225,7 @@ export class ParseQueue {
   private async stop(): Promise<void> {
     this.stopped = true;
     if (this.poller) clearInterval(this.poller);
+    await (await this.watching)?.().catch(() => undefined);
     // Claimed from the shared queue and not started: another node may take them at once.
     const unstarted = [...this.queued];
     if (this.pull && unstarted.length) await this.e.store.parse.release(unstarted, process.pid).catch(() => undefined);
@@ -248,6 +262,7 @@ export class ParseQueue {
     }
     if (!wanted.length && this.pull && !this.stopped && !this.e.isClosed) {
       // A few at a time, so that nodes pulling at once share a folder's documents.
+      this.woken = false;
       for (const id of await store.claimNext(PARSE_PULL.n, this.owner, Date.now())) {
         if (this.queued.has(id) || this.active.has(id)) continue;
         this.queued.add(id);
@@ -356,6 +371,7 @@ export class ParseQueue {
       }
     } finally {
       this.busy.delete(worker);
+      if (this.woken) this.kick();
     }
   }
 
@@ -657,10 +673,11 @@ class ProgressWriter {
 
 const OWNER_BEAT_MS = 5_000;
 /**
- * A node of a shared store claims `n` documents of the queue at a time (a batch, as SQLite forms them:
- * the same batches embed to the same floats), and looks for queued work every `ms` while idle.
+ * A node of a shared store claims up to `n` documents of the queue at a time (a batch), woken by
+ * the store when work is queued, and looks for queued work every `ms` besides (lost wake-ups,
+ * leases of dead nodes running out).
  */
-export const PARSE_PULL = { n: PACE.batchDocs, ms: 500 };
+export const PARSE_PULL = { n: PACE.batchDocs, ms: 2_000 };
 /** How often a node of a shared store looks for documents of dead nodes (ms; tests lower it). */
 export const PARSE_SWEEP = { ms: 30_000 };
 /** An owner whose heartbeat is older than this is gone (a frozen or killed process elsewhere). */

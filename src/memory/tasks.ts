@@ -1,14 +1,15 @@
 /**
  * Extraction work: after a raw message is stored, a row in `memory_task` asks for its semantic /
  * episodic / procedural items. The rows are the queue: they outlive the process, and the next
- * open resumes whatever is still pending. One task runs at a time per database.
+ * open resumes whatever is still pending. One task runs at a time per process; processes sharing
+ * a store split the queue (each task claimed by one, under a lease it renews).
  *
  * A model error is retried (3 attempts, backoff); output that is not the expected JSON stores
  * nothing and records why on the task (`progress_msg`), as does a model that cannot extract (the
  * built-in extractive model) or a memory whose items no longer fit.
  */
 import type { ChatModel } from '../llm/index.js';
-import type { MemoryStore, TaskRow } from '../store/index.js';
+import type { MemoryStore, TaskLease, TaskRow } from '../store/index.js';
 import { faultPoint } from '../util/index.js';
 import { extract, canExtract, maskToTypes } from './extract.js';
 
@@ -24,6 +25,12 @@ export interface TaskDeps {
   log?: (msg: string) => void;
   /** How long a claim lasts without renewal (tests shorten it). @default TASK_LEASE_MS */
   leaseMs?: number;
+  /**
+   * A store shared with other processes (PostgreSQL): listen for the tasks they queue (the store's
+   * wake-ups), and look for tasks this often besides (a lost wake-up, a dead process's lease run
+   * out). Absent: only on kicks and due times.
+   */
+  pollMs?: number;
 }
 
 export const TASK_ATTEMPTS = 3;
@@ -39,19 +46,31 @@ export class ExtractionQueue {
   private running: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly abort = new AbortController();
-  /** Tasks this process is running → the lease (update_time) it holds on each. */
-  private readonly claimed = new Map<number, number>();
+  /** Tasks this process is running → the lease it holds on each. */
+  private readonly claimed = new Map<number, TaskLease>();
   private readonly leaseMs: number;
+
+  /** A shared store's wake-ups (tasks queued or released by other processes). */
+  private watching: Promise<(() => Promise<void>) | null> = Promise.resolve(null);
+  /** A kick came while draining: look once more before stopping. */
+  private again = false;
 
   constructor(private readonly d: TaskDeps) {
     this.leaseMs = d.leaseMs ?? TASK_LEASE_MS;
+    if (d.pollMs !== undefined) this.watching = d.store.memories.watchTasks(() => this.kick()).catch(() => null);
   }
 
-  /** Starts working through pending tasks (no-op when already working). */
+  /** Starts working through pending tasks (when already working, it looks again before it stops). */
   kick(): void {
-    if (this.running || this.d.isClosed()) return;
+    if (this.d.isClosed()) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.again = false;
     this.running = this.drain().finally(() => {
       this.running = null;
+      if (this.again) this.kick();
     });
   }
 
@@ -77,7 +96,8 @@ export class ExtractionQueue {
   async close(): Promise<void> {
     this.abort.abort();
     if (this.timer) clearTimeout(this.timer);
-    const held = [...this.claimed];
+    await (await this.watching)?.().catch(() => undefined);
+    const held = [...this.claimed.values()];
     await this.running?.catch(() => undefined);
     // The engine is closing but its store is still open here (closers run before it closes):
     // what it still holds is due again at once.
@@ -87,18 +107,16 @@ export class ExtractionQueue {
   private async drain(): Promise<void> {
     for (;;) {
       if (this.d.isClosed() || this.abort.signal.aborted) return;
-      const now = Date.now();
-      const t = await this.tasks.dueTask(now);
-      if (!t) {
+      // Claim the task due first: other processes may be draining the same queue. The claim is a
+      // lease, renewed while this process works on it; a process that dies leaves the task to
+      // another once the lease runs out.
+      const c = await this.tasks.claimTask(Date.now(), this.leaseMs);
+      if (!c) {
         await this.scheduleRetry();
         return;
       }
-      // Claim it: another process on the same file may be draining the same queue. The claim is
-      // a lease (the task's due time moves past it), renewed while this process works on it; a
-      // process that dies leaves the task due again when the lease runs out.
-      const lease = now + this.leaseMs;
-      if (!(await this.tasks.claimTask(t.id, now, lease))) continue;
-      this.claimed.set(t.id, lease);
+      const t = c.task;
+      this.claimed.set(t.id, c.lease);
       faultPoint('memory.extract:claimed');
       const renew = setInterval(() => this.renew(t.id), Math.max(10, Math.floor(this.leaseMs / 3)));
       renew.unref();
@@ -115,24 +133,26 @@ export class ExtractionQueue {
   private renew(id: number): void {
     const lease = this.claimed.get(id);
     if (lease === undefined || this.d.isClosed() || !this.d.store.isOpen) return;
-    const next = Date.now() + this.leaseMs;
-    this.tasks.renewTask(id, lease, next).then(
+    this.tasks.renewTask(lease, Date.now(), this.leaseMs).then(
       (ok) => {
-        if (ok) this.claimed.set(id, next);
-        else this.claimed.delete(id);
+        if (!ok) this.claimed.delete(id);
       },
       () => undefined, // busy: the lease has two more renewals before it runs out
     );
   }
 
-  /** A task waiting for its retry time: wake up then. */
+  /** A task waiting for its retry time (or another process's lease): wake up then; on a shared store, poll too. */
   private async scheduleRetry(): Promise<void> {
+    if (this.timer || this.d.isClosed()) return;
     const at = await this.tasks.nextDue();
-    if (at === null || this.timer) return;
+    const poll = this.d.pollMs;
+    if (at === null && poll === undefined) return;
+    const wait = Math.max(0, Math.min(at === null ? Infinity : at - Date.now(), poll ?? Infinity));
+    if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.kick();
-    }, Math.max(0, at - Date.now()));
+    }, wait);
     this.timer.unref();
   }
 
@@ -142,9 +162,9 @@ export class ExtractionQueue {
   }
 
   private async finish(t: TaskRow, status: 'done' | 'failed', msg: string): Promise<void> {
-    const lease = this.claimed.get(t.id) ?? -1;
+    const lease = this.claimed.get(t.id);
     // Only while holding the lease: a task another process took over is its to finish.
-    if ((await this.tasks.finishTask(t, lease, status, msg, Date.now())) && status === 'failed') this.failed(t, msg);
+    if (lease && (await this.tasks.finishTask(t, lease, status, msg, Date.now())) && status === 'failed') this.failed(t, msg);
   }
 
   private async run(t: TaskRow): Promise<void> {
@@ -174,7 +194,8 @@ export class ExtractionQueue {
       if (this.abort.signal.aborted) return; // closing: stays pending for the next open
       const msg = (e as Error).message;
       if (t.attempts + 1 >= TASK_ATTEMPTS) return this.finish(t, 'failed', `${msg} (after ${TASK_ATTEMPTS} attempts)`);
-      await this.tasks.retryTask(t, this.claimed.get(t.id) ?? -1, msg, Date.now() + RETRY_MS[t.attempts]!);
+      const lease = this.claimed.get(t.id);
+      if (lease) await this.tasks.retryTask(t, lease, msg, Date.now() + RETRY_MS[t.attempts]!);
       return;
     }
     faultPoint('memory.extract:answered');
@@ -190,7 +211,9 @@ export class ExtractionQueue {
     faultPoint('memory.extract:embedded');
     // One transaction: nothing when another process took the task over (stalled past the lease);
     // the raw message may have been evicted while the model was answering.
-    const stored = await this.tasks.storeItems(t, this.claimed.get(t.id) ?? -1, raw.id, res.items.map((it, i) => ({
+    const lease = this.claimed.get(t.id);
+    if (!lease) return; // lost to another process while the model answered: its to store
+    const stored = await this.tasks.storeItems(t, lease, raw.id, res.items.map((it, i) => ({
       message_type: it.type, source_id: raw.id, user_id: raw.user_id, agent_id: raw.agent_id, session_id: raw.session_id,
       content: it.content, vector: vectors[i] ?? null, valid_at: it.valid_at, invalid_at: it.invalid_at, fifo_at: raw.fifo_at,
     })), {

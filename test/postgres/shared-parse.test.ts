@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import pg from 'pg';
 import { Client } from '../../src/index.js';
 import { createStoreDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
-import { enc } from '../acceptance/modes.js';
+import { enc, portable } from '../acceptance/modes.js';
 import { documentsWithWrongCounts, serve, stopNodes, type ServeNode } from '../support/serve-node.js';
 
 const server = await pgServer();
@@ -136,5 +136,43 @@ describe.skipIf(!server)(`parse work shared through the queue${reason ? ` (${rea
     }
     await ca.close();
     await stopNodes([a, b]);
+  }, 120_000);
+
+  test('a small folder (60 documents) is split between three nodes, and ranks to the last digit as one SQLite process does', async () => {
+    const db = await createStoreDatabase(server!, 'small');
+    urls.push(db);
+    const first = await serve(db, ENV); // persists the admin key the others share
+    const three = [first, ...(await Promise.all([serve(db, ENV), serve(db, ENV)]))];
+    nodes.push(...three);
+    const key = first.apiKey!;
+    const client = new Client({ baseUrl: three[0]!.url, apiKey: key });
+    const local = new Client({ path: ':memory:' });
+    try {
+      const files = Array.from({ length: 60 }, (_, i) => ({ display_name: `note-${i}.txt`, blob: text(i, 1 + (i % 3)) }));
+      const set = await client.createDataset({ name: 'folder' });
+      const docs = await set.uploadDocuments(files);
+      await set.parseDocuments(docs.map((d) => d.id), { pollMs: 50 });
+      await allDone(set, 60, 60_000);
+      const done = await Promise.all(three.map((n) => doneBy(n, key)));
+      console.log(`60 documents queued through one node; per node: ${done.join(' / ')}`);
+      expect(done.reduce((a, b) => a + b, 0)).toBe(60);
+      expect(done.filter((d) => d > 0).length).toBe(3); // each node took a share
+      await integrity(db);
+      // One process on SQLite, the same files: the same responses, every score to the last digit.
+      const one = await local.createDataset({ name: 'folder' });
+      const up = await one.uploadDocuments(files);
+      await one.parseDocuments(up.map((d) => d.id), { pollMs: 20 });
+      for (const question of ['rivers and bridges near the harbour', 'weather over the hills in spring', 'note 17 tides']) {
+        for (const opts of [{}, { vector_similarity_weight: 0.9, top_k: 64 }]) {
+          const x = await client.retrieveWithTotals({ question, dataset_ids: [set.id], similarity_threshold: 0, ...opts });
+          const y = await local.retrieveWithTotals({ question, dataset_ids: [one.id], similarity_threshold: 0, ...opts });
+          expect(portable(x)).toEqual(portable(y));
+        }
+      }
+    } finally {
+      await client.close();
+      await local.close();
+      await stopNodes(three);
+    }
   }, 120_000);
 });

@@ -11,12 +11,13 @@
  *
  * then `ReduceSum` over the sequence ÷ `max(Σ mask, 1)` → `sentence_embedding`, L2-normalised.
  *
- * The vectors are bit for bit those of `TransformersEmbedder` (onnxruntime-node, x86-64 CPU)
- * with the same `batchSize`: float32 products, float32 sums in onnxruntime's order, float32
- * division, then the same normalisation. onnxruntime's summation order depends on the batch (see
- * `pool`), so, as with onnxruntime, a text's vector can differ in its last bits (≤ ~3e-5 per
- * component for an 8,192-token text, ~1e-7 for a chunk of a few hundred tokens) with the texts
- * it is batched with.
+ * A text's vector is the same, bit for bit, whatever texts it is embedded with (alone, or in any
+ * batch): every text is summed in one fixed order (`pool`). That is what lets processes that batch
+ * differently (nodes of a shared store, each claiming its own share of a folder) store the same
+ * vectors as one process would. onnxruntime (`TransformersEmbedder`) sums in an order that depends
+ * on the batch; the fixed order is the one it uses for most texts of a batch, so the two agree bit
+ * for bit on most texts and within float32 rounding on the rest (≤ ~3e-5 per component for an
+ * 8,192-token text, ~1e-7 for a chunk of a few hundred tokens).
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -31,8 +32,8 @@ export interface StaticEmbedderOptions {
   /** The vector dimension, when known before loading; checked against the model. */
   dim?: number;
   /**
-   * Texts per batch, as `TransformersEmbedder`'s `batchSize` (same vectors for the same value);
-   * the event loop gets a turn and the abort signal is checked between batches. @default 64
+   * Texts per batch: the event loop gets a turn and the abort signal is checked between batches
+   * (the vectors are the same for any value). @default 64
    */
   batchSize?: number;
 }
@@ -404,17 +405,15 @@ async function loadModel(dir: string): Promise<LoadedModel> {
 /**
  * The mean of the rows of `ids` into `out` (zeroed, length D), then L2-normalised.
  *
- * onnxruntime evaluates the graph's `ReduceSum` over the sequence of a `[batch, L, D]` tensor
- * (L = the batch's longest sequence; padding rows are zeros) in one of two ways:
- * - a batch of one text collapses to `[L, D]`: rows are added one by one (`rowByRow`);
- * - otherwise each text is a ones-vector × `[L, D]` product by MLAS' M=1 SGEMM kernel, which adds
- *   rows four at a time, `((r0 + r1) + r2) + r3`, and then adds that group to the total; after the
- *   last full group of four of L, two rows (a pair) then one. So a text whose last rows fall in a
- *   full group of L (`n` rounded up to 4 ≤ L) sums them as one group; the others as pair + row.
- * Products are float32 (`fround(q · scale)`), sums float32 (a Float32Array store rounds each
- * addition exactly as float32 arithmetic), the division float32.
+ * The sum runs in one order for every text, whatever it is batched with: rows four at a time,
+ * `((r0 + r1) + r2) + r3`, each group then added to the total; the last 3 rows as one group, 2 as
+ * a pair, 1 alone. It is the order of onnxruntime's M=1 SGEMM kernel (MLAS) for a text of a batch
+ * with a longer one, which is most texts of a batch (onnxruntime differs for a batch of one, summed
+ * row by row, and for a batch's longest text when its length is 3 past a multiple of four: a pair
+ * then a row). Products are float32 (`fround(q · scale)`), sums float32 (a Float32Array store
+ * rounds each addition exactly as float32 arithmetic), the division float32.
  */
-function pool(table: StaticTable, ids: number[], L: number, rowByRow: boolean, out: Float32Array, acc: Float32Array): void {
+function pool(table: StaticTable, ids: number[], out: Float32Array, acc: Float32Array): void {
   const d = table.dim;
   const n = ids.length;
   const int8 = table.kind === 'int8';
@@ -443,52 +442,40 @@ function pool(table: StaticTable, ids: number[], L: number, rowByRow: boolean, o
   const addAcc = () => {
     for (let k = 0; k < d; k++) out[k] += acc[k]!;
   };
-  if (rowByRow) {
-    for (let t = 0; t < n; t++) addRow(t, out);
-  } else {
-    let t = 0;
-    if (q) {
-      // The hot loop (int8 tables, groups of four), written out.
-      const sc = scale!;
-      for (; t + 4 <= n; t += 4) {
-        const i0 = ids[t]!, i1 = ids[t + 1]!, i2 = ids[t + 2]!, i3 = ids[t + 3]!;
-        const s0 = sc[i0]!, s1 = sc[i1]!, s2 = sc[i2]!, s3 = sc[i3]!;
-        const o0 = i0 * d, o1 = i1 * d, o2 = i2 * d, o3 = i3 * d;
-        for (let k = 0; k < d; k++) {
-          const a = Math.fround(Math.fround(q[o0 + k]! * s0) + Math.fround(q[o1 + k]! * s1));
-          const b = Math.fround(a + Math.fround(q[o2 + k]! * s2));
-          out[k] += Math.fround(b + Math.fround(q[o3 + k]! * s3));
-        }
-      }
-    } else {
-      for (; t + 4 <= n; t += 4) {
-        row(t, acc);
-        addRow(t + 1, acc);
-        addRow(t + 2, acc);
-        addRow(t + 3, acc);
-        addAcc();
+  let t = 0;
+  if (q) {
+    // The hot loop (int8 tables, groups of four), written out.
+    const sc = scale!;
+    for (; t + 4 <= n; t += 4) {
+      const i0 = ids[t]!, i1 = ids[t + 1]!, i2 = ids[t + 2]!, i3 = ids[t + 3]!;
+      const s0 = sc[i0]!, s1 = sc[i1]!, s2 = sc[i2]!, s3 = sc[i3]!;
+      const o0 = i0 * d, o1 = i1 * d, o2 = i2 * d, o3 = i3 * d;
+      for (let k = 0; k < d; k++) {
+        const a = Math.fround(Math.fround(q[o0 + k]! * s0) + Math.fround(q[o1 + k]! * s1));
+        const b = Math.fround(a + Math.fround(q[o2 + k]! * s2));
+        out[k] += Math.fround(b + Math.fround(q[o3 + k]! * s3));
       }
     }
-    const rest = n - t;
-    if (rest > 0) {
-      // The last rows: one group (with zero padding rows) when the group fits in L, else a pair
-      // then a single row. (With 1 or 2 rows both ways give the same sum.)
-      if (rest === 3 && t + 4 <= L) {
-        row(t, acc);
-        addRow(t + 1, acc);
-        addRow(t + 2, acc);
-        addAcc();
-      } else {
-        if (rest >= 2) {
-          row(t, acc);
-          addRow(t + 1, acc);
-          addAcc();
-          t += 2;
-        }
-        if (t < n) addRow(t, out);
-      }
+  } else {
+    for (; t + 4 <= n; t += 4) {
+      row(t, acc);
+      addRow(t + 1, acc);
+      addRow(t + 2, acc);
+      addRow(t + 3, acc);
+      addAcc();
     }
   }
+  const rest = n - t;
+  if (rest === 3) {
+    row(t, acc);
+    addRow(t + 1, acc);
+    addRow(t + 2, acc);
+    addAcc();
+  } else if (rest === 2) {
+    row(t, acc);
+    addRow(t + 1, acc);
+    addAcc();
+  } else if (rest === 1) addRow(t, out);
   const count = n > 1 ? n : 1;
   for (let k = 0; k < d; k++) out[k] = out[k]! / count;
   // As TransformersEmbedder: the sum of squares in double, then a multiplication by 1 / norm.
@@ -583,15 +570,12 @@ export class StaticEmbedder implements Embedder {
     const out: Float32Array[] = texts.map(() => new Float32Array(dim));
     if (!m) return out;
     const acc = new Float32Array(dim);
-    // Batches of non-empty texts, as TransformersEmbedder makes them (the sums depend on them).
+    // Batches of non-empty texts: only for turns of the event loop (a text's sum is the same in any batch).
     for (let s = 0; s < todo.length; s += this.batchSize) {
       if (s > 0) await nextTick(); // the work is synchronous: let other work (and an abort) in
       signal?.throwIfAborted();
       const idx = todo.slice(s, s + this.batchSize);
-      const seqs = idx.map((i) => m.tokenizer.encode(texts[i]!));
-      let L = 0;
-      for (const q of seqs) if (q.length > L) L = q.length;
-      seqs.forEach((q, j) => pool(m.table, q, L, idx.length === 1, out[idx[j]!]!, acc));
+      for (const i of idx) pool(m.table, m.tokenizer.encode(texts[i]!), out[i]!, acc);
     }
     return out;
   }

@@ -11,7 +11,7 @@ export type { ChatRow, SessionRow, StoredMessage, Transcript, ChatListQuery, Ses
 export { MemoryFullError } from './memories.js';
 export type {
   MemoryRow, MessageRow, NewMessage, Usage, MemoryChanges, MemoryListQuery, RawMessageAdd, RawMessageResult, MessageListQuery, TaskState,
-  RecentQuery, TaskRow, TaskInput, StoreItemsResult, MemoryStore,
+  RecentQuery, TaskRow, TaskLease, TaskClaim, TaskInput, StoreItemsResult, MemoryStore,
 } from './memories.js';
 export { UNRELEASED_VERSIONS_KEPT } from './agents.js';
 export type {

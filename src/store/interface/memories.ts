@@ -137,6 +137,20 @@ export interface TaskRow {
   attempts: number;
 }
 
+/**
+ * A claim's hold on a task, as the store checks it: SQLite, the update_time the claim stamped
+ * (moved on by each renewal); PostgreSQL, the claim's random token. Opaque to callers.
+ */
+export interface TaskLease {
+  readonly id: number;
+  mark: number | string;
+}
+
+export interface TaskClaim {
+  task: TaskRow;
+  lease: TaskLease;
+}
+
 /** What an extraction needs of its memory and its raw message. */
 export interface TaskInput {
   memory: Pick<MemoryRow, 'id' | 'memory_type' | 'embd_id' | 'llm_id' | 'temperature' | 'system_prompt' | 'user_prompt'>;
@@ -188,27 +202,36 @@ export interface MemoryStore {
   /** Messages by id (absent ones left out). */
   messages(ids: readonly number[]): Promise<Map<number, MessageRow>>;
 
-  // ---- extraction tasks: each is claimed with a lease (its update_time) that the claimer renews
+  // ---- extraction tasks: each is claimed with a lease that the claimer renews while it works.
+  // SQLite: the lease is the task's update_time (a conditional update wins it). PostgreSQL: the
+  // memory_task queue (FOR UPDATE SKIP LOCKED, a token and an expiry on the server's clock).
   pendingTasks(): Promise<number>;
-  /** The earliest due time of a pending task, or null. */
+  /**
+   * When a pending task is next claimable, on this process's clock (ms; at most now when one is
+   * due, a leased task counts from its lease's end), or null when none is pending.
+   */
   nextDue(): Promise<number | null>;
-  /** The pending task due first at `now` (by id), or undefined. */
-  dueTask(now: number): Promise<TaskRow | undefined>;
-  /** Moves a due task's lease to `lease`; false when another process claimed it first. */
-  claimTask(id: number, now: number, lease: number): Promise<boolean>;
-  /** Moves a held lease from `lease` to `next`; false when it is no longer held. */
-  renewTask(id: number, lease: number, next: number): Promise<boolean>;
+  /** Claims the pending task due first (by id) for `leaseMs` from `now`; undefined when none is due. */
+  claimTask(now: number, leaseMs: number): Promise<TaskClaim | undefined>;
+  /** Moves a held lease on to `leaseMs` from `now`; false when it is no longer held (another claim has the task). */
+  renewTask(lease: TaskLease, now: number, leaseMs: number): Promise<boolean>;
+  /**
+   * Calls `wake` when another process may have queued or released a task (PostgreSQL: a NOTIFY at
+   * the commit, and after the listening connection reconnects). Resolves to the function that
+   * stops it. SQLite has no signal between processes: it never calls `wake`.
+   */
+  watchTasks(wake: () => void): Promise<() => Promise<void>>;
   /** Makes held tasks due at `now` (closing: another open may take them at once). */
-  releaseTasks(held: ReadonlyArray<[id: number, lease: number]>, now: number): Promise<void>;
+  releaseTasks(leases: readonly TaskLease[], now: number): Promise<void>;
   /** Ends a held task ('done' | 'failed'); false when the lease was lost. */
-  finishTask(t: TaskRow, lease: number, status: 'done' | 'failed', msg: string, now: number): Promise<boolean>;
-  /** A held task's failed attempt: counted, due again at `due`. */
-  retryTask(t: TaskRow, lease: number, msg: string, due: number): Promise<void>;
+  finishTask(t: TaskRow, lease: TaskLease, status: 'done' | 'failed', msg: string, now: number): Promise<boolean>;
+  /** A held task's failed attempt: counted, its lease ended, due again at `due` (this process's clock). */
+  retryTask(t: TaskRow, lease: TaskLease, msg: string, due: number): Promise<void>;
   /** The task's memory and raw message (undefined when either is gone). */
   taskInput(t: TaskRow): Promise<TaskInput | undefined>;
   /**
    * Stores a task's extracted items and finishes it ('done', `msg`), one transaction: nothing when
    * the lease was lost; the task fails when the raw message is gone or the items do not fit.
    */
-  storeItems(t: TaskRow, lease: number, rawId: number, items: readonly NewMessage[], msgs: { done: string; gone: string; full: (e: MemoryFullError) => string }, now: number): Promise<StoreItemsResult>;
+  storeItems(t: TaskRow, lease: TaskLease, rawId: number, items: readonly NewMessage[], msgs: { done: string; gone: string; full: (e: MemoryFullError) => string }, now: number): Promise<StoreItemsResult>;
 }

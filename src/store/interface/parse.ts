@@ -99,11 +99,20 @@ export interface ParseWorkStore {
    * first, and returns their ids; processes calling it at once never get the same document.
    * SQLite: documents without a claim. PostgreSQL: the `parse_job` queue (`SKIP LOCKED`), each
    * document held by a lease the store renews until `finish`, `failAll` or `release`; a lease that
-   * runs out (its process died) makes the document claimable again.
+   * runs out (its process died) makes the document claimable again. At most this process's even
+   * share of the queue (queued documents over the processes watching it, `watchQueue`), less what
+   * it holds: N processes split a small folder.
    */
   claimNext(n: number, owner: ParseOwner, now: number): Promise<string[]>;
   /** Drops `pid`'s claims of these documents. */
   release(ids: readonly string[], pid: number): Promise<void>;
+  /**
+   * Calls `wake` when work for `claimNext` may have been queued by any process (PostgreSQL: a
+   * NOTIFY sent at the commit of a reset or a release, and after the listening connection
+   * reconnects; notifications can be lost, so callers keep a slow timer too). Resolves to the
+   * function that stops it. SQLite has no signal between processes: it never calls `wake`.
+   */
+  watchQueue(wake: () => void): Promise<() => Promise<void>>;
   /** Refreshes the heartbeat of every claim of `owner`. */
   heartbeat(owner: ParseOwner, now: number): Promise<void>;
   /** Documents by id (any dataset; absent ones left out). */

@@ -107,6 +107,24 @@ export async function releaseLease(db: PgDb | PgTx, q: LeaseQueue, lease: Lease)
   return n === 1;
 }
 
+/** Notified at the commit of every queueing of parse work (and a release of claimed jobs): idle nodes wake and claim. */
+export const PARSE_CHANNEL = 'ragloom_parse';
+/** The application_name of a node's connection listening on PARSE_CHANNEL: the nodes sharing parse work are counted by it. */
+export const PARSE_LISTENER = 'ragloom parse node';
+
+/**
+ * How many parse jobs a node holding `held` of them may claim now, at most `n`: its even share of
+ * the queue (every job queued or being parsed, over the nodes listening for parse work, this one
+ * at least: `unlisted` when it is not listening itself), less what it holds. A small folder is split between the nodes instead of going
+ * whole to the first to wake; a node that finishes its share comes back for a share of the rest.
+ */
+export async function parseShare(db: PgDb, n: number, held: number, unlisted = false): Promise<number> {
+  const r = await db.one<{ queued: number; nodes: number }>(`SELECT (SELECT count(*) FROM parse_job)::int AS queued,
+    (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1)::int AS nodes`, [PARSE_LISTENER]);
+  const share = Math.ceil(r!.queued / Math.max(1, r!.nodes + (unlisted ? 1 : 0))) - held;
+  return Math.max(0, Math.min(n, share));
+}
+
 /**
  * Queues documents for parsing (in the caller's transaction), at one time (then in the documents'
  * order). A document already queued keeps its place; one being parsed is marked to run once more when that run ends.
@@ -118,6 +136,7 @@ export async function enqueueParse(tx: PgTx, docs: ReadonlyArray<{ document_id: 
     FROM unnest($1::text[], $2::text[]) AS x(d, s), (SELECT ragloom_now_ms() AS now) t
     ON CONFLICT (document_id) DO UPDATE SET again = parse_job.lease_token IS NOT NULL`,
   [docs.map((d) => d.document_id), docs.map((d) => d.dataset_id)]);
+  await tx.run(`NOTIFY ${PARSE_CHANNEL}`);
 }
 
 /**
@@ -128,8 +147,35 @@ export async function enqueueParse(tx: PgTx, docs: ReadonlyArray<{ document_id: 
 export async function finishParseJob(tx: PgTx, lease: Lease): Promise<boolean> {
   const again = await tx.run(`UPDATE parse_job SET again = false, lease_owner = NULL, lease_token = NULL, lease_until = NULL, queued_at = ragloom_now_ms()
     WHERE document_id = $1 AND lease_token = $2 AND again`, [lease.key, lease.token]);
-  if (again) return true;
+  if (again) {
+    await tx.run(`NOTIFY ${PARSE_CHANNEL}`);
+    return true;
+  }
   return (await tx.run('DELETE FROM parse_job WHERE document_id = $1 AND lease_token = $2', [lease.key, lease.token])) === 1;
+}
+
+/**
+ * `holdLease` and the `again` flag for many parse claims in one statement (the finishing
+ * transaction stays short: an open writing transaction holds back every node's change feed).
+ * Returns the documents still held, each with whether it was queued again meanwhile.
+ */
+export async function holdParseLeases(tx: PgTx, leases: readonly Lease<string>[]): Promise<Map<string, boolean>> {
+  if (!leases.length) return new Map();
+  // A token belongs to one claim of one row: key and token lists match pairwise.
+  const rows = await tx.rows<{ key: string; again: boolean }>(`SELECT document_id AS key, again FROM parse_job
+    WHERE document_id = ANY($1) AND lease_token = ANY($2::uuid[]) ORDER BY document_id FOR UPDATE`, [leases.map((l) => l.key), leases.map((l) => l.token)]);
+  faultPoint('pg-claims:held');
+  return new Map(rows.map((r) => [r.key, r.again]));
+}
+
+/** `finishParseJob` for many held claims, in two statements. */
+export async function finishParseJobs(tx: PgTx, leases: readonly Lease<string>[]): Promise<void> {
+  if (!leases.length) return;
+  const p = [leases.map((l) => l.key), leases.map((l) => l.token)];
+  const again = await tx.run(`UPDATE parse_job SET again = false, lease_owner = NULL, lease_token = NULL, lease_until = NULL, queued_at = ragloom_now_ms()
+    WHERE document_id = ANY($1) AND lease_token = ANY($2::uuid[]) AND again`, p);
+  if (again) await tx.run(`NOTIFY ${PARSE_CHANNEL}`);
+  await tx.run('DELETE FROM parse_job WHERE document_id = ANY($1) AND lease_token = ANY($2::uuid[])', p);
 }
 
 /**

@@ -281,15 +281,16 @@ export class PgDb implements PgQuery {
    * Listens on `channel` on a connection of its own, reconnecting with backoff when it drops.
    * `wake` is called on every notification and after every reconnect (notifications sent while
    * disconnected are lost: the caller catches up by reading). Returns the function that stops it.
+   * `name` is the connection's application_name (others count listeners by it).
    */
-  async listen(channel: string, wake: (why: 'notify' | 'reconnect') => void): Promise<() => Promise<void>> {
+  async listen(channel: string, wake: (why: 'notify' | 'reconnect') => void, name?: string): Promise<() => Promise<void>> {
     if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new TypeError(`Invalid channel name ${channel}`);
     let client: PgClient | null = null;
     let stopped = false;
     let timer: NodeJS.Timeout | null = null;
     const connect = async (): Promise<void> => {
       // Its 'error' event is followed by 'end', which reconnects (sturdyClient hears the error).
-      const c = new (this.config.Client as PgModule['Client'])({ ...this.config, statement_timeout: 0 });
+      const c = new (this.config.Client as PgModule['Client'])({ ...this.config, statement_timeout: 0, ...(name ? { application_name: name } : {}) });
       await c.connect();
       await c.query(`LISTEN ${channel}`);
       c.on('notification', () => wake('notify'));

@@ -19,7 +19,7 @@ import { SqliteFullText } from '../sqlite/fulltext.js';
 import { cachedStatement as stmt } from '../db.js';
 import { ftsTerms } from '../../text/index.js';
 import type { PgDb } from './db.js';
-import { feedStart, readFeed, type FeedPosition } from './feed.js';
+import { feedStart, type FeedPosition } from './feed.js';
 import { chunkTerms } from './chunk-store.js';
 import type { FeedGate } from './search.js';
 import { LOAD_PAGES, ORDERED_PAGES } from './sql.js';
@@ -176,7 +176,7 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
     const dirty = new Set<number>();
     let heldBack = false;
     for (;;) {
-      const page = await readFeed(this.db, pos, { topics: [TOPIC[table]] });
+      const page = await this.gate.readPage(TOPIC[table]!, pos);
       if (page.reload) {
         this.at.delete(table);
         await this.load(table);

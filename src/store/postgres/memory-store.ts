@@ -1,21 +1,26 @@
 /**
  * Memories on PostgreSQL (interface/memories.ts): the FIFO byte budget (memories.ts: the memory's
  * row locked from reading its totals to commit, so two processes adding to one memory stay
- * exact), the messages, and extraction tasks leased through their update_time as on SQLite (a
- * claim is an UPDATE that matches only while the task is due: one process wins it).
+ * exact), the messages, and extraction tasks claimed through memory_task's queue (claims.ts:
+ * FOR UPDATE SKIP LOCKED, a random token per claim, a lease on the server's clock; results written
+ * only while the token is still the task's).
  */
 import { duplicateName, faultPoint } from '../../util/index.js';
 import { MemoryFullError } from '../interface/index.js';
 import type {
   MemoryChanges, MemoryListQuery, MemoryRow, MemoryStore, MessageListQuery, MessageRow, NewMessage, RawMessageAdd, RawMessageResult,
-  RecentQuery, StoreItemsResult, TaskInput, TaskRow, TaskState, Usage,
+  RecentQuery, StoreItemsResult, TaskClaim, TaskInput, TaskLease, TaskRow, TaskState, Usage,
 } from '../interface/index.js';
 import { messageCost } from '../sqlite/memories.js';
 import type { PgDb, PgTx } from './db.js';
+import { claimJobs, holdLease, MEMORY_TASKS, releaseLease, renewLeases, type Lease } from './claims.js';
 import { lockNames } from './datasets.js';
 import { insertMessages, resizeMemory, type InsertOutcome } from './memories.js';
 import { foldAscii } from './names.js';
 import { insertRow, setList, strip, stripAll, valuesOf, vectorOf } from './sql.js';
+
+/** Notified at the commit of a queued (or released) extraction task: idle nodes wake and claim. */
+const TASK_CHANNEL = 'ragloom_memory_task';
 
 const COLS = 'id, memory_id, message_type, source_id, user_id, agent_id, session_id, content, valid_at, invalid_at, forget_at, status';
 
@@ -111,7 +116,10 @@ export class PgMemories implements MemoryStore {
         await t.run(`SAVEPOINT ${sp}`);
         const o = await insertMessages(t, a.memoryId, [{ ...a.message, size: messageCost(a.message.content, a.message.vector?.length ?? 0) }], { now });
         if (o.ok) {
-          if (a.queueTask) await t.run('INSERT INTO memory_task (memory_id, message_id, create_time, update_time) VALUES ($1, $2, $3, $3)', [a.memoryId, o.ids[0], now]);
+          if (a.queueTask) {
+            await t.run('INSERT INTO memory_task (memory_id, message_id, create_time, update_time) VALUES ($1, $2, $3, $3)', [a.memoryId, o.ids[0], now]);
+            await t.run(`NOTIFY ${TASK_CHANNEL}`); // at commit: idle nodes claim it
+          }
           await t.run(`RELEASE SAVEPOINT ${sp}`);
           res[i] = { ok: true, id: o.ids[0]! };
         } else {
@@ -199,40 +207,50 @@ export class PgMemories implements MemoryStore {
   }
 
   async nextDue(): Promise<number | null> {
-    return (await this.db.one<{ t: number | null }>("SELECT min(update_time) AS t FROM memory_task WHERE status = 'pending'"))?.t ?? null;
+    // Due and lease times are the server's clock: handed back as a wait from this process's now.
+    const r = await this.db.one<{ wait: number | null }>(`SELECT min(GREATEST(due_at, COALESCE(lease_until, 0))) - ragloom_now_ms() AS wait
+      FROM memory_task WHERE status = 'pending'`);
+    return r?.wait == null ? null : Date.now() + Number(r.wait);
   }
 
-  async dueTask(now: number): Promise<TaskRow | undefined> {
-    return this.db.one<TaskRow>("SELECT id, memory_id, message_id, attempts FROM memory_task WHERE status = 'pending' AND update_time <= $1 ORDER BY id LIMIT 1", [now]);
+  async claimTask(_now: number, leaseMs: number): Promise<TaskClaim | undefined> {
+    const [l] = await claimJobs<number>(this.db, MEMORY_TASKS, 1, leaseMs);
+    if (!l) return undefined;
+    const task = await this.db.one<TaskRow>('SELECT id, memory_id, message_id, attempts FROM memory_task WHERE id = $1', [l.key]);
+    // Deleted with its memory between the two statements: nothing to do.
+    return task && { task, lease: { id: task.id, mark: l.token } };
   }
 
-  async claimTask(id: number, now: number, lease: number): Promise<boolean> {
-    return (await this.db.run("UPDATE memory_task SET update_time = $1 WHERE id = $2 AND status = 'pending' AND update_time <= $3", [lease, id, now])) !== 0;
+  async renewTask(lease: TaskLease, _now: number, leaseMs: number): Promise<boolean> {
+    return (await renewLeases(this.db, MEMORY_TASKS, [queueLease(lease)], leaseMs)).length === 0;
   }
 
-  async renewTask(id: number, lease: number, next: number): Promise<boolean> {
-    return (await this.db.run("UPDATE memory_task SET update_time = $1 WHERE id = $2 AND status = 'pending' AND update_time = $3", [next, id, lease], { idempotent: true })) === 1;
+  async watchTasks(wake: () => void): Promise<() => Promise<void>> {
+    return this.db.listen(TASK_CHANNEL, () => wake());
   }
 
-  async releaseTasks(held: ReadonlyArray<[id: number, lease: number]>, now: number): Promise<void> {
-    if (!held.length || this.db.isClosed) return;
-    await this.db.run(`UPDATE memory_task m SET update_time = $1 FROM unnest($2::bigint[], $3::bigint[]) AS x(id, lease)
-      WHERE m.id = x.id AND m.status = 'pending' AND m.update_time = x.lease`, [now, held.map((h) => h[0]), held.map((h) => h[1])], { idempotent: true });
+  async releaseTasks(leases: readonly TaskLease[], _now: number): Promise<void> {
+    if (this.db.isClosed || !leases.length) return;
+    for (const l of leases) await releaseLease(this.db, MEMORY_TASKS, queueLease(l));
+    await this.db.run(`NOTIFY ${TASK_CHANNEL}`, [], { idempotent: true }); // claimable again at once
   }
 
-  private async finishIn(q: PgDb | PgTx, t: TaskRow, lease: number, status: 'done' | 'failed', msg: string, now: number): Promise<boolean> {
-    // Only while holding the lease: a task another process took over is its to finish.
-    return (await q.run("UPDATE memory_task SET status = $1, progress_msg = $2, attempts = $3, update_time = $4 WHERE id = $5 AND status = 'pending' AND update_time = $6",
-      [status, msg, t.attempts + 1, now, t.id, lease])) !== 0;
+  private async finishIn(q: PgDb | PgTx, t: TaskRow, lease: TaskLease, status: 'done' | 'failed', msg: string, now: number): Promise<boolean> {
+    // Only while holding the lease: a task another claim took over is that one's to finish.
+    return (await q.run(`UPDATE memory_task SET status = $1, progress_msg = $2, attempts = $3, update_time = $4, lease_owner = NULL, lease_token = NULL, lease_until = NULL
+      WHERE id = $5 AND status = 'pending' AND lease_token = $6`, [status, msg, t.attempts + 1, now, t.id, lease.mark])) !== 0;
   }
 
-  async finishTask(t: TaskRow, lease: number, status: 'done' | 'failed', msg: string, now: number): Promise<boolean> {
+  async finishTask(t: TaskRow, lease: TaskLease, status: 'done' | 'failed', msg: string, now: number): Promise<boolean> {
     return this.finishIn(this.db, t, lease, status, msg, now);
   }
 
-  async retryTask(t: TaskRow, lease: number, msg: string, due: number): Promise<void> {
-    await this.db.run("UPDATE memory_task SET attempts = attempts + 1, progress_msg = $1, update_time = $2 WHERE id = $3 AND status = 'pending' AND update_time = $4",
-      [msg, due, t.id, lease]);
+  async retryTask(t: TaskRow, lease: TaskLease, msg: string, due: number): Promise<void> {
+    // Due again after the same wait on the server's clock; the lease ends so any process may take it then.
+    const now = Date.now();
+    await this.db.run(`UPDATE memory_task SET attempts = attempts + 1, progress_msg = $1, update_time = $2, due_at = ragloom_now_ms() + $3,
+      lease_owner = NULL, lease_token = NULL, lease_until = NULL WHERE id = $4 AND status = 'pending' AND lease_token = $5`,
+    [msg, due, Math.max(0, due - now), t.id, lease.mark]);
   }
 
   async taskInput(t: TaskRow): Promise<TaskInput | undefined> {
@@ -241,11 +259,10 @@ export class PgMemories implements MemoryStore {
     return memory && raw ? { memory, raw } : undefined;
   }
 
-  async storeItems(t: TaskRow, lease: number, rawId: number, items: readonly NewMessage[], msgs: { done: string; gone: string; full: (e: MemoryFullError) => string }, now: number): Promise<StoreItemsResult> {
+  async storeItems(t: TaskRow, lease: TaskLease, rawId: number, items: readonly NewMessage[], msgs: { done: string; gone: string; full: (e: MemoryFullError) => string }, now: number): Promise<StoreItemsResult> {
     const r = await this.db.tx(async (tx): Promise<StoreItemsResult> => {
-      // The task's row locked: a concurrent claim by another process waits for this outcome.
-      const cur = await tx.one<{ update_time: number }>("SELECT update_time FROM memory_task WHERE id = $1 AND status = 'pending' FOR UPDATE", [t.id]);
-      if (cur?.update_time !== lease) return 'lost-lease';
+      // The task's row locked while this claim's token is on it: no other claim can take it until commit.
+      if (!(await holdLease(tx, MEMORY_TASKS, queueLease(lease)))) return 'lost-lease';
       if (!(await tx.one('SELECT 1 FROM memory_message WHERE id = $1', [rawId]))) {
         await this.finishIn(tx, t, lease, 'failed', msgs.gone, now);
         return 'raw-gone';
@@ -269,4 +286,9 @@ export class PgMemories implements MemoryStore {
     await this.wrote();
     return r;
   }
+}
+
+/** A store lease as claims.ts checks it (by token). */
+function queueLease(l: TaskLease): Lease<number> {
+  return { key: l.id, token: String(l.mark), claims: 0, until: 0 };
 }

@@ -14,7 +14,7 @@ import type { PgDb, PgTx } from './db.js';
 import { removeDocumentChunks, upsertChunks } from './chunk-rows.js';
 import type { PgChunks } from './chunk-store.js';
 import { dir, orderColumn, stripAll } from './sql.js';
-import { PARSE_JOBS, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, holdLease, releaseLease, type Lease } from './claims.js';
+import { PARSE_CHANNEL, PARSE_JOBS, PARSE_LISTENER, parseShare, LeaseKeeper, claimJobs, enqueueParse, finishParseJob, finishParseJobs, holdParseLeases, releaseLease, type Lease } from './claims.js';
 
 /**
  * How long a parse claim of the queue lasts without renewal (renewed every third of it): a node
@@ -94,6 +94,8 @@ export class PgParseWork implements ParseWorkStore {
    * finish finds it DONE).
    */
   private adopted = false;
+  /** Listeners of this store on the parse channel (watchQueue): then pg_stat_activity counts this node among the claimers. */
+  private watching = 0;
 
   constructor(private readonly db: PgDb, private readonly chunks: PgChunks, private readonly wrote: () => Promise<void>) {
     this.keeper = new LeaseKeeper<string>(db, PARSE_JOBS, PARSE_LEASE.ms, (lost) => {
@@ -117,17 +119,11 @@ export class PgParseWork implements ParseWorkStore {
    * again meanwhile (their result is stale: `finishParseJob` lets them run once more).
    */
   private async holdAll(t: PgTx, ids: readonly string[]): Promise<{ lost: Set<string>; again: Set<string>; held: Lease<string>[] }> {
-    const lost = new Set<string>();
-    const again = new Set<string>();
-    const held: Lease<string>[] = [];
-    for (const l of this.held(ids)) {
-      if (!(await holdLease(t, PARSE_JOBS, l))) {
-        lost.add(l.key);
-        continue;
-      }
-      held.push(l);
-      if ((await t.one<{ again: boolean }>('SELECT again FROM parse_job WHERE document_id = $1', [l.key]))?.again) again.add(l.key);
-    }
+    const mine = this.held(ids);
+    const kept = await holdParseLeases(t, mine);
+    const lost = new Set(mine.filter((l) => !kept.has(l.key)).map((l) => l.key));
+    const again = new Set([...kept].filter(([, a]) => a).map(([k]) => k));
+    const held = mine.filter((l) => kept.has(l.key));
     return { lost, again, held };
   }
 
@@ -147,7 +143,9 @@ export class PgParseWork implements ParseWorkStore {
         ON CONFLICT (document_id) DO NOTHING`, [RUN.RUNNING], { idempotent: true });
       this.adopted = true;
     }
-    const leases = await claimJobs<string>(this.db, PARSE_JOBS, Math.floor(n), PARSE_LEASE.ms);
+    const share = await parseShare(this.db, Math.floor(n), this.leases.size, !this.watching);
+    if (!share) return [];
+    const leases = await claimJobs<string>(this.db, PARSE_JOBS, share, PARSE_LEASE.ms);
     if (!leases.length) return [];
     const ids = await this.db.tx(async (t) => {
       const state = await lockStates(t, leases.map((l) => l.key));
@@ -207,10 +205,22 @@ export class PgParseWork implements ParseWorkStore {
   async release(ids: readonly string[], pid: number): Promise<void> {
     if (!ids.length) return;
     await this.db.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [[...ids], pid], { idempotent: true });
-    for (const l of this.held(ids)) {
+    const held = this.held(ids);
+    for (const l of held) {
       await releaseLease(this.db, PARSE_JOBS, l);
       this.let([l]);
     }
+    // Claimable again at once: idle nodes may take them.
+    if (held.length) await this.db.run(`NOTIFY ${PARSE_CHANNEL}`, [], { idempotent: true });
+  }
+
+  async watchQueue(wake: () => void): Promise<() => Promise<void>> {
+    const stop = await this.db.listen(PARSE_CHANNEL, () => wake(), PARSE_LISTENER);
+    this.watching++;
+    return async () => {
+      this.watching--;
+      await stop();
+    };
   }
 
   async heartbeat(owner: ParseOwner, now: number): Promise<void> {
@@ -290,7 +300,7 @@ export class PgParseWork implements ParseWorkStore {
       await counts.apply();
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
-      for (const l of held) await finishParseJob(t, l);
+      await finishParseJobs(t, held);
       ended = [...held, ...this.held([...lost])];
       faultPoint('parse:done-set');
     });
@@ -316,7 +326,7 @@ export class PgParseWork implements ParseWorkStore {
       await counts.apply();
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
-      for (const l of held) await finishParseJob(t, l);
+      await finishParseJobs(t, held);
       ended = [...held, ...this.held([...lost])];
     }, { idempotent: true });
     this.let(ended);

@@ -16,7 +16,7 @@ import { VECTOR_SOURCES } from '../interface/index.js';
 import { Fts5Tokenizer } from '../sqlite/fts5-tokenizer.js';
 import { floatsOf } from '../sqlite/vec0-shadow.js';
 import type { PgDb, PgQuery } from './db.js';
-import { FEED_CHANNEL, readFeed, reportReader, trimFeed, type FeedPosition as PgPosition } from './feed.js';
+import { FEED_CHANNEL, readFeed, reportReader, trimFeed, type FeedPage, type FeedPosition as PgPosition } from './feed.js';
 import { FTS5_TABLE, type PgFullText } from './fulltext.js';
 import { LOAD_PAGES, ORDERED_PAGES } from './sql.js';
 
@@ -46,7 +46,6 @@ const SOURCES: Readonly<Record<FeedName, Source>> = {
   chunks: { topic: 'chunk', rows: 'chunk', id: 'rowid', partition: 'dataset_id', searchable: 'available = 1', dim: 'vec_dim', tags: VECTOR_SOURCES.chunks.tags },
   memory: { topic: 'memory', rows: 'memory_message', id: 'id', partition: 'memory_id', searchable: 'status = 1 AND forget_at IS NULL', dim: 'dim', tags: VECTOR_SOURCES.memory.tags },
 };
-
 
 /** How often a node records where its followers stand, and trims the log (ms). */
 const REPORT_MS = 5_000;
@@ -78,6 +77,7 @@ export class FeedGate {
   touch(): void {
     this.count++;
     this.clean.clear();
+    this.pages.clear();
   }
 
   private started(): Promise<boolean> {
@@ -100,6 +100,31 @@ export class FeedGate {
   /** Marks the start of a read (pass the mark to `settled`). */
   mark(): number {
     return this.count;
+  }
+
+  /** Recent page reads by (topic, position), each with the mark it started at. */
+  private readonly pages = new Map<string, { mark: number; page: Promise<FeedPage> }>();
+
+  /**
+   * The page of `topic` after `pos`. The followers of one topic in this process (the vector index,
+   * the term index, the FTS5 copy) catch up one after another at the start of a search, from the
+   * same position: they share one read while nothing has woken the gate since it started (no
+   * commit of this process, no NOTIFY) and it held nothing back: its page is then still what a
+   * new read would find.
+   */
+  readPage(topic: string, pos: PgPosition): Promise<FeedPage> {
+    const key = `${topic}:${pos.txid}:${pos.seq}`;
+    const hit = this.pages.get(key);
+    if (hit && hit.mark === this.count) return hit.page;
+    const page = readFeed(this.db, pos, { topics: [topic] });
+    const entry = { mark: this.count, page };
+    this.pages.set(key, entry);
+    // A page with rows held back behind an open transaction is not kept: that transaction may end
+    // without a NOTIFY (it wrote no log rows), and the next read must then see what it held back.
+    const drop = () => this.pages.get(key) === entry && this.pages.delete(key);
+    page.then((p) => p.heldBack && drop(), drop);
+    if (this.pages.size > 16) for (const k of this.pages.keys()) if (this.pages.size > 8) this.pages.delete(k);
+    return page;
   }
 
   /** A read that started at `mark` found everything up to `pos`. */
@@ -141,7 +166,7 @@ class PgFeed implements ChangeFeed {
     const cap = Math.max(20_000, at.live / 4);
     let heldBack = false;
     for (;;) {
-      const page = await readFeed(this.db, pos, { topics: [this.src.topic] });
+      const page = await this.gate.readPage(this.src.topic, pos);
       if (page.reload) return { kind: 'reload' };
       for (const c of page.changes) dirty.add(c.rid);
       pos = page.next;

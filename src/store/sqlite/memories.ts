@@ -28,7 +28,7 @@ import { cachedStatement } from '../db.js';
 import { MemoryFullError } from '../interface/index.js';
 import type {
   MemoryChanges, MemoryListQuery, MemoryRow, MemoryStore, MessageListQuery, MessageRow, NewMessage, RawMessageAdd, RawMessageResult,
-  RecentQuery, StoreItemsResult, TaskInput, TaskRow, TaskState, Usage,
+  RecentQuery, StoreItemsResult, TaskClaim, TaskInput, TaskLease, TaskRow, TaskState, Usage,
 } from '../interface/index.js';
 import { fromBlob, toBlob } from '../vectors.js';
 import { marks } from './sql.js';
@@ -324,38 +324,46 @@ export class SqliteMemories implements MemoryStore {
     return st(this.db, "SELECT MIN(update_time) FROM memory_task WHERE status = 'pending'").pluck().get() as number | null;
   }
 
-  async dueTask(now: number): Promise<TaskRow | undefined> {
-    return st(this.db, "SELECT id, memory_id, message_id, attempts FROM memory_task WHERE status = 'pending' AND update_time <= ? ORDER BY id LIMIT 1").get(now) as TaskRow | undefined;
+  async claimTask(now: number, leaseMs: number): Promise<TaskClaim | undefined> {
+    // One statement: pick and stamp, so two processes on one file never win the same task.
+    const until = now + leaseMs;
+    const task = st(this.db, `UPDATE memory_task SET update_time = ? WHERE id = (
+      SELECT id FROM memory_task WHERE status = 'pending' AND update_time <= ? ORDER BY id LIMIT 1)
+      RETURNING id, memory_id, message_id, attempts`).get(until, now) as TaskRow | undefined;
+    return task && { task, lease: { id: task.id, mark: until } };
   }
 
-  async claimTask(id: number, now: number, lease: number): Promise<boolean> {
-    return st(this.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time <= ?").run(lease, id, now).changes !== 0;
+  async renewTask(lease: TaskLease, now: number, leaseMs: number): Promise<boolean> {
+    const next = now + leaseMs;
+    const ok = st(this.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?").run(next, lease.id, lease.mark).changes === 1;
+    if (ok) lease.mark = next;
+    return ok;
   }
 
-  async renewTask(id: number, lease: number, next: number): Promise<boolean> {
-    return st(this.db, "UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?").run(next, id, lease).changes === 1;
+  async watchTasks(_wake: () => void): Promise<() => Promise<void>> {
+    return async () => undefined;
   }
 
-  async releaseTasks(held: ReadonlyArray<[id: number, lease: number]>, now: number): Promise<void> {
-    if (!held.length || !this.db.open) return;
+  async releaseTasks(leases: readonly TaskLease[], now: number): Promise<void> {
+    if (!leases.length || !this.db.open) return;
     const release = this.db.prepare("UPDATE memory_task SET update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?");
-    for (const [id, lease] of held) release.run(now, id, lease);
+    for (const l of leases) release.run(now, l.id, l.mark);
   }
 
   /** finishTask inside the caller's transaction, or as its own statement. */
-  private finishNow(t: TaskRow, lease: number, status: 'done' | 'failed', msg: string, now: number): boolean {
+  private finishNow(t: TaskRow, lease: TaskLease, status: 'done' | 'failed', msg: string, now: number): boolean {
     // Only while holding the lease: a task another process took over is its to finish.
     return st(this.db, "UPDATE memory_task SET status = ?, progress_msg = ?, attempts = ?, update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?")
-      .run(status, msg, t.attempts + 1, now, t.id, lease).changes !== 0;
+      .run(status, msg, t.attempts + 1, now, t.id, lease.mark).changes !== 0;
   }
 
-  async finishTask(t: TaskRow, lease: number, status: 'done' | 'failed', msg: string, now: number): Promise<boolean> {
+  async finishTask(t: TaskRow, lease: TaskLease, status: 'done' | 'failed', msg: string, now: number): Promise<boolean> {
     return this.finishNow(t, lease, status, msg, now);
   }
 
-  async retryTask(t: TaskRow, lease: number, msg: string, due: number): Promise<void> {
+  async retryTask(t: TaskRow, lease: TaskLease, msg: string, due: number): Promise<void> {
     st(this.db, "UPDATE memory_task SET attempts = attempts + 1, progress_msg = ?, update_time = ? WHERE id = ? AND status = 'pending' AND update_time = ?")
-      .run(msg, due, t.id, lease);
+      .run(msg, due, t.id, lease.mark);
   }
 
   async taskInput(t: TaskRow): Promise<TaskInput | undefined> {
@@ -365,11 +373,11 @@ export class SqliteMemories implements MemoryStore {
     return memory && raw ? { memory, raw } : undefined;
   }
 
-  async storeItems(t: TaskRow, lease: number, rawId: number, items: readonly NewMessage[], msgs: { done: string; gone: string; full: (e: MemoryFullError) => string }, now: number): Promise<StoreItemsResult> {
+  async storeItems(t: TaskRow, lease: TaskLease, rawId: number, items: readonly NewMessage[], msgs: { done: string; gone: string; full: (e: MemoryFullError) => string }, now: number): Promise<StoreItemsResult> {
     const db = this.db;
     const r = this.c.tx((): StoreItemsResult => {
       // Stalled past the lease and another process took the task: its items are that one's to store.
-      if (st(db, "SELECT update_time FROM memory_task WHERE id = ? AND status = 'pending'").pluck().get(t.id) !== lease) return 'lost-lease';
+      if (st(db, "SELECT update_time FROM memory_task WHERE id = ? AND status = 'pending'").pluck().get(t.id) !== lease.mark) return 'lost-lease';
       // The raw message may have been evicted while the model was answering.
       if (!st(db, 'SELECT 1 FROM memory_message WHERE id = ?').get(rawId)) {
         this.finishNow(t, lease, 'failed', msgs.gone, now);

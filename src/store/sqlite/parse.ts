@@ -118,6 +118,10 @@ export class SqliteParseWork implements ParseWorkStore {
     this.c.tx(() => ids.forEach((id) => del.run(id, pid)));
   }
 
+  async watchQueue(_wake: () => void): Promise<() => Promise<void>> {
+    return async () => undefined;
+  }
+
   async heartbeat(owner: ParseOwner, now: number): Promise<void> {
     this.db.prepare('UPDATE parse_owner SET heartbeat = ? WHERE pid = ? AND host = ?').run(now, owner.pid, owner.host);
   }

@@ -58,7 +58,7 @@ try {
     case 'memories.claimAll': {
       // Takes due tasks until none is left (a claimed one is due a minute later); prints the ids it won.
       const won: number[] = [];
-      for (let t; (t = await s.memories.dueTask(Date.now()));) if (await s.memories.claimTask(t.id, Date.now(), Date.now() + 60_000)) won.push(t.id);
+      for (let c; (c = await s.memories.claimTask(Date.now(), 60_000));) won.push(c.task.id);
       out = won;
       break;
     }

@@ -122,50 +122,60 @@ export function memoriesContract(f: StoreFactory): void {
       expect([...(await s().memories.messages([it!, 999_999, r2!])).keys()]).toEqual([it, r2]);
     });
 
-    test('extraction tasks: due, claim (once), renew, retry, finish, release, inputs, storeItems with its lease', async () => {
+    test('extraction tasks: claim (once), renew, lease run out, retry, finish, release, inputs, storeItems with its lease', async () => {
+      // Real clocks: PostgreSQL stamps leases with the server's time.
+      const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
       const who = await seedTenant(s());
       const m = memory(who.tenantId, 'm', { memory_type: 3, memory_size: 100_000 });
       await s().memories.create(m);
-      const [add] = await s().memories.addRaw([{ memoryId: m.id, message: msg('User Input: hi\nAgent Response: ho', 100), queueTask: true }], 100);
+      expect(await s().memories.nextDue()).toBeNull();
+      const [add] = await s().memories.addRaw([{ memoryId: m.id, message: msg('User Input: hi\nAgent Response: ho', 100), queueTask: true }], Date.now());
       const raw = (add as { id: number }).id;
-      expect(await s().memories.nextDue()).toBe(100);
-      expect(await s().memories.dueTask(99)).toBeUndefined();
-      const t = (await s().memories.dueTask(100))!;
+      expect(await s().memories.nextDue()).toBeLessThanOrEqual(Date.now() + 50);
+      const c = (await s().memories.claimTask(Date.now(), 60_000))!;
+      const t = c.task;
       expect(t).toMatchObject({ memory_id: m.id, message_id: raw, attempts: 0 });
-      expect(await s().memories.claimTask(t.id, 100, 1000)).toBe(true);
-      expect(await s().memories.claimTask(t.id, 100, 2000)).toBe(false);
-      expect(await s().memories.dueTask(500)).toBeUndefined();
-      expect(await s().memories.renewTask(t.id, 1000, 1500)).toBe(true);
-      expect(await s().memories.renewTask(t.id, 1000, 1600)).toBe(false);
+      expect(await s().memories.claimTask(Date.now(), 60_000)).toBeUndefined(); // leased
+      expect(await s().memories.nextDue()).toBeGreaterThan(Date.now() + 50_000);
+      expect(await s().memories.renewTask(c.lease, Date.now(), 60_000)).toBe(true);
+      expect(await s().memories.renewTask({ id: t.id, mark: typeof c.lease.mark === 'string' ? '00000000-0000-4000-8000-000000000000' : 1 }, Date.now(), 60_000)).toBe(false);
       expect(await s().memories.taskInput(t)).toMatchObject({ memory: { id: m.id, memory_type: 3 }, raw: { id: raw, fifo_at: 100 } });
-      await s().memories.retryTask(t, 1500, 'model down', 3000);
-      expect((await s().memories.listMessages({ memoryId: m.id, limit: -1, offset: 0 })).rows[0]!.task).toMatchObject({ attempts: 1, progress_msg: 'model down', update_time: 3000 });
-      const t2 = { ...t, attempts: 1 };
-      expect(await s().memories.claimTask(t.id, 3000, 4000)).toBe(true);
-      expect(await s().memories.storeItems(t2, 999, raw, [msg('item', 100, { message_type: 'semantic', source_id: raw })], { done: 'ok', gone: 'gone', full: () => 'full' }, 4100)).toBe('lost-lease');
-      expect(await s().memories.storeItems(t2, 4000, raw, [msg('item', 100, { message_type: 'semantic', source_id: raw })], { done: '1 item', gone: 'gone', full: () => 'full' }, 4100)).toBe('stored');
-      expect((await s().memories.listMessages({ memoryId: m.id, limit: -1, offset: 0 })).rows[0]).toMatchObject({ task: { status: 'done', attempts: 2, progress_msg: '1 item' } });
+      await s().memories.retryTask(t, c.lease, 'model down', Date.now() + 300);
+      expect((await s().memories.listMessages({ memoryId: m.id, limit: -1, offset: 0 })).rows[0]!.task).toMatchObject({ attempts: 1, progress_msg: 'model down' });
+      expect(await s().memories.claimTask(Date.now(), 60_000)).toBeUndefined(); // not due yet
+      await wait(400);
+      // A short lease, run out: another claim takes the task, and the first writes nothing.
+      const c2 = (await s().memories.claimTask(Date.now(), 100))!;
+      expect(c2.task).toMatchObject({ id: t.id, attempts: 1 });
+      await wait(200);
+      const c3 = (await s().memories.claimTask(Date.now(), 60_000))!;
+      expect(c3.task.id).toBe(t.id);
+      expect(await s().memories.renewTask(c2.lease, Date.now(), 60_000)).toBe(false);
+      const t2 = c3.task;
+      expect(await s().memories.storeItems(t2, c2.lease, raw, [msg('item', 100, { message_type: 'semantic', source_id: raw })], { done: 'ok', gone: 'gone', full: () => 'full' }, 4100)).toBe('lost-lease');
+      expect(await s().memories.finishTask(t2, c2.lease, 'failed', 'late', 4100)).toBe(false);
+      expect(await s().memories.storeItems(t2, c3.lease, raw, [msg('item', 100, { message_type: 'semantic', source_id: raw })], { done: '1 item', gone: 'gone', full: () => 'full' }, 4100)).toBe('stored');
+      expect((await s().memories.listMessages({ memoryId: m.id, limit: -1, offset: 0 })).rows[0]).toMatchObject({ task: { status: 'done', attempts: 2, progress_msg: '1 item', update_time: 4100 } });
       expect((await s().memories.listMessages({ memoryId: m.id, limit: -1, offset: 0 })).rows[0]!.items).toHaveLength(1);
       expect(await s().memories.pendingTasks()).toBe(0);
       expect(await s().memories.nextDue()).toBeNull();
-      expect(await s().memories.finishTask(t2, 4000, 'failed', 'late', 5000)).toBe(false);
+      expect(await s().memories.finishTask(t2, c3.lease, 'failed', 'late', 5000)).toBe(false);
       // Another task: its raw message gone before the items are stored; a third released on close.
-      await s().memories.addRaw([{ memoryId: m.id, message: msg('second', 200), queueTask: true }], 200);
-      const tb = (await s().memories.dueTask(200))!;
-      await s().memories.claimTask(tb.id, 200, 9000);
+      await s().memories.addRaw([{ memoryId: m.id, message: msg('second', 200), queueTask: true }], Date.now());
+      const cb = (await s().memories.claimTask(Date.now(), 60_000))!;
       await s().memories.delete(m.id);
-      expect(await s().memories.taskInput(tb)).toBeUndefined();
+      expect(await s().memories.taskInput(cb.task)).toBeUndefined();
       const m2 = memory(who.tenantId, 'm2', { memory_type: 3, memory_size: 100_000 });
       await s().memories.create(m2);
-      const [c] = await s().memories.addRaw([{ memoryId: m2.id, message: msg('third', 300), queueTask: true }], 300);
-      const tc = (await s().memories.dueTask(300))!;
-      await s().memories.claimTask(tc.id, 300, 9000);
-      await s().memories.releaseTasks([[tc.id, 9000]], 301);
-      expect(await s().memories.nextDue()).toBe(301);
-      await s().memories.claimTask(tc.id, 301, 9001);
+      const [cr] = await s().memories.addRaw([{ memoryId: m2.id, message: msg('third', 300), queueTask: true }], Date.now());
+      const cc = (await s().memories.claimTask(Date.now(), 60_000))!;
+      await s().memories.releaseTasks([cc.lease], Date.now());
+      expect(await s().memories.nextDue()).toBeLessThanOrEqual(Date.now() + 50);
+      const cd = (await s().memories.claimTask(Date.now(), 60_000))!;
+      expect(cd.task.id).toBe(cc.task.id);
       await s().memories.insert(m2.id, [msg('x'.repeat(100), 301)], { now: 301 });
       await s().memories.update(m2.id, who.tenantId, { memory_size: messageCost('x'.repeat(100), 4) }, 302); // evicts the raw message
-      expect(await s().memories.storeItems(tc, 9001, (c as { id: number }).id, [], { done: 'ok', gone: 'gone', full: () => 'full' }, 303)).toBe('raw-gone');
+      expect(await s().memories.storeItems(cd.task, cd.lease, (cr as { id: number }).id, [], { done: 'ok', gone: 'gone', full: () => 'full' }, 303)).toBe('raw-gone');
       expect((await s().memories.listMessages({ memoryId: m2.id, limit: -1, offset: 0 })).total).toBe(1);
     });
 
@@ -194,7 +204,7 @@ export function memoriesContract(f: StoreFactory): void {
       const all = [...won[0]!, ...won[1]!];
       expect(all).toHaveLength(30);
       expect(new Set(all).size).toBe(30);
-      expect(await s().memories.dueTask(Date.now())).toBeUndefined();
+      expect(await s().memories.claimTask(Date.now(), 60_000)).toBeUndefined();
     }, 60_000);
   });
 }

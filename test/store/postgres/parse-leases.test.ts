@@ -79,4 +79,35 @@ describe.skipIf(!server)(`parse leases on PostgreSQL${reason ? ` (${reason})` : 
       await a.close();
     }
   }, 60_000);
+
+  test('claims adapt to the queue: three claimers split a 60-document queue 20 / 20 / 20, one alone takes it all', async () => {
+    const url = await createStoreDatabase(server!, 'share');
+    urls.push(url);
+    const stores = await Promise.all([0, 1, 2].map(() => PgStore.open(url)));
+    const [a, b, c] = stores as [PgStore, PgStore, PgStore];
+    const stops: Array<() => Promise<void>> = [];
+    try {
+      const who = await seedTenant(a);
+      const ds = await seedDataset(a, who);
+      const docs = await seedDocuments(a, who, ds, Array.from({ length: 60 }, (_, i) => `n${i}.txt`));
+      await a.parse.reset(docs.map((d) => d.id), who.tenantId);
+      // Alone (nobody else listening): one claim takes the whole folder, as one batch (up to n).
+      expect(await a.parse.claimNext(64, { pid: 1, host: 'a' }, 1)).toHaveLength(60);
+      await a.parse.release(docs.map((d) => d.id), 1);
+      // Three nodes listening for parse work: each takes its third, and no more while it holds it.
+      for (const s of stores) stops.push(await s.parse.watchQueue(() => undefined));
+      const got = [];
+      for (const [k, s] of [a, b, c].entries()) got.push(await s.parse.claimNext(64, { pid: k + 1, host: 'h' }, 2));
+      expect(got.map((g) => g.length)).toEqual([20, 20, 20]);
+      expect(new Set(got.flat()).size).toBe(60);
+      expect(await a.parse.claimNext(64, { pid: 1, host: 'h' }, 3)).toEqual([]);
+      // A node that finished its share comes back for a share of what is left.
+      await a.parse.release(got[0]!, 1);
+      await b.parse.finish([], got[1]!.map((id) => outcome(docs.find((d) => d.id === id)!, 'b')), 2, 4);
+      expect(await b.parse.claimNext(64, { pid: 2, host: 'h' }, 5)).toHaveLength(14); // ceil(40 / 3)
+    } finally {
+      for (const stop of stops) await stop();
+      for (const s of stores) await s.close();
+    }
+  }, 60_000);
 });
