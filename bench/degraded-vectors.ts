@@ -20,7 +20,7 @@ import { loadCollections, judgedQueries, ndcg } from './lib/collections.js';
 import { openCollectionDb } from './lib/collection-db.js';
 import { OptionClients } from './lib/option-clients.js';
 import type { RetrievalOptions } from '../src/index.js';
-import { vectorIndex } from '../src/search/index.js';
+import { datasetVectors } from '../src/search/index.js';
 
 const { values: args } = parseArgs({ options: { mode: { type: 'string', default: 'project' }, k: { type: 'string' } } });
 const mode = args.mode === 'centroid' ? 'centroid' : 'project';
@@ -81,8 +81,8 @@ for (const k of ks) {
       const e = engineOf(client);
       const inner = e.models.embedder(model);
       if (mode === 'project') {
-        // This Client's own vector copy (one per connection), rewritten once.
-        const ix = (await vectorIndex(e.store.search, dim)) as unknown as { vecs: Float32Array; n: number; degraded?: boolean };
+        // This Client's own copy of the dataset's vectors (one per connection), rewritten once.
+        const ix = (await datasetVectors(e.store.search, dim, [db.dataset.id]))!.parts[0] as unknown as { vecs: Float32Array; n: number; degraded?: boolean };
         if (!ix.degraded) {
           for (let s = 0; s < ix.n; s++) ix.vecs.set(project(ix.vecs.subarray(s * dim, (s + 1) * dim)), s * dim);
           ix.degraded = true;

@@ -465,6 +465,22 @@ async function storesBench(): Promise<void> {
     }
     report(`search p50 at ${nChunks} chunks (${k})`, pct(times, 50), 'ms', `${nQueries} Cranfield questions, top 30`);
     report(`search p95 at ${nChunks} chunks (${k})`, pct(times, 95), 'ms');
+    // What the memory budget counts per chunk (docs/scaling.md, "Memory budget"), the term index built in full.
+    const { termIndex, indexMemoryStats, forgetDatasetVectors } = await import('../src/search/index.js');
+    const reader = api.engine.store.search;
+    // A search whose dataset the budget dropped: its vectors load again.
+    forgetDatasetVectors(reader);
+    const e0 = performance.now();
+    await api.call('retrieval', q(nQueries + 1));
+    report(`search of a dataset dropped by the memory budget, ${nChunks} chunks (${k})`, performance.now() - e0, 'ms', 'its vector index loaded again');
+    await termIndex(reader);
+    const st = indexMemoryStats(reader);
+    const vecBytes = st.loaded.reduce((x, l) => x + l.bytes, 0);
+    const rows = st.loaded.reduce((x, l) => x + l.rows, 0);
+    const { termIndexBytes } = await import('../src/search/index.js');
+    report(`index bytes per chunk: ${vecDim}-d vectors (${k})`, vecBytes / rows, 'bytes', 'DimIndex.bytes: floats, codes, row ids, slot map');
+    report(`index bytes per chunk: term index (${k})`, termIndexBytes(reader) / nChunks, 'bytes', 'TermIndex.bytes: postings and forward rows');
+    if (reader.fullTextBytes) report(`index bytes per chunk: FTS5 copy (${k})`, reader.fullTextBytes() / nChunks, 'bytes', 'the in-memory database\'s pages');
     await api.close();
     if ('postgres' in where) await requestsPerSecond(where.postgres as string, ds.id, questions);
   }

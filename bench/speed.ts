@@ -167,7 +167,7 @@ export interface EngineResult {
 async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   const { Client } = await import('../src/index.js');
   const { upsertChunks } = await import('../src/store/chunks.js');
-  const { vectorIndex, textQuery, textTop, textSide, termIndex, termIndexOptions } = await import('../src/search/index.js');
+  const { datasetVectors, textQuery, textTop, textSide, termIndex, termIndexOptions } = await import('../src/search/index.js');
   const dir = join(tmpdir(), `ragloom-speed-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   const path = join(dir, 'kb.db');
@@ -240,7 +240,8 @@ async function runRagloom(n: number, nq: number): Promise<EngineResult> {
   const fileMb = duMb(dir);
   t0 = performance.now();
   const rd = engine.store.search;
-  const ix = (await vectorIndex(rd, DIM))!;
+  // The dataset's vector index, as retrieval loads it (src/search/dataset-vectors.ts).
+  const ix = (await datasetVectors(rd, DIM, [ds.id]))!;
   const loadS = (performance.now() - t0) / 1000;
   // The in-memory term index (src/search/term-index.ts), built on the first search as the vector
   // index is; `RAGLOOM_TERM_INDEX=0` runs every search through FTS5 instead (the earlier path).

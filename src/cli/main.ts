@@ -421,13 +421,14 @@ const models: Command = {
 /** `ragloom serve`: runs until SIGINT or SIGTERM, then closes gracefully (in-flight requests finish). */
 const serve: Command = {
   spec: {
-    name: 'serve', synopsis: '[--db FILE] [--port N] [--host H] [--new-key]',
+    name: 'serve', synopsis: '[--db FILE] [--port N] [--host H] [--new-key] [--index-memory MIB]',
     summary: "serve the database over RAGFlow's REST API (/api/v1) and the OpenAI-compatible endpoint; SIGINT/SIGTERM stop it gracefully",
     options: {
       db: DB,
       port: { type: 'string', arg: 'N', help: 'the TCP port (0-65535; 0: any free port)', default: '9380' },
       host: { type: 'string', arg: 'H', help: 'the address to listen on', default: '127.0.0.1' },
       'new-key': { type: 'boolean', help: 'issue a new admin API key (printed once)' },
+      'index-memory': { type: 'string', arg: 'MIB', help: 'MiB the in-memory search indexes may hold; past it the datasets searched least recently are dropped (docs/scaling.md)', default: 'no limit' },
     },
     details: `The admin API key is printed on the first start of a database (or with --new-key) and never
 again. With --json, one JSON line when it listens: {"url", "openai_url", "db", "api_key"}
@@ -437,7 +438,9 @@ again. With --json, one JSON line when it listens: {"url", "openai_url", "db", "
     const port = intFlag(c.values, 'port', { min: 0, max: 65535, default: 9380 });
     const db = dbFlag(c.values);
     const newKey = c.values['new-key'] === true;
-    const srv = await startServer({ ...storeOf(db), port, host: stringFlag(c.values, 'host') ?? '127.0.0.1', newAdminKey: newKey });
+    const mib = intFlag(c.values, 'index-memory', { min: 1, max: 2 ** 32 });
+    const indexMemory = mib === undefined ? undefined : mib * 1024 * 1024;
+    const srv = await startServer({ ...storeOf(db), port, host: stringFlag(c.values, 'host') ?? '127.0.0.1', newAdminKey: newKey, indexMemory });
     const shown = srv.firstStart || newKey;
     if (c.json) {
       c.out.write(`${JSON.stringify({ url: `${srv.url}/api/v1`, openai_url: `${srv.url}/api/v1/openai/<chat_id>`, db: shownDb(db), api_key: shown ? srv.apiKey : null })}\n`);

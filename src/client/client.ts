@@ -1,7 +1,7 @@
 import { Api, checkPostgresOptions } from '../api/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import type { AgentOptions } from '../core/index.js';
-import type { RetrievalOptions } from '../search/index.js';
+import { checkIndexMemory, type RetrievalOptions } from '../search/index.js';
 import { LocalTransport, OpeningTransport, type Transport } from './transport.js';
 import type { PgConnectionConfig, PostgresTuning } from '../store/index.js';
 import { HttpTransport } from './http.js';
@@ -66,16 +66,25 @@ export interface ClientOptions {
    */
   readonly?: boolean;
   /**
+   * Bytes the in-memory search indexes may hold: each dataset's vector index loads on its first
+   * search, and past this budget the datasets searched least recently are dropped (their next
+   * search loads them again; results are the same). A whole number ≥ 1 MiB, or Infinity; else
+   * TypeError. Local mode only (a server has its own: `startServer({ indexMemory })`).
+   * docs/scaling.md, "Memory budget". @default Infinity
+   * @example new Client({ postgres: 'postgresql://…', indexMemory: 2 * 1024 ** 3 })
+   */
+  indexMemory?: number;
+  /**
    * Remote mode: abort a request (not a streamed answer once it has begun) after this many
    * milliseconds, with ApiError 100 "The request timed out …". @default no limit
    */
   timeout_ms?: number;
 }
 
-const KNOWN = ['path', 'postgres', 'postgresOptions', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'timeout_ms'];
+const KNOWN = ['path', 'postgres', 'postgresOptions', 'baseUrl', 'apiKey', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'indexMemory', 'timeout_ms'];
 
 /** Options a remote Client cannot take: they are the server's configuration. */
-const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'postgresOptions'] as const;
+const SERVER_SIDE = ['models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'readonly', 'postgresOptions', 'indexMemory'] as const;
 
 /**
  * The RAGFlow SDK interface. `new Client({ path })` runs the engine in-process on one SQLite file;
@@ -115,6 +124,7 @@ export class Client {
       if (opts.timeout_ms !== undefined) throw new TypeError('"timeout_ms" goes with "baseUrl" (remote mode): the embedded engine makes no requests');
       if (opts.readonly !== undefined && typeof opts.readonly !== 'boolean') throw new TypeError('"readonly" must be true or false');
       checkPostgresOptions(opts);
+      checkIndexMemory(opts.indexMemory); // at once, on either store (PostgreSQL opens in the background)
       if (opts.postgres !== undefined) {
         if (opts.path !== undefined) throw new TypeError('Pass either "path" (a SQLite file) or "postgres" (a PostgreSQL database), not both');
         const pg = opts.postgres;
@@ -123,7 +133,7 @@ export class Client {
         }
         this.opening = Api.open({
           postgres: pg, postgresOptions: opts.postgresOptions, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model,
-          agents: opts.agents, retrieval: opts.retrieval, readonly: opts.readonly,
+          agents: opts.agents, retrieval: opts.retrieval, readonly: opts.readonly, indexMemory: opts.indexMemory,
         });
         this.opening.catch(() => undefined); // reported by the first call
         this.t = new OpeningTransport(() => this.opening!);
@@ -132,7 +142,7 @@ export class Client {
       if (typeof opts.path !== 'string' || !opts.path) throw new TypeError('new Client({ path }) needs a database path or ":memory:" (or "postgres": a PostgreSQL URL)');
       this.api = new Api({
         path: opts.path, models: opts.models, default_chat_model: opts.default_chat_model, default_embedding_model: opts.default_embedding_model, agents: opts.agents,
-        retrieval: opts.retrieval, readonly: opts.readonly,
+        retrieval: opts.retrieval, readonly: opts.readonly, indexMemory: opts.indexMemory,
       });
       this.t = new LocalTransport(this.api);
     }

@@ -2,7 +2,7 @@ import { SqliteStore, PgStore, type Db, type Store, type TenantRow, type PgConne
 import { ModelRegistry, DEFAULT_EMBEDDING_MODEL, type ModelConfig } from '../embed/index.js';
 import { chatModelExists } from './chat-models.js';
 import { AskError } from './ask.js';
-import { resolveRetrievalOptions, type RetrievalOptions } from '../search/index.js';
+import { resolveRetrievalOptions, checkIndexMemory, setIndexMemory, type RetrievalOptions } from '../search/index.js';
 
 /** Who is calling: every operation runs for one user inside one tenant. */
 export interface Ctx {
@@ -36,6 +36,14 @@ export interface EngineOptions {
    * the file's SQLITE_READONLY error. @default false
    */
   readonly?: boolean;
+  /**
+   * Bytes the in-memory search indexes of this process may hold (docs/scaling.md, "Memory
+   * budget"): the chunks' vector indexes load per dataset on its first search, and when they and
+   * the shared text side exceed this the datasets searched least recently are dropped (loaded
+   * again by their next search). A whole number ≥ 1 MiB, or Infinity; else TypeError.
+   * @default Infinity (every dataset searched stays loaded)
+   */
+  indexMemory?: number;
 }
 
 /** Agent runtime settings: nothing outside the process is reachable unless listed here. */
@@ -72,9 +80,11 @@ export class Engine {
    */
   constructor(opts: EngineOptions, opened?: Store) {
     this.retrievalOptions = resolveRetrievalOptions(opts.retrieval); // before the file is opened
+    const indexMemory = checkIndexMemory(opts.indexMemory);
     this.readonly = opts.readonly === true;
     if (!opened && typeof opts.path !== 'string') throw new TypeError('Engine needs a SQLite `path` (or Engine.open with `postgres`)');
     this.store = opened ?? new SqliteStore(opts.path!, { readonly: this.readonly });
+    setIndexMemory(this.store.search, indexMemory);
     try {
       this.models = new ModelRegistry(opts.models ?? []);
       this.agentOptions = { ...(opts.agents ?? {}) };

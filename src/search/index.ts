@@ -1,11 +1,12 @@
 export { hybridSearch, resolveRetrievalOptions, DEFAULT_RETRIEVAL_OPTIONS } from './retrieve.js';
 export type { SearchRequest, WireSearchRequest, RetrieveResult, DocAgg, RetrievalOptions } from './retrieve.js';
-export { termIndex, builtTermIndex, termIndexStep, termIndexOptions } from './term-index.js';
+export { termIndex, builtTermIndex, termIndexStep, termIndexOptions, termIndexBytes } from './term-index.js';
 export type { TermIndex, TermHit } from './term-index.js';
 export { SearchPool, SearchPoolClosed, attachSearchPool, detachSearchPool, searchPoolOf } from './search-pool.js';
 export type { SearchPoolOptions } from './search-pool.js';
 export { highlight } from './highlight.js';
 export { vectorIndex, memoryVectorIndex, vectorSearchOptions, forgetVectorIndexes } from './vector-index.js';
+export { datasetVectors, datasetVectorOptions, DatasetVectors, setIndexMemory, checkIndexMemory, indexMemoryStats, forgetDatasetVectors, preloadDatasetVectors } from './dataset-vectors.js';
 export type { VectorHit, VectorFilter, VectorSearchOptions, DimIndex } from './vector-index.js';
 export { searchMemoryMessages, candidatesPerSide } from './memory.js';
 export type { MemorySearchRequest, MemoryHit } from './memory.js';

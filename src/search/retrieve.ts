@@ -14,7 +14,8 @@
 import { storedAnalysis, type PageChunk, type SearchReader } from '../store/index.js';
 import { analyzeForIndex, languageSetting, questionLanguage, type Lang } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
-import { vectorIndex, type DimIndex } from './vector-index.js';
+import type { DimIndex } from './vector-index.js';
+import { datasetVectors } from './dataset-vectors.js';
 import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows } from './fulltext.js';
 import { builtTermIndex, termIndexOptions, termIndexStep } from './term-index.js';
 import { searchPoolOf, SearchPoolClosed } from './search-pool.js';
@@ -305,7 +306,12 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
 
   // ---- candidates
   const qv = await r.embedQuestion(question);
-  const ix = await vectorIndex(reader, qv.length);
+  // A store whose FTS5 is a copy that follows it (PostgreSQL) brings it up to date, alongside the
+  // vectors (on a fresh node both load: the database serves one while this process copies the other).
+  const textSynced = reader.syncFullText?.('chunk_fts');
+  textSynced?.catch(() => undefined); // awaited below
+  // The datasets' vector indexes, each loaded on its dataset's first search (dataset-vectors.ts).
+  const ix = await datasetVectors(reader, qv.length, kbIds);
   // Never more than the datasets hold: a huge top_k / page_size (1e308) would size the search's
   // buffers. Counting stops at `want` (a full count walks the dataset's index: 3.5 ms per 100k);
   // when the vector index alone holds that many of the datasets' chunks, no count is needed.
@@ -322,8 +328,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   const settings = (await reader.datasetLanguages(kbIds)).map(languageSetting);
   const lang = questionLanguage(settings, question);
   const tix = await builtTermIndex(reader);
-  // A store whose FTS5 is a copy that follows it (PostgreSQL) brings it up to date first.
-  await reader.syncFullText?.('chunk_fts');
+  await textSynced;
   const tq = textQuery(reader, question, { index: tix, lang });
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {

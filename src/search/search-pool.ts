@@ -22,6 +22,8 @@ export interface SearchPoolOptions {
   path: string;
   /** Worker threads. */
   threads: number;
+  /** Each thread's index memory budget, bytes (dataset-vectors.ts). @default Infinity */
+  indexMemory?: number;
 }
 
 /** What a search thread starts with. */
@@ -29,6 +31,7 @@ export interface SearchWorkerData {
   path: string;
   termIndex: typeof termIndexOptions;
   vectorSearch: typeof vectorSearchOptions;
+  indexMemory?: number;
 }
 
 /** What a search thread answers. */
@@ -95,7 +98,7 @@ export class SearchPool {
 
   private startOne(): void {
     // The process-wide index switches as they are now (a thread reads them once, when it starts).
-    const w = spawn({ path: this.opts.path, termIndex: { ...termIndexOptions }, vectorSearch: { ...vectorSearchOptions } } satisfies SearchWorkerData);
+    const w = spawn({ path: this.opts.path, termIndex: { ...termIndexOptions }, vectorSearch: { ...vectorSearchOptions }, indexMemory: this.opts.indexMemory } satisfies SearchWorkerData);
     const slot: Slot = { w, busy: 0, dead: false };
     this.workers.push(slot);
     w.unref();

@@ -1,13 +1,14 @@
 /**
  * A search thread of search-pool.ts: its own read-only store and in-memory indexes, built when it
- * starts (every vector dimension of the chunks, and the term index), then one ranking
+ * starts (the term index, and each dataset's vectors while they fit its budget), then one ranking
  * (retrieve.ts `rank`) per message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteStore } from '../store/index.js';
 import { rank } from './retrieve.js';
 import { termIndex, termIndexOptions } from './term-index.js';
-import { vectorIndex, vectorSearchOptions } from './vector-index.js';
+import { vectorSearchOptions } from './vector-index.js';
+import { preloadDatasetVectors, setIndexMemory } from './dataset-vectors.js';
 import type { FromSearchWorker, SearchWorkerData, ToSearchWorker } from './search-pool.js';
 
 class EmbedFailed extends Error {}
@@ -18,13 +19,17 @@ Object.assign(termIndexOptions, data.termIndex);
 Object.assign(vectorSearchOptions, data.vectorSearch);
 // Read through a memory map: a retrieval reads scattered chunk rows, and SQLite's own page cache
 // (2 MB) holds few of them; mapped, a page is read without a copy (~35% off those look-ups).
-const reader = new SqliteStore(data.path, { readonly: true, mmapBytes: 1073741824 }).search;
+const store = new SqliteStore(data.path, { readonly: true, mmapBytes: 1073741824 });
+const reader = store.search;
+setIndexMemory(reader, data.indexMemory ?? Infinity);
 const send = (m: FromSearchWorker) => port.postMessage(m);
 
 // Build the copies now, not on the first request a client waits for.
 try {
   await termIndex(reader);
-  for (const dim of await reader.chunkDims()) await vectorIndex(reader, dim);
+  // Every dataset's vectors while they fit the budget (the rest load on their first search).
+  const datasets = (await store.datasets.analyses()).map((d) => d.id);
+  await preloadDatasetVectors(reader, await reader.chunkDims(), datasets);
 } catch {
   // A failure here shows again, with its request, on the first search.
 }

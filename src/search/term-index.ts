@@ -52,9 +52,9 @@ const SLICE_ROWS = 512;
 
 type RowTuple = TermRow;
 
-/** A chunk's full-text row, as the store writes it (src/store/chunks.ts) and rowTerms re-reads it. */
-const rowCols = ([, content, indexText, kw, qs, title, , lang]: RowTuple): FtsTerms =>
-  ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang));
+/** A chunk's full-text row, as the store wrote it (src/store/chunks.ts; stored: PostgreSQL) and rowTerms re-reads it. */
+const rowCols = ([, content, indexText, kw, qs, title, , lang, fts]: RowTuple): FtsTerms =>
+  fts ?? ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang));
 
 /** Terms FTS5's unicode61 keeps as they are: one token each, no folding. */
 const PLAIN = /^[a-z0-9]{1,1000}$/;
@@ -97,6 +97,11 @@ export async function termIndexStep(reader: SearchReader, ms: number): Promise<T
   if (!(await ix.advance(ms))) return undefined;
   await ix.sync();
   return ix;
+}
+
+/** Bytes the store's term index holds in this process (0 when none is built or building). */
+export function termIndexBytes(reader: SearchReader): number {
+  return byReader.get(reader)?.bytes ?? 0;
 }
 
 /** One hit of `TermIndex.top`: bm25 as a positive number (FTS5's bm25() is its negation). */

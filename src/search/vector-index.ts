@@ -25,6 +25,8 @@ import { VECTOR_SOURCES } from '../store/index.js';
 import { CodeStore } from './hamming.js';
 import { RowSlots } from './row-slots.js';
 import { dotAt, VectorStore } from './dots.js';
+// A cycle, read at call time only: dataset-vectors.ts builds on DimIndex.
+import { forgetDatasetVectors } from './dataset-vectors.js';
 
 export interface VectorSearchOptions {
   /** Exact scan below this many live vectors. @default 4096 */
@@ -88,10 +90,11 @@ export async function memoryVectorIndex(reader: SearchReader, dim: number): Prom
   return ix;
 }
 
-/** Drops the in-memory copies of `reader`, every source (next search rebuilds them). */
+/** Drops the in-memory copies of `reader`, every source and every dataset's (next search rebuilds them). */
 export function forgetVectorIndexes(reader: SearchReader): void {
   for (const [feed, m] of byReader.get(reader) ?? []) for (const ix of m.values()) reader.feed(feed).unfollow(ix);
   byReader.delete(reader);
+  forgetDatasetVectors(reader);
 }
 
 const NO_TAGS: readonly string[] = [];
@@ -133,7 +136,8 @@ export class DimIndex {
   /** the source's name and filter columns */
   readonly source: { readonly name: string; readonly tags: readonly string[] };
 
-  constructor(private readonly reader: SearchReader, readonly dim: number, readonly feed: FeedName = 'chunks') {
+  /** `partition`: this copy holds that partition's rows only (a dataset's chunks: datasetVectors). */
+  constructor(private readonly reader: SearchReader, readonly dim: number, readonly feed: FeedName = 'chunks', readonly partition?: string) {
     this.source = VECTOR_SOURCES[feed];
     reader.feed(feed).follow(this);
     this.tagVals = this.source.tags.map(() => new Int32Array(0));
@@ -141,6 +145,16 @@ export class DimIndex {
 
   get size(): number {
     return this.live;
+  }
+
+  /**
+   * Bytes held, as the memory budget counts them: per slot reserved its vector (dim × 4), rowid
+   * (8), partition (4), flag (1), filter values (4 each) and 1-bit code (dim/8 rounded up to 8
+   * once codes are built), plus the rowid → slot map.
+   */
+  get bytes(): number {
+    const code = this.codes ? Math.ceil(this.dim / 64) * 8 + 7 : 0;
+    return this.cap * (this.dim * 4 + 8 + 4 + 1 + 4 * this.tagVals.length + code) + this.slotOf.bytes + this.free.length * 8;
   }
 
   /** Partition (dataset id of a chunk, memory id of a message) of a searchable row known to the index, or undefined. */
@@ -231,7 +245,7 @@ export class DimIndex {
     if (change.kind === 'reload') return this.load();
     if (change.kind === 'none') return;
     const { dirty, floor } = change;
-    for (const [rid, row] of await this.reader.vectorRows(this.feed, this.dim, dirty)) {
+    for (const [rid, row] of await this.reader.vectorRows(this.feed, this.dim, dirty, this.partition)) {
       if (!row) this.remove(rid);
       else this.put(rid, row.partition, row.searchable, row.vector, row.tags);
     }
@@ -270,9 +284,9 @@ export class DimIndex {
     // A new store each time: a WebAssembly memory never shrinks, and the rows may now be far fewer.
     this.store = new VectorStore(this.dim);
     const head = await this.reader.loadVectors(this.feed, this.dim, {
-      size: (count) => this.grow(Math.max(count, 1024)),
+      size: (count) => this.grow(count > 0 ? Math.max(count, 64) : 0), // a dataset without vectors of this size reserves nothing
       put: (rid, partition, searchable, vector, tags) => this.put(rid, partition, searchable, vector, tags),
-    }, { shadow: vectorSearchOptions.vec0Shadow });
+    }, { shadow: vectorSearchOptions.vec0Shadow, ...(this.partition === undefined ? {} : { partition: this.partition }) });
     this.at = head;
     this.loaded = true;
     this.maybeBuildCodes(true);
@@ -280,7 +294,7 @@ export class DimIndex {
 
   private grow(min: number): void {
     if (min <= this.cap) return;
-    const cap = Math.max(min, Math.ceil(this.cap * 1.5), 1024);
+    const cap = Math.max(min, Math.ceil(this.cap * 1.5), 64);
     this.store.reserve(cap, this.n);
     const r = new Float64Array(cap);
     r.set(this.rowids.subarray(0, this.n));

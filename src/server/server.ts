@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { Api, SearchPool, attachSearchPool, detachSearchPool, checkPostgresOptions } from '../api/index.js';
+import { checkIndexMemory } from '../search/index.js';
 import { buildApp } from './app.js';
 import { isPostgresUrl, type PgConnectionConfig, type PostgresTuning } from '../store/index.js';
 
@@ -63,6 +64,13 @@ export interface ServerOptions {
    * @default min(2, cores − 1): 1 on 2 cores, 0 on one
    */
   searchThreads?: number;
+  /**
+   * Bytes the in-memory search indexes may hold (per search thread, and in the server's own
+   * thread), as `new Client({ indexMemory })`: datasets' vector indexes load on first search and
+   * the least recently searched are dropped past it. docs/scaling.md, "Memory budget".
+   * @default Infinity
+   */
+  indexMemory?: number;
 }
 
 export interface RunningServer {
@@ -93,9 +101,9 @@ export const SERVER_DEFAULTS = Object.freeze({
   searchThreads: Math.min(2, Math.max(0, availableParallelism() - 1)),
 });
 
-const KNOWN = ['path', 'postgres', 'postgresOptions', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', ...Object.keys(SERVER_DEFAULTS)];
+const KNOWN = ['path', 'postgres', 'postgresOptions', 'models', 'default_chat_model', 'default_embedding_model', 'agents', 'retrieval', 'indexMemory', ...Object.keys(SERVER_DEFAULTS)];
 
-function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions, 'models' | 'default_chat_model' | 'default_embedding_model' | 'agents' | 'retrieval' | 'postgresOptions'>> & ServerOptions> {
+function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions, 'models' | 'default_chat_model' | 'default_embedding_model' | 'agents' | 'retrieval' | 'postgresOptions' | 'indexMemory'>> & ServerOptions> {
   if (!o || typeof o !== 'object') throw new TypeError('startServer({ path }) needs an options object');
   for (const k of Object.keys(o)) {
     if (!KNOWN.includes(k)) {
@@ -116,6 +124,11 @@ function resolveOptions(o: ServerOptions): Readonly<Required<Omit<ServerOptions,
   for (const k of ['port', 'bodyLimit', 'uploadLimit', 'uploadFiles', 'uploadTotalLimit', 'shutdownTimeout', 'searchThreads'] as const) {
     if (!Number.isInteger(r[k]) || r[k] < 0) throw new TypeError(`startServer: "${k}" must be a non-negative integer`);
   }
+  try {
+    checkIndexMemory(r.indexMemory);
+  } catch (e) {
+    throw new TypeError(`startServer: ${(e as Error).message}`);
+  }
   return Object.freeze(r);
 }
 
@@ -135,7 +148,7 @@ function urlHost(host: string): string {
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const o = resolveOptions(opts);
-  const engineOpts = { models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model, agents: o.agents, retrieval: o.retrieval };
+  const engineOpts = { models: o.models, default_chat_model: o.default_chat_model, default_embedding_model: o.default_embedding_model, agents: o.agents, retrieval: o.retrieval, indexMemory: o.indexMemory };
   const api = await Api.open(o.postgres !== undefined ? { ...engineOpts, postgres: o.postgres, postgresOptions: o.postgresOptions } : { ...engineOpts, path: o.path });
   const inflight = new Set<AbortController>();
   let closing = false;
@@ -143,7 +156,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   try {
     // Search threads open the SQLite file themselves; on PostgreSQL searches run in this thread.
     if (o.searchThreads > 0 && o.path !== undefined && o.path !== ':memory:') {
-      pool = new SearchPool({ path: o.path, threads: o.searchThreads });
+      pool = new SearchPool({ path: o.path, threads: o.searchThreads, indexMemory: o.indexMemory });
       attachSearchPool(api.engine.store.search, pool);
     }
     const boot = (await api.call('auth.bootstrap', { new_admin_key: o.newAdminKey })) as { api_key: string; first_start: boolean };

@@ -147,7 +147,7 @@ describe('vector index', () => {
       db.transaction(() => removeChunkRows(db, gone))();
       await ix4.reload();
       expect(ix4.size).toBe(149);
-      expect(rowsOf(ix4)).toBe(1024);
+      expect(rowsOf(ix4)).toBe(149); // exactly the rows left (at least 64 slots: a dataset's index may be small)
       expect(ix4.search(q, 1, { datasets: ['ds2'] })[0]!.score).toBeCloseTo(1, 5);
     } finally {
       Object.assign(vectorSearchOptions, saved);

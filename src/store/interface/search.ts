@@ -88,9 +88,12 @@ export const VECTOR_SOURCES: Readonly<Record<FeedName, { readonly name: string; 
 
 /**
  * A chunk's full-text columns as stored: [rowid, content, index_text, keywords JSON, questions JSON,
- * document name, document id, lang (the analysis its row was written with; null: analyzer version 2)].
+ * document name, document id, lang (the analysis its row was written with; null: analyzer version 2)],
+ * and, where the store keeps it, the full-text row itself as written (its four analysed columns:
+ * the term index then reads them instead of analysing the text again).
  */
-export type TermRow = [rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string, documentId: string, lang: string | null];
+export type TermRow = [rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string, documentId: string, lang: string | null,
+  fts?: readonly [string, string, string, string]];
 
 /** Splits texts into the full-text engine's tokens, and computes its logarithm (the term index matches FTS5 bit for bit). */
 export interface TextTokenizer {
@@ -147,10 +150,14 @@ export interface SearchReader {
    * Loads every row of `dim` of the feed's table in one snapshot, in a stable order (the order
    * rows were stored in); returns the feed position it reflects. `shadow`: the store may read a
    * faster private layout giving the same rows in the same order (SQLite: vec0's shadow tables).
+   * `partition`: only the rows of that partition (a dataset's chunks: its index loads alone).
    */
-  loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts?: { shadow?: boolean }): Promise<FeedPosition>;
-  /** The rows of `dim` among `ids` (undefined: no such row, or another dimension, or no vector). */
-  vectorRows(feed: FeedName, dim: number, ids: Iterable<number>): Promise<Array<[number, VectorRow | undefined]>>;
+  loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts?: { shadow?: boolean; partition?: string }): Promise<FeedPosition>;
+  /**
+   * The rows of `dim` among `ids` (undefined: no such row, or another dimension, or no vector, or
+   * — with `partition` — a row of another partition).
+   */
+  vectorRows(feed: FeedName, dim: number, ids: Iterable<number>, partition?: string): Promise<Array<[number, VectorRow | undefined]>>;
   /** The chunks' full-text rows among `ids` (absent: deleted). */
   termRows(ids: Iterable<number>): Promise<Map<number, TermRow>>;
   /**
@@ -168,6 +175,11 @@ export interface SearchReader {
    * store itself (SQLite's FTS5).
    */
   syncFullText?(table: FtsTable): Promise<void>;
+  /**
+   * Bytes this process holds for `fullText` (a copy in memory: PostgreSQL's). Absent where the
+   * engine is the store's own file (SQLite's FTS5: the OS caches its pages).
+   */
+  fullTextBytes?(): number;
 
   /** The datasets' `language` settings (one per dataset found, in no set order). */
   datasetLanguages(datasetIds: readonly string[]): Promise<Array<string | null>>;

@@ -1,4 +1,5 @@
 export { PgStore } from './store.js';
+export { LOAD_PAGES } from './sql.js';
 export type { PgStoreOptions } from './store.js';
 export { openPostgres } from './open.js';
 export { PgDb, PG_DEFAULTS, PG_TUNING_KEYS, isPostgresUrl, targetOf, tuningProblem } from './db.js';

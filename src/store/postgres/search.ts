@@ -18,6 +18,7 @@ import { floatsOf } from '../sqlite/vec0-shadow.js';
 import type { PgDb, PgQuery } from './db.js';
 import { FEED_CHANNEL, readFeed, reportReader, trimFeed, type FeedPage, type FeedPosition as PgPosition } from './feed.js';
 import { FTS5_TABLE, type PgFullText } from './fulltext.js';
+import { LOAD_PAGES, ORDERED_PAGES } from './sql.js';
 
 /**
  * A position search holds: feed.ts's (txid, seq) and, for one handed out by head() or a load,
@@ -46,8 +47,6 @@ const SOURCES: Readonly<Record<FeedName, Source>> = {
   memory: { topic: 'memory', rows: 'memory_message', id: 'id', partition: 'memory_id', searchable: 'status = 1 AND forget_at IS NULL', dim: 'dim', tags: VECTOR_SOURCES.memory.tags },
 };
 
-/** Rows read per statement while loading vectors. */
-const LOAD_PAGE = 4_096;
 /** How often a node records where its followers stand, and trims the log (ms). */
 const REPORT_MS = 5_000;
 const TRIM_MS = 60_000;
@@ -222,11 +221,17 @@ class PgFeed implements ChangeFeed {
   }
 }
 
+// The stored full-text row comes as JSON text (fulltext.ts: a text[] is parsed slowly).
 const TERM_SQL = `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled = 1 THEN COALESCE(d.name, '') ELSE '' END AS title,
-  c.document_id, c.lang FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
+  c.document_id, c.lang, array_to_json(c.fts)::text AS fts FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
 
-type TermObj = { rowid: number; content: string; index_text: string | null; important_keywords: string; questions: string; title: string; document_id: string; lang: string | null };
-const termRow = (r: TermObj): TermRow => [r.rowid, r.content, r.index_text, r.important_keywords, r.questions, r.title, r.document_id, r.lang];
+type TermObj = { rowid: number; content: string; index_text: string | null; important_keywords: string; questions: string; title: string; document_id: string; lang: string | null; fts: string | null };
+const termRow = (r: TermObj): TermRow => {
+  const fts = r.fts === null ? null : (JSON.parse(r.fts) as string[]);
+  const row: TermRow = [r.rowid, r.content, r.index_text, r.important_keywords, r.questions, r.title, r.document_id, r.lang];
+  if (fts && fts.length === 4) row.push(fts as [string, string, string, string]);
+  return row;
+};
 
 export class PgSearch implements SearchReader {
   private readonly feeds: Record<FeedName, PgFeed>;
@@ -251,6 +256,10 @@ export class PgSearch implements SearchReader {
     if (this.ft.loaded(t)) await this.ft.sync(t);
   }
 
+  fullTextBytes(): number {
+    return this.ft.bytes;
+  }
+
   async syncFullText(table: FtsTable): Promise<void> {
     await this.ft.sync(table);
   }
@@ -272,33 +281,43 @@ export class PgSearch implements SearchReader {
     return !!(await this.db.one('SELECT 1 FROM chunk WHERE vec_dim = $1 LIMIT 1', [dim]));
   }
 
-  async loadVectors(feed: FeedName, dim: number, sink: VectorSink): Promise<FeedPosition> {
+  async loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts: { partition?: string } = {}): Promise<FeedPosition> {
     const src = SOURCES[feed];
     const tags = src.tags.map((t) => `, ${t}`).join('');
+    const part = opts.partition;
+    const only = part === undefined ? '' : ` AND ${src.partition} = $3`;
+    const extra = part === undefined ? [] : [part];
     return this.db.tx(async (t) => {
       // The position first: every transaction below it has ended, so this snapshot (taken by the
       // same statement) holds all its writes; later ones come through the feed.
       const head = await headOf(t, src);
-      const n = (await t.one<{ n: number }>(`SELECT count(*) AS n FROM ${src.rows} WHERE ${src.dim} = $1 AND vector IS NOT NULL`, [dim]))!.n;
+      await t.run(ORDERED_PAGES);
+      const n = (await t.one<{ n: number }>(`SELECT count(*) AS n FROM ${src.rows} WHERE ${src.dim} = $1 AND vector IS NOT NULL${only.replace('$3', '$2')}`, [dim, ...extra]))!.n;
       sink.size(n);
-      let after = 0;
+      const page = (after: number) => t.rows<Record<string, unknown>>(`SELECT ${src.id} AS id, ${src.partition} AS part, vector, (${src.searchable}) AS s${tags}
+          FROM ${src.rows} WHERE ${src.dim} = $1 AND ${src.id} > $2 AND vector IS NOT NULL${only} ORDER BY ${src.id} LIMIT ${LOAD_PAGES.vectors}`, [dim, after, ...extra]);
+      let next = page(0);
       for (;;) {
-        const rows = await t.rows<Record<string, unknown>>(`SELECT ${src.id} AS id, ${src.partition} AS part, vector, (${src.searchable}) AS s${tags}
-          FROM ${src.rows} WHERE ${src.dim} = $1 AND ${src.id} > $2 AND vector IS NOT NULL ORDER BY ${src.id} LIMIT ${LOAD_PAGE}`, [dim, after]);
+        const rows = await next;
+        // The next page is asked for before this one is copied: the server reads it meanwhile.
+        if (rows.length === LOAD_PAGES.vectors) {
+          next = page(rows[rows.length - 1]!.id as number);
+          next.catch(() => undefined); // awaited below; a throw in between must not leave it unhandled
+        }
         for (const r of rows) sink.put(r.id as number, r.part as string, r.s as boolean, floatsOf(r.vector as Buffer), src.tags.map((k) => r[k] as string));
-        if (rows.length < LOAD_PAGE) break;
-        after = rows[rows.length - 1]!.id as number;
+        if (rows.length < LOAD_PAGES.vectors) break;
       }
       return asPosition(head);
     }, { isolation: 'repeatable read', idempotent: true });
   }
 
-  async vectorRows(feed: FeedName, dim: number, ids: Iterable<number>): Promise<Array<[number, VectorRow | undefined]>> {
+  async vectorRows(feed: FeedName, dim: number, ids: Iterable<number>, partition?: string): Promise<Array<[number, VectorRow | undefined]>> {
     const src = SOURCES[feed];
     const list = [...ids];
     const tags = src.tags.map((t) => `, ${t}`).join('');
+    // With a partition, the other partitions' rows are not even sent (a dataset's index skips them).
     const rows = await this.db.rows<Record<string, unknown>>(`SELECT ${src.id} AS id, ${src.partition} AS part, ${src.dim} AS dim, vector, (${src.searchable}) AS s${tags}
-      FROM ${src.rows} WHERE ${src.id} = ANY($1)`, [list]);
+      FROM ${src.rows} WHERE ${src.id} = ANY($1)${partition === undefined ? '' : ` AND ${src.partition} = $2`}`, partition === undefined ? [list] : [list, partition]);
     const by = new Map(rows.map((r) => [r.id as number, r]));
     return list.map((id): [number, VectorRow | undefined] => {
       const r = by.get(id);

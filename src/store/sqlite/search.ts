@@ -221,7 +221,7 @@ export class SqliteSearch implements SearchReader {
     return this.vecTable(dim) !== undefined;
   }
 
-  async loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts: { shadow?: boolean } = {}): Promise<FeedPosition> {
+  async loadVectors(feed: FeedName, dim: number, sink: VectorSink, opts: { shadow?: boolean; partition?: string } = {}): Promise<FeedPosition> {
     const src = SOURCES[feed];
     const vecTable = 'vecIndex' in src.vectors ? this.vecTable(dim) : undefined;
     if ('vecIndex' in src.vectors && !vecTable) {
@@ -233,19 +233,22 @@ export class SqliteSearch implements SearchReader {
     // One read transaction: a consistent snapshot.
     return db.transaction(() => {
       const head = this.feeds[feed].headNow();
-      const count = sql.count ? (db.prepare(sql.count).get(dim) as { n: number }).n : 0;
+      const part = opts.partition;
+      const count = sql.count ? (part === undefined ? (db.prepare(sql.count).get(dim) as { n: number }).n
+        : (db.prepare(`${sql.count} AND ${src.partition} = ?`).get(dim, part) as { n: number }).n) : 0;
       sink.size(count);
       if (sql.state) {
         // vec0 vectors: the rows decide. A vector without its row (an orphan) is skipped, a
         // switched-off row is kept unsearchable. state[id]: 0 no row, 1 searchable, 2 switched
         // off (ids are dense: one byte each).
         const state = new Uint8Array(head.maxRow + 1);
-        for (const [r, a] of db.prepare(sql.state).raw().iterate(dim) as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
+        const states = part === undefined ? db.prepare(sql.state).raw().iterate(dim) : db.prepare(`${sql.state} AND ${src.partition} = ?`).raw().iterate(dim, part);
+        for (const [r, a] of states as IterableIterator<[number, number]>) state[r] = a === 1 ? 1 : 2;
         const visit = (r: number, ds: string, v: Float32Array) => {
-          if (r <= head.maxRow && state[r]) sink.put(r, ds, state[r] === 1, v, NO_TAGS);
+          if (r <= head.maxRow && state[r] && (part === undefined || ds === part)) sink.put(r, ds, state[r] === 1, v, NO_TAGS);
         };
         // The shadow tables when their layout is known (vec0-shadow.ts), else a scan of the table: the same rows in the same order.
-        if (!(opts.shadow && readVec0Shadow(db, vecTable!, dim, visit))) {
+        if (!(opts.shadow && readVec0Shadow(db, vecTable!, dim, visit, part))) {
           const it = db.prepare(sql.load).raw().iterate() as IterableIterator<[number | bigint, string, Buffer]>;
           for (const [rid, ds, blob] of it) visit(Number(rid), ds, floatsOf(blob));
         }
@@ -253,13 +256,13 @@ export class SqliteSearch implements SearchReader {
         // Vectors in the row table: one pass (a row without a vector has none to index).
         const nTags = src.tags.length;
         const it = db.prepare(sql.load).raw().iterate(dim, head.maxRow) as IterableIterator<[number, string, Buffer | null, number, ...string[]]>;
-        for (const r of it) if (r[2]) sink.put(r[0], r[1], r[3] === 1, floatsOf(r[2]), nTags ? (r.slice(4) as string[]) : NO_TAGS);
+        for (const r of it) if (r[2] && (part === undefined || r[1] === part)) sink.put(r[0], r[1], r[3] === 1, floatsOf(r[2]), nTags ? (r.slice(4) as string[]) : NO_TAGS);
       }
       return position(head);
     })();
   }
 
-  async vectorRows(feed: FeedName, dim: number, ids: Iterable<number>): Promise<Array<[number, VectorRow | undefined]>> {
+  async vectorRows(feed: FeedName, dim: number, ids: Iterable<number>, partition?: string): Promise<Array<[number, VectorRow | undefined]>> {
     const src = SOURCES[feed];
     const vecTable = 'vecIndex' in src.vectors ? this.vecTable(dim) : undefined;
     if ('vecIndex' in src.vectors && !vecTable) return [...ids].map((id): [number, VectorRow | undefined] => [id, undefined]);
@@ -271,7 +274,7 @@ export class SqliteSearch implements SearchReader {
     for (const rid of ids) {
       // [searchable, partition, dim] and, for a column source, [vector, tags…]
       const c = row.get(rid) as [number, string, number, Buffer | null, ...string[]] | undefined;
-      const blob = c && c[2] === dim ? (vec ? (vec.get(BigInt(rid)) as Buffer | undefined) : c[3]) : undefined;
+      const blob = c && c[2] === dim && (partition === undefined || c[1] === partition) ? (vec ? (vec.get(BigInt(rid)) as Buffer | undefined) : c[3]) : undefined;
       out.push([rid, c && blob ? { searchable: c[0] === 1, partition: c[1], vector: floatsOf(blob), tags: nTags ? (c.slice(4) as string[]) : NO_TAGS } : undefined]);
     }
     return out;

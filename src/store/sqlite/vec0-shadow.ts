@@ -32,7 +32,7 @@ const VECTOR_COLUMNS = 'rowid,vectors';
  * (nothing visited) when the shadow tables are not in the layout above. Call inside a read
  * transaction.
  */
-export function readVec0Shadow(db: Db, table: string, dim: number, visit: Vec0Visit): boolean {
+export function readVec0Shadow(db: Db, table: string, dim: number, visit: Vec0Visit, partition?: string): boolean {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) return false;
   const columns = (t: string): string => (db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]).join(',');
   if (columns(`${table}_chunks`) !== CHUNK_COLUMNS || columns(`${table}_vector_chunks00`) !== VECTOR_COLUMNS) return false;
@@ -52,10 +52,12 @@ export function readVec0Shadow(db: Db, table: string, dim: number, visit: Vec0Vi
 
   // Chunk by chunk, slot by slot: the order a scan of the virtual table gives (the index's slots,
   // so its ties, follow the order rows arrive in).
+  // `partition`: only its blocks (vec0 keeps each partition's vectors in blocks of their own).
   const rows = db
-    .prepare(`SELECT c.partition00, c.size, c.validity, c.rowids, v.vectors FROM "${table}_chunks" c JOIN "${table}_vector_chunks00" v ON v.rowid = c.chunk_id ORDER BY c.chunk_id`)
+    .prepare(`SELECT c.partition00, c.size, c.validity, c.rowids, v.vectors FROM "${table}_chunks" c JOIN "${table}_vector_chunks00" v ON v.rowid = c.chunk_id
+      ${partition === undefined ? '' : 'WHERE c.partition00 = ?'} ORDER BY c.chunk_id`)
     .raw()
-    .iterate() as IterableIterator<[string, number, Buffer, Buffer, Buffer]>;
+    .iterate(...(partition === undefined ? [] : [partition])) as IterableIterator<[string, number, Buffer, Buffer, Buffer]>;
   for (const [partition, size, validity, ids, vectors] of rows) {
     const floats = floatsOf(vectors);
     // rowids: int64 little-endian, read as two 32-bit halves (no BigInt per row); below 2^53.
