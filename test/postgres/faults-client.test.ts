@@ -72,6 +72,7 @@ function client(url: string, postgresOptions: NonNullable<ConstructorParameters<
 /** Runs `f` on a plain pg connection to `name` (the checks read the rows themselves). */
 async function rows<R extends pg.QueryResultRow>(name: string, sql: string, port = own.port): Promise<R[]> {
   const c = new pg.Client({ connectionString: pgUrl({ ...own, port }, name) });
+  c.on('error', () => undefined); // a restart ends it with an event; its calls still reject
   await c.connect();
   try {
     return (await c.query<R>(sql)).rows;
@@ -83,6 +84,7 @@ async function rows<R extends pg.QueryResultRow>(name: string, sql: string, port
 /** The invariants of a whole store: counters equal the rows, no chunk twice, no job or claim left. */
 async function checkWhole(name: string, port = own.port): Promise<void> {
   const c = new pg.Client({ connectionString: pgUrl({ ...own, port }, name) });
+  c.on('error', () => undefined); // a restart ends it with an event; its calls still reject
   await c.connect();
   try {
     expect(await documentsWithWrongCounts(c)).toEqual([]);
@@ -103,6 +105,7 @@ async function checkWhole(name: string, port = own.port): Promise<void> {
 async function serverDown(): Promise<void> {
   for (const until = Date.now() + 30_000; Date.now() < until;) {
     const c = new pg.Client({ connectionString: pgUrl(own, 'postgres'), connectionTimeoutMillis: 500 });
+    c.on('error', () => undefined); // a restart ends it with an event; its calls still reject
     const up = await c.connect().then(() => true, () => false);
     await c.end().catch(() => undefined);
     if (!up) return;
@@ -245,6 +248,7 @@ describe.skipIf(!!reason)('PostgreSQL faults through the Client and the server',
     await doc!.addChunk({ content: 'The first chunk.' });
     // Another session holds the chunk table: the Client's insert waits on its lock until the server cancels it.
     const blocker = new pg.Client({ connectionString: pgUrl(own, name) });
+    blocker.on('error', () => undefined); // a restart ends it with an event; its calls still reject
     await blocker.connect();
     await blocker.query('BEGIN; LOCK TABLE chunk IN SHARE MODE');
     try {

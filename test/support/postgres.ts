@@ -115,6 +115,7 @@ export function pgUrl(s: PgServer, db: string): string {
 /** Runs one statement on the server's `postgres` database (administration: CREATE DATABASE, pg_terminate_backend…). */
 export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(s: PgServer, sql: string, params: unknown[] = []): Promise<R[]> {
   const c = new pg.Client({ connectionString: pgUrl(s, 'postgres') });
+  c.on('error', () => undefined); // a restart ends it with an event; its calls still reject
   await c.connect();
   try {
     return (await c.query<R>(sql, params)).rows;
