@@ -108,7 +108,8 @@ describe.skipIf(!server)(`parse work shared through the queue${reason ? ` (${rea
       // B stops pulling for a moment (SIGSTOP) so A claims the first share; A is killed as soon as it holds leases.
       b.proc.kill('SIGSTOP');
       const ids = docs.map((d) => d.id);
-      void fetch(`${a.url}/api/v1/datasets/${set.id}/chunks`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ document_ids: ids }) });
+      void fetch(`${a.url}/api/v1/datasets/${set.id}/chunks`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ document_ids: ids }) })
+        .then((r) => r.arrayBuffer()).catch(() => undefined); // A may be killed before it answers
       let held: string[] = [];
       for (const t0 = Date.now(); Date.now() - t0 < 20_000;) {
         held = (await pc.query('SELECT document_id FROM parse_job WHERE lease_owner LIKE $1', [`%:${a.proc.pid}`])).rows.map((r) => r.document_id as string);
