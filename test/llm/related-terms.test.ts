@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { test, enc } from '../helpers.js';
 import { analyze, countTokens, splitSentences } from '../../src/text/index.js';
 import { ExtractiveChatModel } from '../../src/llm/extractive.js';
 import { DEFAULT_RELATION_WEIGHTS, wordnetRelatedTerms } from '../../src/llm/related-terms.js';
@@ -91,5 +92,20 @@ describe('ExtractiveChatModel with related terms', () => {
     const after = await bridged.chat(ask(q), { knowledge: KNOWLEDGE });
     expect(after.content).toBe(before.content);
     expect(after.content).toContain('founded by dock workers in 1921');
+  });
+});
+
+describe('a default chat (the built-in model reads the shipped tables)', () => {
+  test('answers "what makes the sea rise and fall" with the tides sentence ("sea" ~ "oceans"), which it declined before', async ({ client }) => {
+    const ds = await client.createDataset({ name: 'kb' });
+    const docs = await ds.uploadDocuments([
+      { display_name: 'tides.txt', blob: enc('Tides are caused by the gravitational pull of the moon and the sun on the oceans.') },
+      { display_name: 'sourdough.txt', blob: enc('Sourdough bread rises because wild yeast and lactic acid bacteria ferment the dough.') },
+    ]);
+    await ds.parseDocuments(docs.map((d) => d.id));
+    const chat = await client.createChat({ name: 'c', dataset_ids: [ds.id] });
+    const m = await (await chat.createSession()).ask('what makes the sea rise and fall');
+    expect(m.content).toMatch(/^Tides are caused by the gravitational pull of the moon and the sun on the oceans\. \[ID:\d\]$/);
+    expect(m.content).not.toContain('Sourdough');
   });
 });
