@@ -10,6 +10,9 @@
  *   name the kind of answer ("what *year*") are not matched. The terms of the title a sentence
  *   stands under, of its document's name, and of the sentence before one that refers back ("It
  *   is …") count at a reduced weight.
+ * - Related words (`related`: WordNet's and GloVe's, src/llm/related-terms.ts): a question term
+ *   the sentence lacks counts at the weight of the best related stem it holds ("compulsory" for
+ *   "mandatory"), times `relatedWeight`.
  * - Feedback expansion, as retrieval's RM3: the terms the passages share most (each passage
  *   weighted by its retrieval score) are added to the question at `feedbackWeight`.
  * - Meaning: the cosine of the sentence and the question in the datasets' embedding model, mixed
