@@ -99,7 +99,7 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
     for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/workspace/index.d.ts', 'dist/workspace/workspace.proto', 'bin/ragloom.js']) {
       expect(existsSync(join(pkg, f)), f).toBe(true);
     }
-    expect(readdirSync(join(pkg, 'models'))).toEqual(expect.arrayContaining(['ragloom-static-en-256', 'ragloom-static-en-128']));
+    expect(readdirSync(join(pkg, 'models'))).toEqual(expect.arrayContaining(['ragloom-static-en-256', 'ragloom-static-en-128', 'ragloom-related-en']));
     for (const n of ['mcp', 'ai-sdk', 'langchain', 'llamaindex']) {
       for (const f of ['index.js', 'index.d.ts']) expect(existsSync(join(pkg, 'dist/integrations', n, f)), `${n}/${f}`).toBe(true);
     }
