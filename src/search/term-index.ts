@@ -47,8 +47,12 @@ import { bestTerms, type TextQuery } from './fulltext.js';
  */
 export const termIndexOptions = { enabled: process.env.RAGLOOM_TERM_INDEX !== '0', buildStepMs: 100 };
 
-/** Rows read per statement while the copy is built (one slice is the least a build step does). */
-const SLICE_ROWS = 512;
+/**
+ * Rows read per statement while the copy is built: `step` by a search's build step (one slice is
+ * the least it does), `bulk` by a build at once (`termIndex`, a background build). Tests make
+ * them small to run many slices.
+ */
+export const TERM_SLICES = { step: 512, bulk: 4096 };
 
 type RowTuple = TermRow;
 
@@ -88,15 +92,31 @@ export async function builtTermIndex(reader: SearchReader): Promise<TermIndex | 
 
 /**
  * Builds the store's term index for about `ms` (at least one slice of rows, `TermIndex.advance`);
- * the synced index once it is built, else undefined.
+ * the synced index once it is built, else undefined. While a background build (buildTermIndexInBackground)
+ * runs, it builds nothing: undefined at once.
  */
 export async function termIndexStep(reader: SearchReader, ms: number): Promise<TermIndex | undefined> {
   if (!termIndexOptions.enabled) return undefined;
   let ix = byReader.get(reader);
   if (!ix) byReader.set(reader, (ix = new TermIndex(reader)));
+  if (ix.inBackground) return undefined;
   if (!(await ix.advance(ms))) return undefined;
   await ix.sync();
   return ix;
+}
+
+/**
+ * Builds the store's term index now, without searches waiting for it (a PostgreSQL-backed
+ * server's start, as SQLite's search threads build theirs): until it is built, searches ask
+ * FTS5 (the same ranking) and no longer each build a slice, which, queued behind one another,
+ * made every search wait for the slices of the searches before it. Resolves when it is built
+ * (or the build failed: then searches build it in slices again).
+ */
+export async function buildTermIndexInBackground(reader: SearchReader): Promise<void> {
+  if (!termIndexOptions.enabled) return;
+  let ix = byReader.get(reader);
+  if (!ix) byReader.set(reader, (ix = new TermIndex(reader)));
+  await ix.buildInBackground();
 }
 
 /** Bytes the store's term index holds in this process (0 when none is built or building). */
@@ -255,13 +275,27 @@ export class TermIndex {
 
   /**
    * Builds more of the copy, slice by slice, until `budgetMs` has passed (at least one slice of
-   * SLICE_ROWS chunks); true once it is built. The rows before a build's start are read in
+   * TERM_SLICES.step chunks); true once it is built. The rows before a build's start are read in
    * slices, each its own snapshot: whatever changes meanwhile is in the feed past the start's seq
    * (held back from trimming) or is a row past its highest rowid, which `sync` then applies, as
    * it does for any write after a full read.
    */
   advance(budgetMs: number): Promise<boolean> {
     return this.serial(() => this.build(budgetMs));
+  }
+
+  /** A background build under way (buildInBackground). */
+  private background: Promise<void> | null = null;
+
+  /** True while buildInBackground runs. */
+  get inBackground(): boolean {
+    return this.background !== null;
+  }
+
+  /** Builds the whole copy (in large slices, each its own statement); searches meanwhile build nothing. */
+  buildInBackground(): Promise<void> {
+    this.background ??= this.advance(Infinity).then(() => undefined, () => undefined).finally(() => (this.background = null));
+    return this.background;
   }
 
   private async build(budgetMs: number): Promise<boolean> {
@@ -278,14 +312,16 @@ export class TermIndex {
       this.building = { at: await this.reader.feed('chunks').head(), next: 0 };
     }
     const b = this.building;
+    // A build at once reads large slices (fewer statements); a step, one small slice at least.
+    const slice = budgetMs === Infinity ? TERM_SLICES.bulk : TERM_SLICES.step;
     for (;;) {
       let read = 0;
-      for (const r of await this.reader.termSlice(b.at, b.next, SLICE_ROWS)) {
+      for (const r of await this.reader.termSlice(b.at, b.next, slice)) {
         this.addRow(r[0], rowCols(r), r[6]);
         b.next = r[0];
         read++;
       }
-      if (read < SLICE_ROWS) break;
+      if (read < slice) break;
       if (performance.now() - t0 >= budgetMs) return false;
     }
     this.canonicalise();

@@ -1,0 +1,106 @@
+/**
+ * A PostgreSQL-backed node's text side built in the background (term-index.ts
+ * buildTermIndexInBackground, warm.ts warmSearch; a server starts them): searches while it is
+ * built answer exactly as with it built and no longer each build a slice of it, and a node warmed
+ * ahead of its first search holds the FTS5 copy, every dataset's vectors and the term index.
+ */
+import { afterAll, describe, expect, test } from 'vitest';
+import { Api } from '../../src/api/index.js';
+import {
+  buildTermIndexInBackground, builtTermIndex, indexMemoryStats, termIndexOptions, termIndexStep, warmSearch, TERM_SLICES, type TermIndex,
+} from '../../src/search/index.js';
+import { createDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
+import { addChunks } from '../support/seeded-chunks.js';
+
+const server = await pgServer();
+const reason = await pgSkipReason();
+const dbs: string[] = [];
+afterAll(async () => {
+  for (const u of dbs) await dropDatabase(server!, u).catch(() => undefined);
+});
+
+const QUESTIONS = ['wing flow over a boundary layer panel 7', 'vortex drag 11 cylinder', 'shock heat', 'nozzle flutter plate 3'];
+
+/** A database with three datasets of 300 chunks each. */
+async function seeded(): Promise<{ url: string; ids: string[] }> {
+  const url = await createDatabase(server!, 'warm');
+  dbs.push(url);
+  const api = await Api.open({ postgres: url });
+  try {
+    const ids: string[] = [];
+    for (const name of ['a', 'b', 'c']) {
+      const ds = (await api.call('datasets.create', { name })) as { id: string };
+      await addChunks(api, ds.id, `${name}0.txt`, 300, ids.length + 1);
+      ids.push(ds.id);
+    }
+    return { url, ids };
+  } finally {
+    await api.close();
+  }
+}
+
+const ask = (api: Api, datasetIds: string[], question: string, w = 0.3) =>
+  api.call('retrieval', { question, dataset_ids: datasetIds, similarity_threshold: 0, vector_similarity_weight: w, top_k: 100, page_size: 20 });
+
+/** Every question over all datasets and over the first one, text only and hybrid. */
+const askAll = (api: Api, ids: string[]) =>
+  Promise.all(QUESTIONS.flatMap((q) => [ask(api, ids, q, 0), ask(api, ids, q), ask(api, [ids[0]!], q)]));
+
+describe.skipIf(!server)(`a PostgreSQL node's term index built in the background${server ? '' : ` (${reason})`}`, () => {
+  test('searches during the build answer as with it built, and build none of it themselves', async () => {
+    const { url, ids } = await seeded();
+    // What every answer must be: FTS5 answering all (the term index switched off).
+    const ref = await Api.open({ postgres: url });
+    termIndexOptions.enabled = false;
+    const expected = await askAll(ref, ids).finally(() => (termIndexOptions.enabled = true));
+    await ref.close();
+
+    const slices = { ...TERM_SLICES };
+    TERM_SLICES.bulk = 7; // 900 chunks: ~130 statements, so searches run while it is built
+    const node = await Api.open({ postgres: url });
+    try {
+      const reader = node.engine.store.search;
+      const bg = buildTermIndexInBackground(reader);
+      expect(await builtTermIndex(reader)).toBeUndefined();
+      // A search's build step neither builds nor waits for the background build.
+      let stepDone = false;
+      const step = termIndexStep(reader, Infinity).then((ix) => ((stepDone = true), ix));
+      let during = 0;
+      const answers = await Promise.all(QUESTIONS.flatMap((q) => [ask(node, ids, q, 0), ask(node, ids, q), ask(node, [ids[0]!], q)]).map((p) =>
+        p.then(async (a) => {
+          if (!(await builtTermIndex(reader))) during++;
+          return a;
+        })));
+      expect(await step).toBeUndefined();
+      expect(stepDone).toBe(true);
+      expect(during).toBeGreaterThan(0); // some answers came from FTS5 while the index was being built
+      expect(answers).toEqual(expected);
+      await bg;
+      const ix = (await builtTermIndex(reader)) as TermIndex;
+      expect(ix.size).toBe(900);
+      expect(await askAll(node, ids)).toEqual(expected);
+    } finally {
+      Object.assign(TERM_SLICES, slices);
+      await node.close();
+    }
+  }, 60_000);
+
+  test('warmSearch: the FTS5 copy, every dataset\'s vectors and the term index loaded before the first search', async () => {
+    const { url, ids } = await seeded();
+    const node = await Api.open({ postgres: url });
+    try {
+      const reader = node.engine.store.search;
+      await warmSearch(reader, ids);
+      expect((await builtTermIndex(reader))?.size).toBe(900);
+      const st = indexMemoryStats(reader);
+      expect(new Set(st.loaded.map((l) => l.dataset))).toEqual(new Set(ids));
+      expect(st.loads).toBe(3);
+      expect(reader.fullText!.totals('chunk_fts')[0]).toBe(900);
+      // The first search loads nothing more.
+      await ask(node, ids, QUESTIONS[0]!);
+      expect(indexMemoryStats(reader).loads).toBe(3);
+    } finally {
+      await node.close();
+    }
+  }, 60_000);
+});
