@@ -31,13 +31,12 @@
  * answering until it is built; `termIndex(reader)` builds it at once (the search threads, tests).
  * Its build steps and syncs run one after another.
  */
-import { storedAnalysis, type FeedPosition, type SearchReader, type TermRow, type TextTokenizer } from '../store/index.js';
-import { ftsTerms, type FtsTerms } from '../text/index.js';
-import { jsonList } from '../util/index.js';
+import type { FeedPosition, SearchReader, TextTokenizer } from '../store/index.js';
+import type { FtsTerms } from '../text/index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
 import { RowSlots } from './row-slots.js';
 import { TopK } from './vector-index.js';
-import { bestTerms, type TextQuery } from './fulltext.js';
+import { bestTerms, termRowColumns, type TextQuery } from './fulltext.js';
 
 /**
  * Process-wide settings. `enabled`: tests and benchmarks compare both paths; `RAGLOOM_TERM_INDEX=0`
@@ -54,11 +53,8 @@ export const termIndexOptions = { enabled: process.env.RAGLOOM_TERM_INDEX !== '0
  */
 export const TERM_SLICES = { step: 512, bulk: 4096 };
 
-type RowTuple = TermRow;
-
 /** A chunk's full-text row, as the store wrote it (src/store/chunks.ts; stored: PostgreSQL) and rowTerms re-reads it. */
-const rowCols = ([, content, indexText, kw, qs, title, , lang, fts]: RowTuple): FtsTerms =>
-  fts ?? ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang));
+const rowCols = termRowColumns;
 
 /** Terms FTS5's unicode61 keeps as they are: one token each, no folding. */
 const PLAIN = /^[a-z0-9]{1,1000}$/;

@@ -2,15 +2,21 @@
  * A PostgreSQL-backed node's text side built in the background (term-index.ts
  * buildTermIndexInBackground, warm.ts warmSearch; a server starts them): searches while it is
  * built answer exactly as with it built and no longer each build a slice of it, and a node warmed
- * ahead of its first search holds the FTS5 copy, every dataset's vectors and the term index.
+ * ahead of its first search holds the FTS5 copy, every dataset's vectors and the term index. The
+ * FTS5 copy holds no chunk texts: a search that reads them before the term index is built reads
+ * them from PostgreSQL, and ranks as SQLite does.
  */
 import { afterAll, describe, expect, test } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Api } from '../../src/api/index.js';
 import {
   buildTermIndexInBackground, builtTermIndex, indexMemoryStats, termIndexOptions, termIndexStep, warmSearch, TERM_SLICES, type TermIndex,
 } from '../../src/search/index.js';
 import { createDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
 import { addChunks } from '../support/seeded-chunks.js';
+import { portable } from '../acceptance/modes.js';
 
 const server = await pgServer();
 const reason = await pgSkipReason();
@@ -21,11 +27,11 @@ afterAll(async () => {
 
 const QUESTIONS = ['wing flow over a boundary layer panel 7', 'vortex drag 11 cylinder', 'shock heat', 'nozzle flutter plate 3'];
 
-/** A database with three datasets of 300 chunks each. */
-async function seeded(): Promise<{ url: string; ids: string[] }> {
-  const url = await createDatabase(server!, 'warm');
-  dbs.push(url);
-  const api = await Api.open({ postgres: url });
+/** A database with three datasets of 300 chunks each (PostgreSQL, or the SQLite file `path`). */
+async function seeded(path?: string): Promise<{ url: string; ids: string[] }> {
+  const url = path ?? (await createDatabase(server!, 'warm'));
+  if (!path) dbs.push(url);
+  const api = path ? new Api({ path }) : await Api.open({ postgres: url });
   try {
     const ids: string[] = [];
     for (const name of ['a', 'b', 'c']) {
@@ -101,6 +107,32 @@ describe.skipIf(!server)(`a PostgreSQL node's term index built in the background
       expect(indexMemoryStats(reader).loads).toBe(3);
     } finally {
       await node.close();
+    }
+  }, 60_000);
+
+  test('the FTS5 copy holds no chunk texts; searches without the term index read them from PostgreSQL and rank as SQLite', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ragloom-warm-'));
+    const pgDb = await seeded();
+    const sqlDb = await seeded(join(dir, 'kb.db'));
+    const pgNode = await Api.open({ postgres: pgDb.url });
+    const sqlNode = new Api({ path: sqlDb.url });
+    // FTS5 answers all (on PostgreSQL: the copy's top rows, the other candidates' and RM3's texts
+    // read from the store), then the term index answers all.
+    termIndexOptions.enabled = false;
+    try {
+      const pg = (await askAll(pgNode, pgDb.ids)).map(portable);
+      expect(pg).toEqual((await askAll(sqlNode, sqlDb.ids)).map(portable));
+      expect(JSON.stringify(pg)).toContain('"term_similarity"');
+      const copy = pgNode.engine.store.search.fullText!;
+      expect(copy.chunkTexts).toBe(false);
+      expect(() => copy.texts('chunk_fts', [1])).toThrow(/holds no chunk texts/);
+      termIndexOptions.enabled = true;
+      expect((await askAll(pgNode, pgDb.ids)).map(portable)).toEqual(pg);
+    } finally {
+      termIndexOptions.enabled = true;
+      await pgNode.close();
+      await sqlNode.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
 });
