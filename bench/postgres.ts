@@ -6,6 +6,10 @@
  * RSS per 100k chunks) join this script once the store is wired into the Client.
  *
  *   npx tsx bench/postgres.ts [--writes 300] [--jobs 3000] [--adds 2000] [--blob-mib 64] [--chunks 20000]
+ *   npx tsx bench/postgres.ts --part rps [--store-chunks 100000] [--rps-nodes 1,3] [--rps-warm 20] [--rps-seconds 20] [--serve-prof DIR]
+ *
+ * `--part rps`: only requests/s of `ragloom serve` processes on a fresh --store-chunks database;
+ * `--serve-prof DIR` runs each server with --cpu-prof into DIR (written when it stops).
  *
  * Server: RAGLOOM_BENCH_POSTGRES=postgresql://… (its user must create databases), else a
  * throw-away cluster like the tests' (test/support/postgres-cluster.ts: fsync off, loopback).
