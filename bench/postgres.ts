@@ -233,6 +233,16 @@ base.stop();
 console.log('\n| measurement | value | unit | note |\n|---|---:|---|---|');
 for (const r of results) console.log(`| ${r.what} | ${r.value} | ${r.unit} | ${r.note ?? ''} |`);
 
+/** A new empty database on the benchmark's server (`bench_<tag>_<pid>_<n>`); its URL. */
+async function newDatabase(tag: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: base.url('postgres') });
+  await admin.connect();
+  const name = `bench_${tag}_${process.pid}_${dbSeq++}`;
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  return base.url(name);
+}
+
 /** A `ragloom serve` process on `db` (its own port and key). */
 async function serveNode(db: string): Promise<{ url: string; key: string | null; kill(): void }> {
   const { spawn } = await import('node:child_process');
@@ -262,12 +272,7 @@ async function serveNode(db: string): Promise<{ url: string; key: string | null;
  */
 async function visibilityBench(): Promise<void> {
   const { Api } = await import('../src/api/index.js');
-  const admin = new pg.Client({ connectionString: base.url('postgres') });
-  await admin.connect();
-  const name = `bench_vis_${process.pid}_${dbSeq++}`;
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const db = base.url(name);
+  const db = await newDatabase('vis');
   const writer = await serveNode(db);
   const reader = await Api.open({ postgres: db });
   try {
@@ -414,12 +419,7 @@ async function corpus(): Promise<{ text: (i: number, n?: number) => string; ques
 /** `--part rps`: only the requests/s of PostgreSQL-backed servers, on a fresh --store-chunks dataset. */
 async function rpsBench(): Promise<void> {
   const { text, questions } = await corpus();
-  const admin = new pg.Client({ connectionString: base.url('postgres') });
-  await admin.connect();
-  const name = `bench_rps_${process.pid}_${dbSeq++}`;
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const db = base.url(name);
+  const db = await newDatabase('rps');
   const { id } = await bigDataset({ postgres: db }, Number(args['store-chunks']), text, 'rps');
   await requestsPerSecond(db, id, questions);
 }
@@ -446,14 +446,7 @@ async function storesBench(): Promise<void> {
 
   const kinds = ['sqlite', 'postgres'] as const;
   const target = async (k: (typeof kinds)[number], name: string) =>
-    k === 'sqlite' ? { path: join(dir, `${name}.db`) } : { postgres: await (async () => {
-      const admin = new pg.Client({ connectionString: base.url('postgres') });
-      await admin.connect();
-      const db = `bench_${name}_${process.pid}_${dbSeq++}`;
-      await admin.query(`CREATE DATABASE "${db}"`);
-      await admin.end();
-      return base.url(db);
-    })() };
+    k === 'sqlite' ? { path: join(dir, `${name}.db`) } : { postgres: await newDatabase(name) };
 
   // Small-document ingest, one process.
   for (const k of args['skip-ingest'] ? [] : kinds) {
