@@ -89,17 +89,26 @@ export async function builtTermIndex(reader: SearchReader): Promise<TermIndex | 
 /**
  * Builds the store's term index for about `ms` (at least one slice of rows, `TermIndex.advance`);
  * the synced index once it is built, else undefined. While a background build (buildTermIndexInBackground)
- * runs, it builds nothing: undefined at once.
+ * or another search's step runs, it builds nothing: undefined at once (steps queued behind one
+ * another made each of many concurrent searches wait for the steps of those before it).
  */
 export async function termIndexStep(reader: SearchReader, ms: number): Promise<TermIndex | undefined> {
   if (!termIndexOptions.enabled) return undefined;
   let ix = byReader.get(reader);
   if (!ix) byReader.set(reader, (ix = new TermIndex(reader)));
-  if (ix.inBackground) return undefined;
-  if (!(await ix.advance(ms))) return undefined;
+  if (ix.inBackground || (ms !== Infinity && stepping.has(ix))) return undefined;
+  if (ms !== Infinity) stepping.add(ix);
+  try {
+    if (!(await ix.advance(ms))) return undefined;
+  } finally {
+    if (ms !== Infinity) stepping.delete(ix);
+  }
   await ix.sync();
   return ix;
 }
+
+/** Term indexes a search's build step is running on. */
+const stepping = new WeakSet<TermIndex>();
 
 /**
  * Builds the store's term index now, without searches waiting for it (a PostgreSQL-backed

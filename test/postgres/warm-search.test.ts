@@ -135,4 +135,23 @@ describe.skipIf(!server)(`a PostgreSQL node's term index built in the background
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  test("a search's build step skips while another search's runs, rather than queueing behind it", async () => {
+    const { url } = await seeded();
+    const node = await Api.open({ postgres: url });
+    try {
+      const reader = node.engine.store.search;
+      let firstDone = false;
+      const first = termIndexStep(reader, 0).then((ix) => ((firstDone = true), ix));
+      expect(await termIndexStep(reader, 0)).toBeUndefined();
+      expect(firstDone).toBe(false); // the second answered while the first was still reading its slice
+      expect(await first).toBeUndefined(); // one slice of 900 rows: not built yet
+      // A build at once still builds (and waits for a step under way).
+      const step = termIndexStep(reader, 0);
+      expect((await termIndexStep(reader, Infinity))?.size).toBe(900);
+      await step;
+    } finally {
+      await node.close();
+    }
+  }, 60_000);
 });
