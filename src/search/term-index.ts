@@ -27,9 +27,11 @@
  * retitleDocumentChunks); like `rowTerms`, this copy reads the current name when it re-reads a chunk.
  *
  * Memory: ~1.1–1.3 KB per ~200-word chunk (the forward rows' term ids, the postings). Building
- * takes ~2 s per 100k such chunks: retrieve.ts builds it a slice per search (`advance`), FTS5
- * answering until it is built; `termIndex(reader)` builds it at once (the search threads, tests).
- * Its build steps and syncs run one after another.
+ * takes ~2 s per 100k such chunks: retrieve.ts builds it a slice per search (`advance`; one
+ * search's step at a time, the others skip theirs), FTS5 answering until it is built;
+ * `termIndex(reader)` builds it at once (the search threads, tests), and a PostgreSQL-backed
+ * server in the background from its start (`buildTermIndexInBackground`, warm.ts), searches then
+ * building none of it. Its build steps and syncs run one after another.
  */
 import type { FeedPosition, SearchReader, TextTokenizer } from '../store/index.js';
 import type { FtsTerms } from '../text/index.js';
