@@ -6,6 +6,9 @@
  * RSS per 100k chunks) join this script once the store is wired into the Client.
  *
  *   npx tsx bench/postgres.ts [--writes 300] [--jobs 3000] [--adds 2000] [--blob-mib 64] [--chunks 20000]
+ *   npx tsx bench/postgres.ts --part stores --skip-ingest --queries 100 --rps-seconds 0 --interleave
+ *     (search only, both stores at 100k; --interleave: then both warm nodes open at once, the
+ *     questions alternating between them, the comparison to trust on a loaded machine)
  *   npx tsx bench/postgres.ts --part rps [--store-chunks 100000] [--rps-nodes 1,3] [--rps-warm 20] [--rps-seconds 20] [--serve-prof DIR]
  *
  * `--part rps`: only requests/s of `ragloom serve` processes on a fresh --store-chunks database;
@@ -41,7 +44,8 @@ const { values: args } = parseArgs({
     'small-docs': { type: 'string', default: '600' },
     queries: { type: 'string', default: '200' },
     'skip-ingest': { type: 'boolean', default: false },
-    'rps-seconds': { type: 'string', default: '20' },
+    interleave: { type: 'boolean', default: false },
+    'rps-seconds': { type: 'string', default: '20' }, // 0: no requests/s part
     'rps-warm': { type: 'string', default: '20' },
     'rps-nodes': { type: 'string', default: '1,3' },
     'serve-prof': { type: 'string' },
@@ -479,6 +483,7 @@ async function storesBench(): Promise<void> {
   }
 
   // A large dataset written through the store interface: the same rows on both stores.
+  const kept: Array<{ k: string; api: InstanceType<typeof Api>; id: string }> = [];
   for (const k of kinds) {
     const where = await target(k, 'big');
     const { id: dsId, writeMs } = await bigDataset(where, nChunks, text, k);
@@ -506,6 +511,8 @@ async function storesBench(): Promise<void> {
     const { termIndex } = await import('../src/search/index.js');
     await termIndex(api.engine.store.search);
     const warm: number[] = [];
+    const pgDb = (api.engine.store as { db?: { statements?: number } }).db;
+    const sent0 = pgDb?.statements ?? 0;
     for (let i = 1; i <= nQueries; i++) {
       const s0 = performance.now();
       await api.call('retrieval', q(i));
@@ -513,6 +520,7 @@ async function storesBench(): Promise<void> {
     }
     report(`search p50 at ${nChunks} chunks, indexes built (${k})`, pct(warm, 50), 'ms', `${nQueries} Cranfield questions, top 30, after the term index is whole`);
     report(`search p95 at ${nChunks} chunks, indexes built (${k})`, pct(warm, 95), 'ms');
+    if (typeof pgDb?.statements === 'number') report(`statements per warm search (${k})`, (pgDb.statements - sent0) / nQueries, 'statements', 'PgDb.statements over the warm searches above (feed reads included)');
     // What the memory budget counts per chunk (docs/scaling.md, "Memory budget"), the term index built in full.
     const { indexMemoryStats, forgetDatasetVectors } = await import('../src/search/index.js');
     const reader = api.engine.store.search;
@@ -529,8 +537,27 @@ async function storesBench(): Promise<void> {
     report(`index bytes per chunk: ${VEC_DIM}-d vectors (${k})`, vecBytes / rows, 'bytes', 'DimIndex.bytes: floats, codes, row ids, slot map');
     report(`index bytes per chunk: term index (${k})`, termIndexBytes(reader) / nChunks, 'bytes', 'TermIndex.bytes: postings and forward rows');
     if (reader.fullTextBytes) report(`index bytes per chunk: FTS5 copy (${k})`, reader.fullTextBytes() / nChunks, 'bytes', 'the in-memory database\'s pages');
-    await api.close();
-    if ('postgres' in where) await requestsPerSecond(where.postgres as string, ds.id, questions);
+    if (args.interleave) kept.push({ k, api, id: ds.id });
+    else await api.close();
+    if ('postgres' in where && Number(args['rps-seconds']) > 0) await requestsPerSecond(where.postgres as string, ds.id, questions);
   }
+  // Both nodes open side by side, warm, the same questions alternating between them (which goes
+  // first alternates too): the load of a shared machine then weighs on both alike.
+  if (kept.length === 2) {
+    const times = new Map<string, number[]>(kept.map((x) => [x.k, []]));
+    for (let i = 1; i <= nQueries; i++) {
+      for (const x of i % 2 ? kept : [...kept].reverse()) {
+        const s0 = performance.now();
+        await x.api.call('retrieval', { question: questions[i % questions.length], dataset_ids: [x.id], similarity_threshold: 0 });
+        times.get(x.k)!.push(performance.now() - s0);
+      }
+    }
+    for (const [k, t] of times) {
+      report(`search p50 at ${nChunks} chunks, interleaved (${k})`, pct(t, 50), 'ms', `${nQueries} questions alternating between the two warm nodes`);
+      report(`search p95 at ${nChunks} chunks, interleaved (${k})`, pct(t, 95), 'ms');
+    }
+    report(`search p50 PostgreSQL / SQLite, interleaved`, pct(times.get('postgres')!, 50) / pct(times.get('sqlite')!, 50), '×');
+  }
+  for (const x of kept) await x.api.close();
   rmSync(dir, { recursive: true, force: true });
 }

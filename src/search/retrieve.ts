@@ -24,8 +24,11 @@ import type { Reranker } from './rerank.js';
 
 /** A validated retrieval request (src/api/retrieval.ts checks the wire parameters). */
 export interface SearchRequest {
-  /** The datasets searched, with their pagerank (0–100); one embedding model. */
-  datasets: Array<{ id: string; pagerank: number }>;
+  /**
+   * The datasets searched, with their pagerank (0–100); one embedding model. `language`: the
+   * dataset's setting, when the caller has its row (else the store is asked for it).
+   */
+  datasets: Array<{ id: string; pagerank: number; language?: string | null }>;
   /** The question, trimmed and not blank. */
   question: string;
   /** Embeds the question with the datasets' model (called once, unless the scope is empty). */
@@ -325,7 +328,8 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   // then FTS5 answers (the same ranking) and each search builds a part of it (end of rank).
   const started = performance.now();
   // The question is read in the datasets' language (its own when theirs differ or are unset).
-  const settings = (await reader.datasetLanguages(kbIds)).map(languageSetting);
+  const given = r.datasets.every((k) => k.language !== undefined);
+  const settings = (given ? r.datasets.map((k) => k.language ?? null) : await reader.datasetLanguages(kbIds)).map(languageSetting);
   const lang = questionLanguage(settings, question);
   const tix = await builtTermIndex(reader);
   await textSynced;
@@ -563,8 +567,9 @@ export function agreement(cands: ReadonlyArray<{ rowid: number; vsim: number; ts
 
 /** The page's chunks, read and shaped as RAGFlow sends them (`question`: highlight them), and the aggregates' names. */
 async function materialize(reader: SearchReader, ranked: RankedPage, question: string | undefined): Promise<RetrieveResult> {
-  const doc_aggs = await docNames(reader, ranked.doc_aggs);
-  const rows = await reader.pageChunks(ranked.page.map((c) => c.rowid));
+  // The page's rows and the aggregates' names in one read (one round trip on a networked store).
+  const { chunks: rows, names } = await reader.pageRows(ranked.page.map((c) => c.rowid), ranked.doc_aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id));
+  const doc_aggs = docNames(ranked.doc_aggs, names);
   const chunks: Record<string, unknown>[] = [];
   for (const c of ranked.page) {
     const row = rows.get(c.rowid);
@@ -580,8 +585,7 @@ type Row = PageChunk;
  * The aggregates with their documents' names (only the documents the term index named, read in
  * one batch); a document gone meanwhile is left out, as the survivors' join leaves it out.
  */
-async function docNames(reader: SearchReader, aggs: PageAgg[]): Promise<DocAgg[]> {
-  const names = await reader.documentNames(aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id));
+function docNames(aggs: PageAgg[], names: ReadonlyMap<string, string>): DocAgg[] {
   const out: DocAgg[] = [];
   for (const a of aggs) {
     const name = a.doc_name ?? names.get(a.doc_id);

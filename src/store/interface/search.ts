@@ -201,6 +201,11 @@ export interface SearchReader {
   pageChunks(rowids: readonly number[]): Promise<Map<number, PageChunk>>;
   /** Documents' names (absent: gone). */
   documentNames(ids: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * A ranked page's reads at once: its chunks (`pageChunks`) and documents' names (`documentNames`),
+   * in one round trip where the store is across a network (PostgreSQL: one statement).
+   */
+  pageRows(rowids: readonly number[], documentIds: readonly string[]): Promise<{ chunks: Map<number, PageChunk>; names: Map<string, string> }>;
   /** Each chunk's document (id and name; absent: gone). */
   chunkDocuments(rowids: readonly number[]): Promise<Map<number, { id: string; name: string }>>;
 }

@@ -190,6 +190,12 @@ export function searchContract(f: StoreFactory): void {
       expect(page.get(a.rowid)).toMatchObject({ id: a.id, document_id: d.id, dataset_id: ds.id, content: 'one', tag_kwd: '["t"]', available: 0, index_text: null, doc_name: 'd.txt' });
       expect(await s().search.documentNames([e.id, 'nope', d.id])).toEqual(new Map([[e.id, 'e.txt'], [d.id, 'd.txt']]));
       expect(await s().search.chunkDocuments([a.rowid, 999_999])).toEqual(new Map([[a.rowid, { id: d.id, name: 'd.txt' }]]));
+      // Both at once: the same rows, to the last field; names of documents gone are absent.
+      const both = await s().search.pageRows([b.rowid, a.rowid, 999_999], [e.id, 'nope', d.id, e.id]);
+      expect(both.chunks).toEqual(page);
+      expect(both.names).toEqual(new Map([[e.id, 'e.txt'], [d.id, 'd.txt']]));
+      expect(await s().search.pageRows([a.rowid], [])).toEqual({ chunks: new Map([[a.rowid, page.get(a.rowid)]]), names: new Map() });
+      expect(await s().search.pageRows([], [d.id])).toEqual({ chunks: new Map(), names: new Map([[d.id, 'd.txt']]) });
     });
 
     test('the tokenizer and logarithm of the full-text engine; the engine itself when the store has one', async () => {
