@@ -4,7 +4,7 @@
  * built answer exactly as with it built and no longer each build a slice of it, and a node warmed
  * ahead of its first search holds the FTS5 copy, every dataset's vectors and the term index. The
  * FTS5 copy holds no chunk texts: a search that reads them before the term index is built reads
- * them from PostgreSQL, and ranks as SQLite does.
+ * them from PostgreSQL, and ranks as SQLite does. A search's build step skips while another's runs.
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
