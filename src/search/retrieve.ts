@@ -16,7 +16,7 @@ import { analyzeForIndex, languageSetting, questionLanguage, type Lang } from '.
 import { highlight as highlightText } from './highlight.js';
 import type { DimIndex } from './vector-index.js';
 import { datasetVectors } from './dataset-vectors.js';
-import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows } from './fulltext.js';
+import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows, storedRowTerms } from './fulltext.js';
 import { builtTermIndex, termIndexOptions, termIndexStep } from './term-index.js';
 import { searchPoolOf, SearchPoolClosed } from './search-pool.js';
 import { filterDocuments, type MetadataFilter } from './metadata.js';
@@ -358,10 +358,14 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   const text = textSide(reader, tq, textN, accept);
   for (const [rid, ts] of text.top) add(rid).tsim = ts;
   const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
-  const crossScores = (rids: number[]): void => {
-    for (const [rid, ts] of text.scoresOf(rids)) cands.get(rid)!.tsim = ts;
+  // A full-text engine without the chunks' texts (PostgreSQL's FTS5 copy) has them read from the
+  // store (the same terms, the same sums) while the term index is not built.
+  const textless = reader.fullText?.chunkTexts === false;
+  const crossScores = async (rids: number[]): Promise<void> => {
+    const ts = textless && text.readsTexts ? scoreRows(tq, await storedRowTerms(reader, rids)) : text.scoresOf(rids);
+    for (const [rid, s] of ts) cands.get(rid)!.tsim = s;
   };
-  crossScores(untexted());
+  await crossScores(untexted());
 
   // Rocchio feedback: the question vector moves towards its best first-pass chunks, which
   // helps vague questions most; the candidates are then re-scored with it (and, with
@@ -420,7 +424,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     qVec = normalize(q2);
     if (o.feedbackSearch) {
       for (const h of ix.search(qVec, vectorN, filter, { exact })) add(h.rowid);
-      crossScores(untexted());
+      await crossScores(untexted());
     }
     scoreAll('moved');
   }
@@ -451,7 +455,8 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
       const xq = best ? expandWith(reader, tq, best, fx) : tq;
       ts = tix.scoreRows(xq, depthRows.map((c) => c.rowid));
     } else {
-      const rows = rowTerms(reader, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
+      const ids = [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))];
+      const rows = textless ? await storedRowTerms(reader, ids) : rowTerms(reader, ids);
       analysed = rows;
       const feedback = fbRows.filter((c) => rows.has(c.rowid)).map((c): [string[][], number] => [rows.get(c.rowid)!, c.sim]);
       const xq = expandQuery(reader, tq, feedback, fx);

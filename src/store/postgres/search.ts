@@ -350,7 +350,13 @@ export class PgSearch implements SearchReader {
   async termSlice(at: FeedPosition, after: number, limit: number): Promise<TermRow[]> {
     // Rows committed after `at` with lower ids may be read too: they are in the feed past it anyway.
     const max = (at as unknown as SearchPosition).maxRow ?? Number.MAX_SAFE_INTEGER;
-    return (await this.db.rows<TermObj>(`${TERM_SQL} WHERE c.rowid > $1 AND c.rowid <= $2 ORDER BY c.rowid LIMIT $3`, [after, max, limit])).map(termRow);
+    // In rowid order from the index even without statistics (sql.ts ORDERED_PAGES): on a table just
+    // filled, each slice of 512 rows sorted every row past it, 0.2 s a slice at 100k.
+    const rows = await this.db.tx(async (t) => {
+      await t.run(ORDERED_PAGES);
+      return t.rows<TermObj>(`${TERM_SQL} WHERE c.rowid > $1 AND c.rowid <= $2 ORDER BY c.rowid LIMIT $3`, [after, max, limit]);
+    }, { idempotent: true });
+    return rows.map(termRow);
   }
 
   async textTokenizer(): Promise<TextTokenizer> {

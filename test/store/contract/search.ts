@@ -219,7 +219,9 @@ export function searchContract(f: StoreFactory): void {
       expect(top[0]![1]).toBeLessThan(top[1]![1]);
       expect(ft.top('chunk_fts', '"flutter"', 1, 1).map((x) => x[0])).toEqual([a.rowid]);
       expect(ft.scores('chunk_fts', '"flutter"', [a.rowid])).toEqual([top[1]]);
-      expect(ft.texts('chunk_fts', [b.rowid])).toEqual([[b.rowid, 'heat transfer', null, '["flutter"]', '[]', 'd.txt', 'en']]);
+      // An engine without the chunks' texts (PostgreSQL's FTS5 copy) says so; a search reads them from the store.
+      if (ft.chunkTexts === false) expect(() => ft.texts('chunk_fts', [b.rowid])).toThrow(/no chunk texts/);
+      else expect(ft.texts('chunk_fts', [b.rowid])).toEqual([[b.rowid, 'heat transfer', null, '["flutter"]', '[]', 'd.txt', 'en']]);
       expect(ft.messageFilter(12345)).toBeUndefined();
     });
 
