@@ -210,8 +210,20 @@ export class TermIndex {
   private acc = new Int32Array(0);
   private readonly touched = new IntList(256);
 
-  constructor(private readonly reader: SearchReader) {
+  /**
+   * `dataset`: hold that dataset's chunks only (read with the store's dataset filter, the feed's
+   * changes to other datasets' chunks skipped). Its document frequencies and row count are then
+   * the dataset's, not FTS5's: a search must take them from the store-wide full-text engine and
+   * hand them to `top`/`all` (which take idf and the average length as arguments), as
+   * docs/scaling.md ("Memory budget") describes. Without it: every chunk of the store.
+   */
+  constructor(private readonly reader: SearchReader, readonly dataset?: string) {
     reader.feed('chunks').follow(this);
+  }
+
+  /** Stops following the store's feed (a dataset's index dropped from memory). */
+  close(): void {
+    this.reader.feed('chunks').unfollow(this);
   }
 
   /** The feed position applied (the feed is not trimmed past it, nor past a build's start; null: neither, nothing is trimmed). */
@@ -253,7 +265,8 @@ export class TermIndex {
     }
     if (change.kind === 'none') return;
     const { dirty } = change;
-    const rows = await this.reader.termRows(dirty);
+    // With a dataset, another dataset's chunk reads as absent: removeRow skips what is not held.
+    const rows = await this.reader.termRows(dirty, this.dataset);
     this.tok ??= await this.reader.textTokenizer();
     const added: number[] = [];
     for (const rid of dirty) {
@@ -323,7 +336,7 @@ export class TermIndex {
     const slice = budgetMs === Infinity ? TERM_SLICES.bulk : TERM_SLICES.step;
     for (;;) {
       let read = 0;
-      for (const r of await this.reader.termSlice(b.at, b.next, slice)) {
+      for (const r of await this.reader.termSlice(b.at, b.next, slice, this.dataset)) {
         this.addRow(r[0], rowCols(r), r[6]);
         b.next = r[0];
         read++;
