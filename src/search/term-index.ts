@@ -131,6 +131,14 @@ export function termIndexBytes(reader: SearchReader): number {
   return byReader.get(reader)?.bytes ?? 0;
 }
 
+/**
+ * What the text side of a search reads from an in-memory term index (fulltext.ts textQuery,
+ * textSide, expandWith): the store-wide TermIndex, or several datasets' indexes read as one
+ * (dataset-terms.ts DatasetTerms). Tokens are ids of the source's own; idf and the average row
+ * length are the caller's (FTS5's statistics, store-wide).
+ */
+export type TermSource = Pick<TermIndex, 'queryToken' | 'docFreq' | 'dfOf' | 'ftsIdf' | 'top' | 'all' | 'scoreRows'>;
+
 /** One hit of `TermIndex.top`: bm25 as a positive number (FTS5's bm25() is its negation). */
 export interface TermHit {
   rowid: number;

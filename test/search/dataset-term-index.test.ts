@@ -4,15 +4,18 @@
  * average length, as a search over per-dataset indexes will hand it — its top rows, every match,
  * cross-scores, relevance model and forward rows are exactly the store-wide index's over those
  * chunks. Writes made by another node (into it and into other datasets) are applied by its sync,
- * and an index dropped and loaded again reads them too.
+ * and an index dropped and loaded again reads them too. Several datasets' indexes read as one
+ * (DatasetTerms: FTS5's store-wide document frequencies) give the text side of a search exactly
+ * what the store-wide index gives it over those datasets.
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Api } from '../../src/api/index.js';
-import { textQuery } from '../../src/search/index.js';
+import { expandWith, textQuery, textSide, type TextQuery } from '../../src/search/index.js';
 import { TermIndex, TERM_SLICES } from '../../src/search/term-index.js';
+import { DatasetTerms } from '../../src/search/dataset-terms.js';
 import type { SearchReader } from '../../src/store/index.js';
 import { createDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
 import { addChunks } from '../support/seeded-chunks.js';
@@ -71,6 +74,55 @@ async function sameAsStoreWide(reader: SearchReader, full: TermIndex, part: Term
   return mine.length;
 }
 
+/** The numbers of a query (not the index it was made with). */
+const numbers = (q: TextQuery) => ({ terms: q.terms, match: q.match, upper: q.upper, dfSum: q.dfSum, idf: q.idf, avgdl: q.avgdl, rows: q.rows, indexed: !!q.phrases });
+
+/** The text side of a search over `datasets` through `view` equals the store-wide index's, number for number. */
+async function viewSameAsStoreWide(reader: SearchReader, full: TermIndex, view: DatasetTerms, datasets: string[]): Promise<void> {
+  await reader.syncFullText?.('chunk_fts');
+  await full.sync();
+  for (const p of view.parts) await p.sync();
+  const head = await reader.feed('chunks').head();
+  const mine: number[] = [];
+  for (const d of datasets) for (const r of await reader.termSlice(head, 0, 1_000_000, d)) mine.push(r[0]);
+  mine.sort((x, y) => x - y);
+  const held = new Set(mine);
+  const accept = (r: number) => held.has(r);
+  for (const question of QUESTIONS) {
+    const qf = textQuery(reader, question, { index: full });
+    const qv = textQuery(reader, question, { index: view });
+    expect(numbers(qv)).toEqual(numbers(qf));
+    if (!qf.phrases) continue;
+    const idf = Float64Array.from(qf.phrases, (t) => full.ftsIdf(qf.rows!, full.docFreq(t)));
+    for (const k of [1, 7, 60]) {
+      expect(view.top(qv.phrases!, idf, qv.avgdl, k, () => true)).toEqual(full.top(qf.phrases, idf, qf.avgdl, k, accept));
+      const sf = textSide(reader, qf, k, accept);
+      const sv = textSide(reader, qv, k, accept);
+      expect(sv.top).toEqual(sf.top);
+      expect(sv.scoresOf(mine)).toEqual(sf.scoresOf(mine));
+    }
+    const every = full.all(qf.phrases, idf, qf.avgdl);
+    const keep = [...every.rowids.keys()].filter((i) => held.has(every.rowids[i]!));
+    const got = view.all(qv.phrases!, idf, qv.avgdl);
+    expect([...got.rowids]).toEqual(keep.map((i) => every.rowids[i]!));
+    expect([...got.scores]).toEqual(keep.map((i) => every.scores[i]!));
+    // RM3: the relevance model of the top rows, the expanded query, its re-scoring.
+    const feedback = textSide(reader, qf, 10, accept).top;
+    const bf = full.relevanceModel(feedback, 10);
+    const bv = view.relevanceModel(feedback, 10);
+    expect(bv).toEqual(bf);
+    if (!bf) continue;
+    const xf = expandWith(reader, qf, bf, { terms: 10, origWeight: 0.5 });
+    const xv = expandWith(reader, qv, bv!, { terms: 10, origWeight: 0.5 });
+    expect(numbers(xv)).toEqual(numbers(xf));
+    expect([...view.scoreRows(xv, mine)]).toEqual([...full.scoreRows(xf, mine)]);
+  }
+  for (const r of mine) {
+    expect(view.documentOf(r)).toBe(full.documentOf(r));
+    expect(view.contentTerms(r)).toEqual(full.contentTerms(r));
+  }
+}
+
 const stores: Array<[string, () => Promise<Where | undefined>]> = [
   ['SQLite', async () => ({ path: join(dir, `s${Math.random().toString(36).slice(2)}.db`) })],
   ['PostgreSQL', async () => {
@@ -107,6 +159,8 @@ describe.each(stores)("a dataset's term index (%s)", (kind, where) => {
       await partB.advance(Infinity);
       expect(await sameAsStoreWide(reader, full, partA, a)).toBe(150);
       expect(await sameAsStoreWide(reader, full, partB, b)).toBe(190);
+      await viewSameAsStoreWide(reader, full, new DatasetTerms(reader, [partA]), [a]);
+      await viewSameAsStoreWide(reader, full, new DatasetTerms(reader, [partB, partA]), [a, b]);
 
       // Another node writes into a (a document added, one deleted) and into b and c.
       await addChunks(writer, a, 'a1.txt', 45, 77);
@@ -117,6 +171,7 @@ describe.each(stores)("a dataset's term index (%s)", (kind, where) => {
       await writer.call('documents.delete', { dataset_id: a, ids: [a0] });
       expect(await sameAsStoreWide(reader, full, partA, a)).toBe(45);
       expect(await sameAsStoreWide(reader, full, partB, b)).toBe(210);
+      await viewSameAsStoreWide(reader, full, new DatasetTerms(reader, [partA, partB]), [a, b]);
 
       // Dropped (stops following the feed), a write meanwhile, loaded again: the write is read.
       partA.close();
