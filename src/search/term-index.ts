@@ -126,6 +126,15 @@ export async function buildTermIndexInBackground(reader: SearchReader): Promise<
   await ix.buildInBackground();
 }
 
+/**
+ * Drops the store's term index of this process (a memory budget set: the term index is then per
+ * dataset, dataset-vectors.ts searchTerms). A build under way finishes into the dropped copy.
+ */
+export function forgetTermIndex(reader: SearchReader): void {
+  byReader.get(reader)?.close();
+  byReader.delete(reader);
+}
+
 /** Bytes the store's term index holds in this process (0 when none is built or building). */
 export function termIndexBytes(reader: SearchReader): number {
   return byReader.get(reader)?.bytes ?? 0;
