@@ -15,6 +15,11 @@
  * they are all loaded anyway (the budget is overshot while they stay the most recent), and the
  * next search of other datasets evicts them. docs/scaling.md ("Memory budget") gives the bytes
  * per chunk.
+ *
+ * Under a budget each dataset's term index is kept here too (`searchTerms`), loaded on the
+ * dataset's first search and evicted in the same order; a search reads its datasets' term
+ * indexes as one (dataset-terms.ts, FTS5's store-wide document frequencies). Without one, the
+ * term index is the whole store's (term-index.ts).
  */
 import type { SearchReader } from '../store/index.js';
 import { DimIndex, type VectorFilter, type VectorHit } from './vector-index.js';

@@ -31,7 +31,8 @@
  * search's step at a time, the others skip theirs), FTS5 answering until it is built;
  * `termIndex(reader)` builds it at once (the search threads, tests), and a PostgreSQL-backed
  * server in the background from its start (`buildTermIndexInBackground`, warm.ts), searches then
- * building none of it. Its build steps and syncs run one after another.
+ * building none of it. Its build steps and syncs run one after another. Under an `indexMemory`
+ * budget, each dataset has its own instead (dataset-vectors.ts `searchTerms`, dataset-terms.ts).
  */
 import type { FeedPosition, SearchReader, TextTokenizer } from '../store/index.js';
 import type { FtsTerms } from '../text/index.js';
