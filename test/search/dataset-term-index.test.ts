@@ -8,29 +8,17 @@
  * (DatasetTerms: FTS5's store-wide document frequencies) give the text side of a search exactly
  * what the store-wide index gives it over those datasets.
  */
-import { afterAll, describe, expect, test } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Api } from '../../src/api/index.js';
+import { describe, expect, test } from 'vitest';
 import { expandWith, textQuery, textSide, type TextQuery } from '../../src/search/index.js';
 import { TermIndex, TERM_SLICES } from '../../src/search/term-index.js';
 import { DatasetTerms } from '../../src/search/dataset-terms.js';
 import type { SearchReader } from '../../src/store/index.js';
-import { createDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
+import { bothStores, openApi } from '../support/both-stores.js';
 import { addChunks } from '../support/seeded-chunks.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ragloom-ds-termix-'));
-const server = await pgServer();
-const reason = await pgSkipReason();
-const dbs: string[] = [];
-afterAll(async () => {
-  for (const u of dbs) await dropDatabase(server!, u).catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { stores, server, reason } = await bothStores('dstermix');
 
-type Where = { path: string } | { postgres: string };
-const open = (w: Where): Promise<Api> => ('postgres' in w ? Api.open(w) : Promise.resolve(new Api(w)));
+const open = openApi;
 
 const QUESTIONS = ['wing flow over a boundary layer panel 7', 'vortex drag 11 cylinder', 'nozzle', 'shock heat pressure plate flutter 3 21', 'absentword'];
 
@@ -123,15 +111,6 @@ async function viewSameAsStoreWide(reader: SearchReader, full: TermIndex, view: 
   }
 }
 
-const stores: Array<[string, () => Promise<Where | undefined>]> = [
-  ['SQLite', async () => ({ path: join(dir, `s${Math.random().toString(36).slice(2)}.db`) })],
-  ['PostgreSQL', async () => {
-    if (!server) return undefined;
-    const u = await createDatabase(server, 'dstermix');
-    dbs.push(u);
-    return { postgres: u };
-  }],
-];
 
 describe.each(stores)("a dataset's term index (%s)", (kind, where) => {
   const skip = kind === 'PostgreSQL' && !server;

@@ -5,32 +5,22 @@
  * never did, writes made meanwhile included; a search over more than the budget still answers;
  * bad `indexMemory` values are refused by name.
  */
-import { afterAll, describe, expect, test } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, test } from 'vitest';
 import { join } from 'node:path';
 import { Api } from '../../src/api/index.js';
 import { Client } from '../../src/index.js';
 import { startServer } from '../../src/server/index.js';
 import { datasetVectorOptions, forgetDatasetVectors, indexMemoryStats, setIndexMemory, termIndex } from '../../src/search/index.js';
 import { LOAD_PAGES } from '../../src/store/postgres/index.js';
-import { createDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
+import { bothStores, openApi, type Where } from '../support/both-stores.js';
 import { run } from '../cli/run.js';
 import { addChunks } from '../support/seeded-chunks.js';
 
 const PER_DATASET = 600;
 
-const dir = mkdtempSync(join(tmpdir(), 'ragloom-index-memory-'));
-const server = await pgServer();
-const reason = await pgSkipReason();
-const dbs: string[] = [];
-afterAll(async () => {
-  for (const u of dbs) await dropDatabase(server!, u).catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { stores, dir, server, reason } = await bothStores('ixmem');
 
-type Where = { path: string } | { postgres: string };
-const open = (w: Where): Promise<Api> => ('postgres' in w ? Api.open(w) : Promise.resolve(new Api(w)));
+const open = openApi;
 
 /** Three datasets of PER_DATASET chunks each. */
 async function seed(w: Where): Promise<string[]> {
@@ -54,15 +44,6 @@ const ask = (api: Api, datasetIds: string[], question = 'wing flow over a bounda
 const loaded = (api: Api) => indexMemoryStats(api.engine.store.search).loaded.map((l) => l.dataset);
 const terms = (api: Api) => indexMemoryStats(api.engine.store.search).terms.map((l) => l.dataset);
 
-const stores: Array<[string, () => Promise<Where | undefined>]> = [
-  ['SQLite', async () => ({ path: join(dir, `s${Math.random().toString(36).slice(2)}.db`) })],
-  ['PostgreSQL', async () => {
-    if (!server) return undefined;
-    const u = await createDatabase(server, 'ixmem');
-    dbs.push(u);
-    return { postgres: u };
-  }],
-];
 
 describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind, where) => {
   const skip = kind === 'PostgreSQL' && !server;
