@@ -205,7 +205,8 @@ export class TermIndex {
   /** pool offsets: start of the row, and the end of each of its columns */
   private start = new Float64Array(0);
   private colEnd = new Float64Array(0);
-  private pool = new Int32Array(1 << 16);
+  // Small to start: a dataset's index (under a memory budget) may hold a few chunks.
+  private pool = new Int32Array(1 << 10);
   private poolLen = 0;
   private dead = 0;
   private readonly slotOf = new RowSlots();
@@ -557,7 +558,7 @@ export class TermIndex {
   private compact(): void {
     // Forward rows, packed.
     if (this.dead > 0 || this.poolLen > 0) {
-      const pool = new Int32Array(Math.max(1 << 16, this.poolLen));
+      const pool = new Int32Array(Math.max(1 << 10, this.poolLen));
       let len = 0;
       let m = 0;
       for (let s = 0; s < this.n; s++) {

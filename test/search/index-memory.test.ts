@@ -110,7 +110,9 @@ describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind
 
       // A loaded dataset not searched keeps in step in the background (another dataset's search
       // syncs it once it is idle), so it never holds back the feed's trimming.
+      // (Room to spare meanwhile: a sync that grows an index's arrays must not evict it here.)
       datasetVectorOptions.idleSyncMs = 0;
+      setIndexMemory(reader, 2 * limit);
       try {
         const idle = loaded(node).find((x) => x !== b)!;
         const rowsOf = () => indexMemoryStats(reader).loaded.find((l) => l.dataset === idle)!.rows;
@@ -120,6 +122,7 @@ describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind
         await expect.poll(async () => (await ask(node, [b!]), rowsOf()), { timeout: 10_000 }).toBe(before + 7);
       } finally {
         datasetVectorOptions.idleSyncMs = 5_000;
+        setIndexMemory(reader, limit);
       }
 
       // One search over all three, more than the budget holds: all loaded for it (overshoot), the
