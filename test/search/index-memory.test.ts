@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Api } from '../../src/api/index.js';
 import { Client } from '../../src/index.js';
 import { startServer } from '../../src/server/index.js';
-import { datasetVectorOptions, forgetDatasetVectors, indexMemoryStats, setIndexMemory, termIndex } from '../../src/search/index.js';
+import { datasetVectorOptions, forgetDatasetVectors, indexMemoryStats, setIndexMemory, termIndex, termIndexBytes, warmSearch } from '../../src/search/index.js';
 import { LOAD_PAGES } from '../../src/store/postgres/index.js';
 import { bothStores, openApi, type Where } from '../support/both-stores.js';
 import { run } from '../cli/run.js';
@@ -150,6 +150,31 @@ describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind
       expect(indexMemoryStats(reader).terms.find((l) => l.dataset === a)!.rows).toBe(PER_DATASET + 25);
     } finally {
       Object.assign(LOAD_PAGES, pages);
+      await node.close();
+      await never.close();
+    }
+  }, 120_000);
+});
+
+describe.each(stores)('a node warmed under a memory budget (%s)', (kind, where) => {
+  const skip = kind === 'PostgreSQL' && !server;
+  test.skipIf(skip)(`loads each dataset's vectors and term index, not the store's term index, and its first searches load nothing more${skip ? ` (${reason})` : ''}`, async () => {
+    const w = (await where())!;
+    const ids = await seed(w);
+    const node = await open(w);
+    const never = await open(w);
+    try {
+      const reader = node.engine.store.search;
+      setIndexMemory(reader, 2 ** 40);
+      await warmSearch(reader, ids);
+      const st = indexMemoryStats(reader);
+      expect(new Set(st.loaded.map((l) => l.dataset))).toEqual(new Set(ids));
+      expect(new Set(st.terms.map((l) => l.dataset))).toEqual(new Set(ids));
+      expect(st.terms.every((l) => l.rows === PER_DATASET)).toBe(true);
+      expect(termIndexBytes(reader)).toBe(0); // no store-wide term index
+      for (const d of [[ids[0]!], ids]) expect(await ask(node, d)).toEqual(await ask(never, d));
+      expect(indexMemoryStats(reader).loads).toBe(st.loads);
+    } finally {
       await node.close();
       await never.close();
     }
