@@ -322,6 +322,7 @@ async function visibilityBench(): Promise<void> {
  */
 async function requestsPerSecond(db: string, datasetId: string, questions: string[]): Promise<void> {
   const seconds = Number(args['rps-seconds']);
+  if (!(seconds > 0)) return; // --rps-seconds 0: no server processes started (the 1M run)
   for (const n of [1, 3]) {
     const nodes = await Promise.all(Array.from({ length: n }, () => serveNode(db)));
     // A node answers its first search before its term index is fully built (it builds in slices

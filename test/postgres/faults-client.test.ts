@@ -38,8 +38,8 @@ beforeAll(async () => {
   own = await launchCluster(process.pid);
 }, 120_000);
 
-// A Client's close waits for its calls in flight, which wait for an unreachable server up to
-// `unreachableMs`: each test closes its Clients while their server is up.
+// Each test's Clients are closed after it (a close is prompt even with the server away: the
+// 'closing … is prompt' tests below).
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => undefined);
 });
