@@ -281,6 +281,9 @@ describe.skipIf(!!reason)('PostgreSQL faults through the Client and the server',
     let inside!: () => void;
     const entered = new Promise<void>((r) => (inside = r));
     let frozen = false;
+    // Whatever happens to this test, the cluster is thawed (a frozen server would hang the tests
+    // after it, and ignore the watchdog's stop).
+    const thaw = setTimeout(() => freeze('CONT'), 20_000);
     try {
       const tx = db.tx(async (t) => {
         await t.run('INSERT INTO scratch VALUES (1)');
@@ -308,6 +311,7 @@ describe.skipIf(!!reason)('PostgreSQL faults through the Client and the server',
       expect(body.code).toBe(500);
       expect(body.message).toContain('was closed while this call was waiting for it: nothing of the call was saved');
     } finally {
+      clearTimeout(thaw);
       if (frozen) freeze('CONT');
       await db.close();
       await srv.close();
