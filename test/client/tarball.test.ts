@@ -297,8 +297,10 @@ describe.skipIf(!!skip)('the integrations from the packed tarball (docs/integrat
     const blank = join(work, 'blank');
     mkdirSync(blank, { recursive: true });
     writeFileSync(join(blank, 'package.json'), JSON.stringify({ name: 'blank', version: '1.0.0', private: true }));
-    // npm's own resolution of the tarball, without downloading or compiling anything.
-    const r = spawnSync('npm', ['install', tgz, '--dry-run', '--no-audit', '--no-fund'], { cwd: blank, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
+    // npm's own resolution of the tarball, without downloading or compiling anything; from the
+    // registry metadata the install above fetched moments ago (--prefer-offline: not asked for
+    // again, the same resolution).
+    const r = spawnSync('npm', ['install', tgz, '--dry-run', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: blank, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
     expect(r.status, r.stderr.slice(-2000)).toBe(0);
     const added = [...r.stdout.matchAll(/^add (\S+) /gm)].map((m) => m[1]!);
     expect(added.length).toBeGreaterThan(100);
@@ -314,7 +316,8 @@ describe.skipIf(!!skip)('the integrations from the packed tarball (docs/integrat
 
   it("with the SDK installed, the desktop assistant's MCP configuration starts a server that answers the SDK's client; so does `npx ragloom mcp`", async () => {
     const sdk = ['@modelcontextprotocol/sdk', 'zod'].map((p) => `${p}@${LOCK.packages[`node_modules/${p}`]!.version}`);
-    const add = spawnSync('npm', ['install', ...sdk, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
+    // Exact versions (this repository's lockfile's): npm's cached metadata names the same files.
+    const add = spawnSync('npm', ['install', ...sdk, '--no-audit', '--no-fund', '--prefer-offline'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
     expect(add.status, add.stderr.slice(-2000)).toBe(0);
     mkdirSync(join(app, 'handbook'), { recursive: true });
     writeFileSync(join(app, 'handbook', 'leave.md'), '# Leave\n\nEmployees get 25 days of paid leave a year.\n');
