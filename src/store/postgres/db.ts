@@ -459,7 +459,8 @@ export class PgDb implements PgQuery {
   /** Until the close ends: after a grace, asks the server; no answer, and every connection is cut. */
   private async watchClose(): Promise<void> {
     for (let wait = CLOSE_GRACE_MS; !this.ended; wait = CLOSE_PROBE_MS) {
-      await sleep(wait);
+      // Unref'd: a close that never comes to its end (a closer that threw) does not keep the process alive.
+      await new Promise((r) => setTimeout(r, wait).unref());
       if (this.ended || (await this.answers())) continue;
       this.cut.abort();
       for (const c of this.live) cutConnection(c);
