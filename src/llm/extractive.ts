@@ -10,6 +10,9 @@
  *   name the kind of answer ("what *year*") are not matched. The terms of the title a sentence
  *   stands under, of its document's name, and of the sentence before one that refers back ("It
  *   is …") count at a reduced weight.
+ * - Related words (`related`: WordNet's and GloVe's, src/llm/related-terms.ts): a question term
+ *   the sentence lacks counts at the weight of the best related stem it holds ("compulsory" for
+ *   "mandatory"), times `relatedWeight`.
  * - Feedback expansion, as retrieval's RM3: the terms the passages share most (each passage
  *   weighted by its retrieval score) are added to the question at `feedbackWeight`.
  * - Meaning: the cosine of the sentence and the question in the datasets' embedding model, mixed
@@ -32,6 +35,7 @@
  */
 import type { ChatDelta, ChatMessage, ChatModel, ChatOptions, ChatResult, KnowledgeItem, PassageSentence, Usage } from './types.js';
 import { ChatModelError } from './errors.js';
+import type { RelatedTerms } from './related-terms.js';
 
 export const EXTRACTIVE_MODEL_ID = 'ragloom-extractive@Builtin';
 
@@ -51,6 +55,13 @@ export interface ExtractiveChatModelOptions {
   embed?: (texts: string[]) => Promise<Float32Array[]>;
   /** Token counter for `usage` and `max_tokens`; else characters / 4. */
   countTokens?: (text: string) => number;
+  /**
+   * Stems related to a stem (WordNet's synonyms, derivations, similar words: src/llm/related-terms.ts),
+   * weighted in (0,1]: a sentence holding one gets that share of the question term's credit, times `relatedWeight`.
+   */
+  related?: RelatedTerms;
+  /** Share of a question term's credit that a related stem earns (× its weight), when `related` is given. @default 1 */
+  relatedWeight?: number;
   /** Share of cosine similarity in a sentence's score, when `embed` is given. @default 0.4 */
   vectorWeight?: number;
   /** Weight of the feedback expansion's terms against the question's. @default 0.3 */
@@ -105,8 +116,10 @@ interface Candidate {
   context: Map<string, number>;
   /** The title it stands under ('' when none). */
   title: string;
-  /** Question terms the sentence itself holds. */
+  /** Question terms the sentence itself holds (a related stem counts). */
   hits: number;
+  /** Question terms the sentence words differently: question term → the credit share of its best related stem. */
+  relatedHits?: Map<string, number>;
   term: number;
   /** Cosine similarity to the question (0 when not embedded). */
   cosine: number;
@@ -196,8 +209,8 @@ export function parseKnowledge(text: string): KnowledgeItem[] | undefined {
   });
 }
 
-type Options = Required<Omit<ExtractiveChatModelOptions, 'embed' | 'countTokens' | 'id' | 'maxTokens'>> &
-  Pick<ExtractiveChatModelOptions, 'embed' | 'countTokens'>;
+type Options = Required<Omit<ExtractiveChatModelOptions, 'embed' | 'countTokens' | 'related' | 'id' | 'maxTokens'>> &
+  Pick<ExtractiveChatModelOptions, 'embed' | 'countTokens' | 'related'>;
 
 export class ExtractiveChatModel implements ChatModel {
   readonly id: string;
@@ -218,6 +231,8 @@ export class ExtractiveChatModel implements ChatModel {
       splitSentences: opts.splitSentences,
       embed: opts.embed,
       countTokens: opts.countTokens,
+      related: opts.related,
+      relatedWeight: clamp(opts.relatedWeight ?? 1, 0, 1),
       vectorWeight: clamp(opts.vectorWeight ?? 0.4, 0, 1),
       feedbackWeight: clamp(opts.feedbackWeight ?? 0.3, 0, 1),
       feedbackTerms: Math.max(0, Math.floor(opts.feedbackTerms ?? 10)),
@@ -453,6 +468,40 @@ export class ExtractiveChatModel implements ChatModel {
     return out;
   }
 
+  /**
+   * Each candidate's question terms it holds only as a related stem (`related`): the term → the
+   * best related stem's weight × `relatedWeight`. Only for the question's terms that no candidate holds.
+   */
+  private relate(cands: Candidate[], qTerms: Map<string, number>): void {
+    const { related, relatedWeight } = this.o;
+    if (!related || relatedWeight <= 0) return;
+    // Whether the passages use the question's own word: then a neighbour of it may be a contrast
+    // ("Tuesday" for "Monday"), see `RelationWeights.gHeld`.
+    const held = new Set<string>();
+    for (const c of cands) for (const t of c.terms) if (qTerms.has(t)) held.add(t);
+    // related stem → [question term, weight]
+    const inverse = new Map<string, Array<[string, number]>>();
+    for (const t of qTerms.keys()) {
+      for (const [r, w] of related(t, held.has(t))) {
+        if (qTerms.has(r)) continue;
+        const l = inverse.get(r) ?? [];
+        l.push([t, w * relatedWeight]);
+        inverse.set(r, l);
+      }
+    }
+    if (!inverse.size) return;
+    for (const c of cands) {
+      const own = new Set(c.terms);
+      for (const x of own) {
+        for (const [t, w] of inverse.get(x) ?? []) {
+          if (own.has(t)) continue;
+          c.relatedHits ??= new Map();
+          if (w > (c.relatedHits.get(t) ?? 0)) c.relatedHits.set(t, w);
+        }
+      }
+    }
+  }
+
   /** Every candidate sentence of the passages, scored (see the module comment). */
   private async scored(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal): Promise<Candidate[]> {
     const o = this.o;
@@ -465,6 +514,7 @@ export class ExtractiveChatModel implements ChatModel {
     const top = Math.max(0, ...sims.filter((x) => !Number.isNaN(x)));
     const prior = sims.map((s, i) => (top > 0 && !Number.isNaN(s) ? clamp(s / top, 0, 1) : 1 / (1 + 0.25 * i)));
     const expand = this.expansion(passageTerms, prior, qTerms);
+    this.relate(cands, qTerms);
 
     // BM25 over the sentences: the question's terms (normalised by their bound) and the expansion's.
     const df = new Map<string, number>();
@@ -492,7 +542,12 @@ export class ExtractiveChatModel implements ChatModel {
         if (f) {
           s += w * idf(t) * part(f);
           c.hits++;
-        } else if (c.context.has(t)) s += c.context.get(t)! * w * idf(t) * part(1);
+        } else {
+          // Under its title, or worded differently (a related stem): the better of the two shares.
+          const share = Math.max(c.context.get(t) ?? 0, c.relatedHits?.get(t) ?? 0);
+          if (share > 0) s += share * w * idf(t) * part(1);
+          if (c.relatedHits?.has(t)) c.hits++;
+        }
       }
       let e = 0;
       for (const [t, w] of expand) {
@@ -524,6 +579,9 @@ export class ExtractiveChatModel implements ChatModel {
         if (own.has(t) || c.context.has(t)) {
           hit += w;
           inPassage += w;
+        } else if (c.relatedHits?.has(t)) {
+          hit += w * c.relatedHits.get(t)!;
+          inPassage += w * c.relatedHits.get(t)!;
         } else if (passageSets[c.passage]!.has(t)) inPassage += w;
       }
       c.cover = info ? hit / info : 0;

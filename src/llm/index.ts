@@ -17,3 +17,5 @@ export { OpenAIChatModel, OPENAI_CHAT_DEFAULTS } from './openai.js';
 export type { OpenAIChatModelOptions } from './openai.js';
 export { ExtractiveChatModel, EXTRACTIVE_MODEL_ID, parseKnowledge } from './extractive.js';
 export type { ExtractiveChatModelOptions } from './extractive.js';
+export { wordnetRelatedTerms, DEFAULT_RELATION_WEIGHTS } from './related-terms.js';
+export type { RelatedTerms, RelationWeights, Relation } from './related-terms.js';

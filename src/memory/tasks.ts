@@ -41,6 +41,8 @@ export const TASK_ATTEMPTS = 3;
  */
 export const TASK_LEASE_MS = 30_000;
 const RETRY_MS = [200, 1_000, 5_000];
+/** How soon a queue whose store failed looks again. */
+const PAUSE_MS = 1_000;
 
 export class ExtractionQueue {
   private running: Promise<void> | null = null;
@@ -54,6 +56,8 @@ export class ExtractionQueue {
   private watching: Promise<(() => Promise<void>) | null> = Promise.resolve(null);
   /** A kick came while draining: look once more before stopping. */
   private again = false;
+  /** The last drain failed on the store (logged once until one gets through). */
+  private pausedOn = false;
 
   constructor(private readonly d: TaskDeps) {
     this.leaseMs = d.leaseMs ?? TASK_LEASE_MS;
@@ -68,7 +72,7 @@ export class ExtractionQueue {
       return;
     }
     this.again = false;
-    this.running = this.drain().finally(() => {
+    this.running = this.drain().catch((e) => this.paused(e)).finally(() => {
       this.running = null;
       if (this.again) this.kick();
     });
@@ -111,6 +115,7 @@ export class ExtractionQueue {
       // lease, renewed while this process works on it; a process that dies leaves the task to
       // another once the lease runs out.
       const c = await this.tasks.claimTask(Date.now(), this.leaseMs);
+      this.pausedOn = false;
       if (!c) {
         await this.scheduleRetry();
         return;
@@ -153,6 +158,23 @@ export class ExtractionQueue {
       this.timer = null;
       this.kick();
     }, wait);
+    this.timer.unref();
+  }
+
+  /**
+   * The store failed under the queue (a shared database away, a statement timeout): nothing was
+   * claimed or stored, so nothing is lost; say so once and look again later, since no caller
+   * awaits a drain a kick started.
+   */
+  private paused(e: unknown): void {
+    if (this.d.isClosed() || this.abort.signal.aborted || !this.d.store.isOpen) return;
+    if (!this.pausedOn) (this.d.log ?? console.warn)(`ragloom memory: extraction paused, the store failed: ${e instanceof Error ? e.message : String(e)}; looking again every ${PAUSE_MS} ms`);
+    this.pausedOn = true;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.kick();
+    }, PAUSE_MS);
     this.timer.unref();
   }
 

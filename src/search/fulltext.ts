@@ -14,8 +14,8 @@
  * and depends on the query and the collection only, never on which other chunks were found.
  * idf is FTS5's own: ln((N − n + 0.5)/(n + 0.5)), at least 1e-6, over the whole table.
  */
-import { storedAnalysis, type FtsTable, type FullTextEngine, type SearchReader } from '../store/index.js';
-import { analyze, ftsTerms, type Analysis } from '../text/index.js';
+import { storedAnalysis, type FtsTable, type FullTextEngine, type SearchReader, type TermRow } from '../store/index.js';
+import { analyze, ftsTerms, type Analysis, type FtsTerms } from '../text/index.js';
 import { jsonList } from '../util/index.js';
 import { TopK } from './vector-index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
@@ -195,10 +195,27 @@ export function scoreRows(q: TextQuery, rows: Iterable<[number, string[][]]>): M
  */
 export function rowTerms(reader: SearchReader, rowids: number[], table: FtsTable = 'chunk_fts'): Map<number, string[][]> {
   const out = new Map<number, string[][]>();
-  const split = (s: string): string[] => (s ? s.split(' ') : []);
   for (const [rid, content, indexText, kw, qs, title, lang] of fts(reader).texts(checkTable(table), rowids)) {
-    out.set(rid, ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang)).map(split));
+    out.set(rid, ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang)).map(splitTerms));
   }
+  return out;
+}
+
+const splitTerms = (s: string): string[] => (s ? s.split(' ') : []);
+
+/** A chunk's full-text row as the store wrote it (its stored terms, or its text analysed as the store analysed it). */
+export const termRowColumns = ([, content, indexText, kw, qs, title, , lang, stored]: TermRow): FtsTerms =>
+  stored ?? ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang));
+
+/**
+ * rowTerms of chunks, from the store's rows (SearchReader.termRows) rather than the full-text
+ * engine's: for an engine that holds no chunk texts (FullTextEngine.chunkTexts false).
+ */
+export async function storedRowTerms(reader: SearchReader, rowids: number[]): Promise<Map<number, string[][]>> {
+  const out = new Map<number, string[][]>();
+  if (!rowids.length) return out;
+  const rows = await reader.termRows(rowids);
+  for (const [rid, r] of rows) out.set(rid, termRowColumns(r).map(splitTerms));
   return out;
 }
 
@@ -329,6 +346,8 @@ export interface TextSide {
   top: Array<[number, number]>;
   /** Exact term_similarity of any rows (absent: no term matches). */
   scoresOf(rowids: number[]): Map<number, number>;
+  /** scoresOf reads the rows' texts (textScoresJs): `scoreRows` over storedRowTerms gives the same. */
+  readsTexts?: boolean;
 }
 
 /**
@@ -346,7 +365,7 @@ export function textSide(reader: SearchReader, q: TextQuery, k: number, accept: 
   const ix = q.index && q.phrases && !opts.selective ? indexed(reader, q, q.index, q.phrases) : undefined;
   if (!few) {
     if (ix) return { top: ix.top(k, accept), scoresOf: (rids) => ix.index.scoreRows(q, rids) };
-    return { top: textTop(reader, q, k, accept), scoresOf: (rids) => textScoresJs(reader, q, rids) };
+    return { top: textTop(reader, q, k, accept), scoresOf: (rids) => textScoresJs(reader, q, rids), readsTexts: true };
   }
   const { rowids, scores } = ix ? ix.all() : textAll(reader, q);
   const best = new TopK(Math.max(1, k));

@@ -1,6 +1,7 @@
 export { hybridSearch, resolveRetrievalOptions, DEFAULT_RETRIEVAL_OPTIONS } from './retrieve.js';
 export type { SearchRequest, WireSearchRequest, RetrieveResult, DocAgg, RetrievalOptions } from './retrieve.js';
-export { termIndex, builtTermIndex, termIndexStep, termIndexOptions, termIndexBytes } from './term-index.js';
+export { termIndex, builtTermIndex, termIndexStep, termIndexOptions, termIndexBytes, buildTermIndexInBackground, TERM_SLICES } from './term-index.js';
+export { warmSearch } from './warm.js';
 export type { TermIndex, TermHit } from './term-index.js';
 export { SearchPool, SearchPoolClosed, attachSearchPool, detachSearchPool, searchPoolOf } from './search-pool.js';
 export type { SearchPoolOptions } from './search-pool.js';

@@ -16,7 +16,7 @@ import { analyzeForIndex, languageSetting, questionLanguage, type Lang } from '.
 import { highlight as highlightText } from './highlight.js';
 import type { DimIndex } from './vector-index.js';
 import { datasetVectors } from './dataset-vectors.js';
-import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows } from './fulltext.js';
+import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows, storedRowTerms } from './fulltext.js';
 import { builtTermIndex, termIndexOptions, termIndexStep } from './term-index.js';
 import { searchPoolOf, SearchPoolClosed } from './search-pool.js';
 import { filterDocuments, type MetadataFilter } from './metadata.js';
@@ -24,8 +24,11 @@ import type { Reranker } from './rerank.js';
 
 /** A validated retrieval request (src/api/retrieval.ts checks the wire parameters). */
 export interface SearchRequest {
-  /** The datasets searched, with their pagerank (0–100); one embedding model. */
-  datasets: Array<{ id: string; pagerank: number }>;
+  /**
+   * The datasets searched, with their pagerank (0–100); one embedding model. `language`: the
+   * dataset's setting, when the caller has its row (else the store is asked for it).
+   */
+  datasets: Array<{ id: string; pagerank: number; language?: string | null }>;
   /** The question, trimmed and not blank. */
   question: string;
   /** Embeds the question with the datasets' model (called once, unless the scope is empty). */
@@ -325,7 +328,8 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   // then FTS5 answers (the same ranking) and each search builds a part of it (end of rank).
   const started = performance.now();
   // The question is read in the datasets' language (its own when theirs differ or are unset).
-  const settings = (await reader.datasetLanguages(kbIds)).map(languageSetting);
+  const given = r.datasets.every((k) => k.language !== undefined);
+  const settings = (given ? r.datasets.map((k) => k.language ?? null) : await reader.datasetLanguages(kbIds)).map(languageSetting);
   const lang = questionLanguage(settings, question);
   const tix = await builtTermIndex(reader);
   await textSynced;
@@ -354,10 +358,14 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   const text = textSide(reader, tq, textN, accept);
   for (const [rid, ts] of text.top) add(rid).tsim = ts;
   const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
-  const crossScores = (rids: number[]): void => {
-    for (const [rid, ts] of text.scoresOf(rids)) cands.get(rid)!.tsim = ts;
+  // A full-text engine without the chunks' texts (PostgreSQL's FTS5 copy) has them read from the
+  // store (the same terms, the same sums) while the term index is not built.
+  const textless = reader.fullText?.chunkTexts === false;
+  const crossScores = async (rids: number[]): Promise<void> => {
+    const ts = textless && text.readsTexts ? scoreRows(tq, await storedRowTerms(reader, rids)) : text.scoresOf(rids);
+    for (const [rid, s] of ts) cands.get(rid)!.tsim = s;
   };
-  crossScores(untexted());
+  await crossScores(untexted());
 
   // Rocchio feedback: the question vector moves towards its best first-pass chunks, which
   // helps vague questions most; the candidates are then re-scored with it (and, with
@@ -416,7 +424,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     qVec = normalize(q2);
     if (o.feedbackSearch) {
       for (const h of ix.search(qVec, vectorN, filter, { exact })) add(h.rowid);
-      crossScores(untexted());
+      await crossScores(untexted());
     }
     scoreAll('moved');
   }
@@ -447,7 +455,8 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
       const xq = best ? expandWith(reader, tq, best, fx) : tq;
       ts = tix.scoreRows(xq, depthRows.map((c) => c.rowid));
     } else {
-      const rows = rowTerms(reader, [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))]);
+      const ids = [...new Set([...fbRows, ...depthRows].map((c) => c.rowid))];
+      const rows = textless ? await storedRowTerms(reader, ids) : rowTerms(reader, ids);
       analysed = rows;
       const feedback = fbRows.filter((c) => rows.has(c.rowid)).map((c): [string[][], number] => [rows.get(c.rowid)!, c.sim]);
       const xq = expandQuery(reader, tq, feedback, fx);
@@ -558,8 +567,9 @@ export function agreement(cands: ReadonlyArray<{ rowid: number; vsim: number; ts
 
 /** The page's chunks, read and shaped as RAGFlow sends them (`question`: highlight them), and the aggregates' names. */
 async function materialize(reader: SearchReader, ranked: RankedPage, question: string | undefined): Promise<RetrieveResult> {
-  const doc_aggs = await docNames(reader, ranked.doc_aggs);
-  const rows = await reader.pageChunks(ranked.page.map((c) => c.rowid));
+  // The page's rows and the aggregates' names in one read (one round trip on a networked store).
+  const { chunks: rows, names } = await reader.pageRows(ranked.page.map((c) => c.rowid), ranked.doc_aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id));
+  const doc_aggs = docNames(ranked.doc_aggs, names);
   const chunks: Record<string, unknown>[] = [];
   for (const c of ranked.page) {
     const row = rows.get(c.rowid);
@@ -575,8 +585,7 @@ type Row = PageChunk;
  * The aggregates with their documents' names (only the documents the term index named, read in
  * one batch); a document gone meanwhile is left out, as the survivors' join leaves it out.
  */
-async function docNames(reader: SearchReader, aggs: PageAgg[]): Promise<DocAgg[]> {
-  const names = await reader.documentNames(aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id));
+function docNames(aggs: PageAgg[], names: ReadonlyMap<string, string>): DocAgg[] {
   const out: DocAgg[] = [];
   for (const a of aggs) {
     const name = a.doc_name ?? names.get(a.doc_id);

@@ -27,17 +27,18 @@
  * retitleDocumentChunks); like `rowTerms`, this copy reads the current name when it re-reads a chunk.
  *
  * Memory: ~1.1–1.3 KB per ~200-word chunk (the forward rows' term ids, the postings). Building
- * takes ~2 s per 100k such chunks: retrieve.ts builds it a slice per search (`advance`), FTS5
- * answering until it is built; `termIndex(reader)` builds it at once (the search threads, tests).
- * Its build steps and syncs run one after another.
+ * takes ~2 s per 100k such chunks: retrieve.ts builds it a slice per search (`advance`; one
+ * search's step at a time, the others skip theirs), FTS5 answering until it is built;
+ * `termIndex(reader)` builds it at once (the search threads, tests), and a PostgreSQL-backed
+ * server in the background from its start (`buildTermIndexInBackground`, warm.ts), searches then
+ * building none of it. Its build steps and syncs run one after another.
  */
-import { storedAnalysis, type FeedPosition, type SearchReader, type TermRow, type TextTokenizer } from '../store/index.js';
-import { ftsTerms, type FtsTerms } from '../text/index.js';
-import { jsonList } from '../util/index.js';
+import type { FeedPosition, SearchReader, TextTokenizer } from '../store/index.js';
+import type { FtsTerms } from '../text/index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
 import { RowSlots } from './row-slots.js';
 import { TopK } from './vector-index.js';
-import { bestTerms, type TextQuery } from './fulltext.js';
+import { bestTerms, termRowColumns, type TextQuery } from './fulltext.js';
 
 /**
  * Process-wide settings. `enabled`: tests and benchmarks compare both paths; `RAGLOOM_TERM_INDEX=0`
@@ -47,14 +48,15 @@ import { bestTerms, type TextQuery } from './fulltext.js';
  */
 export const termIndexOptions = { enabled: process.env.RAGLOOM_TERM_INDEX !== '0', buildStepMs: 100 };
 
-/** Rows read per statement while the copy is built (one slice is the least a build step does). */
-const SLICE_ROWS = 512;
-
-type RowTuple = TermRow;
+/**
+ * Rows read per statement while the copy is built: `step` by a search's build step (one slice is
+ * the least it does), `bulk` by a build at once (`termIndex`, a background build). Tests make
+ * them small to run many slices.
+ */
+export const TERM_SLICES = { step: 512, bulk: 4096 };
 
 /** A chunk's full-text row, as the store wrote it (src/store/chunks.ts; stored: PostgreSQL) and rowTerms re-reads it. */
-const rowCols = ([, content, indexText, kw, qs, title, , lang, fts]: RowTuple): FtsTerms =>
-  fts ?? ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang));
+const rowCols = termRowColumns;
 
 /** Terms FTS5's unicode61 keeps as they are: one token each, no folding. */
 const PLAIN = /^[a-z0-9]{1,1000}$/;
@@ -88,15 +90,40 @@ export async function builtTermIndex(reader: SearchReader): Promise<TermIndex | 
 
 /**
  * Builds the store's term index for about `ms` (at least one slice of rows, `TermIndex.advance`);
- * the synced index once it is built, else undefined.
+ * the synced index once it is built, else undefined. While a background build (buildTermIndexInBackground)
+ * or another search's step runs, it builds nothing: undefined at once (steps queued behind one
+ * another made each of many concurrent searches wait for the steps of those before it).
  */
 export async function termIndexStep(reader: SearchReader, ms: number): Promise<TermIndex | undefined> {
   if (!termIndexOptions.enabled) return undefined;
   let ix = byReader.get(reader);
   if (!ix) byReader.set(reader, (ix = new TermIndex(reader)));
-  if (!(await ix.advance(ms))) return undefined;
+  if (ix.inBackground || (ms !== Infinity && stepping.has(ix))) return undefined;
+  if (ms !== Infinity) stepping.add(ix);
+  try {
+    if (!(await ix.advance(ms))) return undefined;
+  } finally {
+    if (ms !== Infinity) stepping.delete(ix);
+  }
   await ix.sync();
   return ix;
+}
+
+/** Term indexes a search's build step is running on. */
+const stepping = new WeakSet<TermIndex>();
+
+/**
+ * Builds the store's term index now, without searches waiting for it (a PostgreSQL-backed
+ * server's start, as SQLite's search threads build theirs): until it is built, searches ask
+ * FTS5 (the same ranking) and no longer each build a slice, which, queued behind one another,
+ * made every search wait for the slices of the searches before it. Resolves when it is built
+ * (or the build failed: then searches build it in slices again).
+ */
+export async function buildTermIndexInBackground(reader: SearchReader): Promise<void> {
+  if (!termIndexOptions.enabled) return;
+  let ix = byReader.get(reader);
+  if (!ix) byReader.set(reader, (ix = new TermIndex(reader)));
+  await ix.buildInBackground();
 }
 
 /** Bytes the store's term index holds in this process (0 when none is built or building). */
@@ -255,13 +282,27 @@ export class TermIndex {
 
   /**
    * Builds more of the copy, slice by slice, until `budgetMs` has passed (at least one slice of
-   * SLICE_ROWS chunks); true once it is built. The rows before a build's start are read in
+   * TERM_SLICES.step chunks); true once it is built. The rows before a build's start are read in
    * slices, each its own snapshot: whatever changes meanwhile is in the feed past the start's seq
    * (held back from trimming) or is a row past its highest rowid, which `sync` then applies, as
    * it does for any write after a full read.
    */
   advance(budgetMs: number): Promise<boolean> {
     return this.serial(() => this.build(budgetMs));
+  }
+
+  /** A background build under way (buildInBackground). */
+  private background: Promise<void> | null = null;
+
+  /** True while buildInBackground runs. */
+  get inBackground(): boolean {
+    return this.background !== null;
+  }
+
+  /** Builds the whole copy (in large slices, each its own statement); searches meanwhile build nothing. */
+  buildInBackground(): Promise<void> {
+    this.background ??= this.advance(Infinity).then(() => undefined, () => undefined).finally(() => (this.background = null));
+    return this.background;
   }
 
   private async build(budgetMs: number): Promise<boolean> {
@@ -278,14 +319,16 @@ export class TermIndex {
       this.building = { at: await this.reader.feed('chunks').head(), next: 0 };
     }
     const b = this.building;
+    // A build at once reads large slices (fewer statements); a step, one small slice at least.
+    const slice = budgetMs === Infinity ? TERM_SLICES.bulk : TERM_SLICES.step;
     for (;;) {
       let read = 0;
-      for (const r of await this.reader.termSlice(b.at, b.next, SLICE_ROWS)) {
+      for (const r of await this.reader.termSlice(b.at, b.next, slice)) {
         this.addRow(r[0], rowCols(r), r[6]);
         b.next = r[0];
         read++;
       }
-      if (read < SLICE_ROWS) break;
+      if (read < slice) break;
       if (performance.now() - t0 >= budgetMs) return false;
     }
     this.canonicalise();

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { Api, SearchPool, attachSearchPool, detachSearchPool, checkPostgresOptions } from '../api/index.js';
-import { checkIndexMemory } from '../search/index.js';
+import { checkIndexMemory, warmSearch } from '../search/index.js';
 import { buildApp } from './app.js';
 import { isPostgresUrl, type PgConnectionConfig, type PostgresTuning } from '../store/index.js';
 
@@ -162,6 +162,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const boot = (await api.call('auth.bootstrap', { new_admin_key: o.newAdminKey })) as { api_key: string; first_start: boolean };
     const app = await buildApp(api, { bodyLimit: o.bodyLimit, uploads: { fileSize: o.uploadLimit, files: o.uploadFiles, total: o.uploadTotalLimit }, logger: o.logger }, inflight, () => closing);
     await app.listen({ port: o.port, host: o.host });
+    // On PostgreSQL searches run in this thread: its indexes load now, in the background (the
+    // search threads of a SQLite server build theirs when they start).
+    if (o.postgres !== undefined) {
+      void api.engine.store.datasets.analyses().then((ds) => warmSearch(api.engine.store.search, ds.map((d) => d.id)), () => undefined);
+    }
     const { port } = app.server.address() as AddressInfo;
     let closed: Promise<void> | undefined;
     return {

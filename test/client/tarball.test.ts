@@ -123,7 +123,7 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
     for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/workspace/index.d.ts', 'dist/workspace/workspace.proto', 'bin/ragloom.js']) {
       expect(existsSync(join(pkg, f)), f).toBe(true);
     }
-    expect(readdirSync(join(pkg, 'models'))).toEqual(expect.arrayContaining(['ragloom-static-en-256', 'ragloom-static-en-128']));
+    expect(readdirSync(join(pkg, 'models'))).toEqual(expect.arrayContaining(['ragloom-static-en-256', 'ragloom-static-en-128', 'ragloom-related-en']));
     // better-sqlite3 took the prebuilt binary when it was handed one of its version (no compiler
     // output beside it), or compiled it.
     const sqlite = join(nm, 'better-sqlite3');

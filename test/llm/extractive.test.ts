@@ -12,6 +12,7 @@ import {
   EXTRACTIVE_MODEL_ID,
 } from '../../src/llm/extractive.js';
 import { ChatModelError } from '../../src/llm/errors.js';
+import { wordnetRelatedTerms } from '../../src/llm/related-terms.js';
 import type { ChatMessage, ChatOptions, KnowledgeItem } from '../../src/llm/types.js';
 import { hashedVector } from '../support/embedding-server.js';
 
@@ -449,7 +450,8 @@ describe('usefulness on real documents', () => {
         // Every document the questions name was parsed into chunks.
         expect(withText).toBeGreaterThanOrEqual(new Set(QA.map((q) => q[0])).size);
 
-        const m = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: (t) => embedder.embed(t) });
+        // As a chat builds it (src/core/chat-models.ts): with the shipped related-word tables.
+        const m = new ExtractiveChatModel({ analyze, splitSentences, countTokens, embed: (t) => embedder.embed(t), related: wordnetRelatedTerms() });
         const retrieve = async (question: string): Promise<KnowledgeItem[]> => {
           const hits = await client.retrieve({ question, dataset_ids: [ds.id], page_size: 6, similarity_threshold: 0.2, vector_similarity_weight: 0.3 });
           return hits.slice(0, 6).map((h, id) => ({ id, title: String((h as unknown as Record<string, unknown>).document_name ?? ''), content: String(h.content ?? '') }));

@@ -109,4 +109,39 @@ describe('extraction task leases', () => {
     db.close();
     other.close();
   });
+
+  test('a store that fails under a kicked drain pauses the queue: no unhandled rejection, logged once, extracted once it answers', async ({ dir }) => {
+    const path = join(dir, 'kb.db');
+    await pendingTask(path);
+    const db = openDatabase(path);
+    const memories = new SqliteMemories(new SqliteConn(db));
+    let failures = 2; // as a shared database that is away answers
+    const away = new Proxy(memories, {
+      get(target, key, recv) {
+        if (key === 'claimTask' && failures > 0) return async () => { failures--; throw new Error('the database cannot be reached'); };
+        const v = Reflect.get(target, key, recv) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const logged: string[] = [];
+    const registry = new ModelRegistry([]);
+    const q = new ExtractionQueue({
+      store: { memories: away, get isOpen() { return db.open; } }, isClosed: () => !db.open, log: (m) => logged.push(m),
+      model: () => new OpenAIChatModel({ id: 'extractor@OpenAI-API-Compatible', model: 'extractor', baseUrl: server.url, retries: 0 }),
+      embed: (id, texts) => registry.embedder(id).embed(texts),
+    });
+    server.script({ text: ANSWER });
+    q.kick();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(failures).toBe(1);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatch(/extraction paused.*cannot be reached/);
+    for (let i = 0; i < 60 && task(db).status !== 'done'; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(failures).toBe(0);
+    expect(logged).toHaveLength(1); // the second failure in a row is not logged again
+    expect(task(db).status).toBe('done');
+    expect(extracted(db)).toEqual(['The meeting room is B12']);
+    await q.close();
+    db.close();
+  });
 });

@@ -56,6 +56,8 @@ export interface LiveDataset {
   name: string;
   embd_id: string;
   pagerank: number;
+  /** The dataset's language setting (a search reads the question in it). */
+  language: string | null;
 }
 
 export interface DatasetStore {
@@ -66,8 +68,14 @@ export interface DatasetStore {
   getVisible(id: string, who: Ctx): Promise<DatasetRow | undefined>;
   /** Of `ids`, the datasets `tenantId` owns (any status), by id; the others absent. */
   getOwnedMany(ids: readonly string[], tenantId: string): Promise<Map<string, DatasetRow>>;
-  /** Of `ids`, the datasets the caller can read (as getVisible; any status), by id; the others absent. */
-  getVisibleMany(ids: readonly string[], who: Ctx): Promise<Map<string, DatasetRow>>;
+  /**
+   * Of `ids`, the datasets the caller can read (as getVisible; any status), by id; the others absent.
+   * `cached`: the store may answer from what this process read before, as long as no change to a
+   * dataset or a team's members can have reached it since (PostgreSQL: until the next wake-up of
+   * its change feed; a change on another node arrives with its NOTIFY, as chunks do). For reads
+   * that only search (retrieval), never for a check before a write.
+   */
+  getVisibleMany(ids: readonly string[], who: Ctx, opts?: { cached?: boolean }): Promise<Map<string, DatasetRow>>;
   exists(id: string): Promise<boolean>;
   /** Another live dataset of the tenant has this name (case-insensitively). */
   nameTaken(tenantId: string, name: string, exceptId?: string): Promise<boolean>;

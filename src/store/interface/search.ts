@@ -134,8 +134,16 @@ export interface FullTextEngine {
   top(table: FtsTable, match: string, limit: number, offset: number): Array<[number, number]>;
   /** [rowid, bm25] of those of `rowids` that match. */
   scores(table: FtsTable, match: string, rowids: readonly number[]): Array<[number, number]>;
-  /** The rows' stored text (TermRow without the document id; a memory message has only content, lang null). */
+  /**
+   * The rows' stored text (TermRow without the document id; a memory message has only content, lang
+   * null). Not for `chunk_fts` where `chunkTexts` is false: read those from the store (SearchReader.termRows).
+   */
   texts(table: FtsTable, rowids: readonly number[]): Array<[rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string, lang: string | null]>;
+  /**
+   * false: the engine holds chunk_fts's index, not the chunks' texts (PostgreSQL's FTS5 copy: the
+   * texts were two thirds of its bytes); `texts('chunk_fts', …)` then throws. Absent: true.
+   */
+  readonly chunkTexts?: boolean;
   /** A searchable memory message's partition and filter values (search without a vector index). */
   messageFilter(id: number): { memory_id: string; agent_id: string; session_id: string; user_id: string } | undefined;
 }
@@ -193,6 +201,11 @@ export interface SearchReader {
   pageChunks(rowids: readonly number[]): Promise<Map<number, PageChunk>>;
   /** Documents' names (absent: gone). */
   documentNames(ids: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * A ranked page's reads at once: its chunks (`pageChunks`) and documents' names (`documentNames`),
+   * in one round trip where the store is across a network (PostgreSQL: one statement).
+   */
+  pageRows(rowids: readonly number[], documentIds: readonly string[]): Promise<{ chunks: Map<number, PageChunk>; names: Map<string, string> }>;
   /** Each chunk's document (id and name; absent: gone). */
   chunkDocuments(rowids: readonly number[]): Promise<Map<number, { id: string; name: string }>>;
 }

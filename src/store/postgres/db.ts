@@ -174,6 +174,8 @@ export class PgDb implements PgQuery {
   idleErrors = 0;
   /** Units of work run again after a connection loss or a conflict, or waiting for the server (tests and benchmarks read it). */
   retries = 0;
+  /** Statements sent to the server by this pool's calls, transactions' BEGIN and COMMIT included (tests and benchmarks read it). */
+  statements = 0;
   /** Called after every committed transaction of this pool (the store's search learns of its own writes at once). */
   onCommit: (() => void) | undefined;
 
@@ -351,7 +353,10 @@ export class PgDb implements PgQuery {
   }
 
   async rows<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]> {
-    return this.attempt(async (c) => (await c.query(sql, params)).rows as R[], true);
+    return this.attempt(async (c) => {
+      this.statements++;
+      return (await c.query(sql, params)).rows as R[];
+    }, true);
   }
 
   async one<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R | undefined> {
@@ -365,10 +370,11 @@ export class PgDb implements PgQuery {
   async tx<T>(fn: (tx: PgTx) => Promise<T>, opts: TxOptions = {}): Promise<T> {
     const begin = opts.isolation && opts.isolation !== 'read committed' ? `BEGIN ISOLATION LEVEL ${opts.isolation.toUpperCase()}` : 'BEGIN';
     const r = await this.attempt(async (c) => {
+      this.statements += 2; // BEGIN, COMMIT
       await c.query(begin);
       let result: T;
       try {
-        result = await fn(wrap(c));
+        result = await fn(wrap(c, this));
       } catch (e) {
         await c.query('ROLLBACK').catch(() => undefined);
         throw e;
@@ -495,10 +501,14 @@ export class PgDb implements PgQuery {
   }
 }
 
-function wrap(c: PgPoolClient): PgTx {
+function wrap(c: PgPoolClient, counts: { statements: number }): PgTx {
+  const query = (sql: string, params?: unknown[]) => {
+    counts.statements++;
+    return c.query(sql, params);
+  };
   return {
-    rows: async <R>(sql: string, params?: unknown[]) => (await c.query(sql, params)).rows as R[],
-    one: async <R>(sql: string, params?: unknown[]) => (await c.query(sql, params)).rows[0] as R | undefined,
-    run: async (sql: string, params?: unknown[]) => (await c.query(sql, params)).rowCount ?? 0,
+    rows: async <R>(sql: string, params?: unknown[]) => (await query(sql, params)).rows as R[],
+    one: async <R>(sql: string, params?: unknown[]) => (await query(sql, params)).rows[0] as R | undefined,
+    run: async (sql: string, params?: unknown[]) => (await query(sql, params)).rowCount ?? 0,
   };
 }

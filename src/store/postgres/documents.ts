@@ -343,6 +343,7 @@ export class PgDocuments implements DocumentStore {
   }
 
   async inDatasets(ids: readonly string[], datasetIds: readonly string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set(); // a search without document_ids asks this too: no round trip
     const rows = await this.db.rows<{ id: string }>('SELECT id FROM document WHERE id = ANY($1) AND dataset_id = ANY($2)', [[...new Set(ids)], [...datasetIds]]);
     const found = new Set(rows.map((r) => r.id));
     return new Set(ids.filter((id) => found.has(id)));

@@ -10,8 +10,10 @@
  *   (feed.ts feedStart), then kept up to date by reading the feed from there: the rows it names
  *   are read again (gone: removed). `sync(table)` catches up; search calls it before it reads
  *   (SearchReader.syncFullText), and the store calls it after its own writes.
- * - Memory: per chunk its analysed terms in FTS5 plus its text columns (texts()), about the size
- *   of the text twice (docs/scaling.md).
+ * - Memory: per chunk its FTS5 index entries and its document (searchDocument's filter), ~300
+ *   bytes a chunk of ~30 words; no texts (a search reads those from PostgreSQL while its term index
+ *   is not built: FullTextEngine.chunkTexts). Memory messages keep theirs (memory search reads
+ *   them). docs/scaling.md.
  */
 import Database from 'better-sqlite3';
 import type { FtsTable, FullTextEngine } from '../interface/index.js';
@@ -30,11 +32,11 @@ export const FTS5_TABLE = (name: string) => `CREATE VIRTUAL TABLE ${name} USING 
   tokenize = 'unicode61 remove_diacritics 2', content = '', contentless_delete = 1
 )`;
 
+// The chunks' rows hold what FTS5 queries join on (their document) and no texts: a search reads
+// those from PostgreSQL (FullTextEngine.chunkTexts). They were two thirds of the copy's bytes.
 const SCHEMA = `
-  CREATE TABLE chunk (rowid INTEGER PRIMARY KEY, document_id TEXT NOT NULL, content TEXT NOT NULL, index_text TEXT,
-    important_keywords TEXT NOT NULL, questions TEXT NOT NULL, titled INTEGER NOT NULL, lang TEXT);
+  CREATE TABLE chunk (rowid INTEGER PRIMARY KEY, document_id TEXT NOT NULL);
   CREATE INDEX chunk_document ON chunk (document_id);
-  CREATE TABLE document (id TEXT PRIMARY KEY, name TEXT NOT NULL);
   ${FTS5_TABLE('chunk_fts')};
   INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('hashsize', ${16 * 1024 * 1024});
   INSERT INTO chunk_fts (chunk_fts, rank) VALUES ('automerge', 8);
@@ -135,7 +137,6 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
       const head = await feedStart(t);
       await t.run(ORDERED_PAGES);
       this.clear(table);
-      const docs = new Set<string>();
       const page = (after: number): Promise<Array<ChunkText | MessageText>> => table === 'chunk_fts'
         ? t.rows<ChunkText>(`${CHUNK_SQL} WHERE c.rowid > $1 ORDER BY c.rowid LIMIT ${LOAD_PAGES.text}`, [after])
         : t.rows<MessageText>(`${MESSAGE_SQL} WHERE id > $1 ORDER BY id LIMIT ${LOAD_PAGES.text}`, [after]);
@@ -151,7 +152,7 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
         }
         // A load logs nothing per row: the clear above changed the statistics' key already.
         this.mem.transaction(() => {
-          for (const r of rows) table === 'chunk_fts' ? this.putChunk(r as ChunkText, docs) : this.putMessage(r as MessageText, true);
+          for (const r of rows) table === 'chunk_fts' ? this.putChunk(r as ChunkText, true) : this.putMessage(r as MessageText, true);
         })();
         if (rows.length < LOAD_PAGES.text) break;
       }
@@ -162,7 +163,7 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
   private clear(table: FtsTable): void {
     this.mem.transaction(() => {
       if (table === 'chunk_fts') {
-        this.mem.exec("DELETE FROM chunk; DELETE FROM document; INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all'); INSERT INTO vec_log (rid) VALUES (0)");
+        this.mem.exec("DELETE FROM chunk; INSERT INTO chunk_fts (chunk_fts) VALUES ('delete-all'); INSERT INTO vec_log (rid) VALUES (0)");
       } else {
         this.mem.exec("DELETE FROM memory_message; INSERT INTO memory_fts (memory_fts) VALUES ('delete-all'); INSERT INTO memory_vec_log (rid) VALUES (0)");
       }
@@ -216,19 +217,14 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
     stmt(this.mem, `INSERT INTO ${table === 'chunk_fts' ? 'vec_log' : 'memory_vec_log'} (rid) VALUES (?)`).run(id);
   }
 
-  /** `loaded`: a load's documents written so far (each once, and no change logged per row). */
-  private putChunk(r: ChunkText, loaded?: Set<string>): void {
+  /** `loading`: a load (no change logged per row). */
+  private putChunk(r: ChunkText, loading = false): void {
     const title = r.titled ? r.name ?? '' : '';
-    if (r.name !== null && !loaded?.has(r.document_id)) {
-      stmt(this.mem, 'INSERT INTO document (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name').run(r.document_id, r.name);
-      loaded?.add(r.document_id);
-    }
-    stmt(this.mem, 'INSERT INTO chunk (rowid, document_id, content, index_text, important_keywords, questions, titled, lang) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(r.rowid, r.document_id, r.content, r.index_text, r.important_keywords, r.questions, r.titled, r.lang);
+    stmt(this.mem, 'INSERT INTO chunk (rowid, document_id) VALUES (?, ?)').run(r.rowid, r.document_id);
     const stored = r.fts === null ? null : (JSON.parse(r.fts) as string[]);
     const terms = stored && stored.length === 4 ? stored : chunkTerms({ ...r, title });
     stmt(this.mem, 'INSERT INTO chunk_fts (rowid, title, content, keywords, questions) VALUES (?, ?, ?, ?, ?)').run(BigInt(r.rowid), terms[0], terms[1], terms[2], terms[3]);
-    if (!loaded) stmt(this.mem, 'INSERT INTO vec_log (rid) VALUES (?)').run(r.rowid);
+    if (!loading) stmt(this.mem, 'INSERT INTO vec_log (rid) VALUES (?)').run(r.rowid);
   }
 
   private putMessage(r: MessageText, loading = false): void {
@@ -273,7 +269,10 @@ export class PgFullText implements FullTextEngine, ChunkSearcher {
     return this.inner.scores(table, match, rowids);
   }
 
+  readonly chunkTexts = false;
+
   texts(table: FtsTable, rowids: readonly number[]): Array<[number, string, string | null, string, string, string, string | null]> {
+    if (table === 'chunk_fts') throw new Error("PostgreSQL's FTS5 copy holds no chunk texts: read them from the store (SearchReader.termRows, fulltext.ts storedRowTerms)");
     return this.inner.texts(table, rowids);
   }
 

@@ -516,6 +516,22 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       DROP INDEX IF EXISTS parse_job_queue;
     `),
   },
+  {
+    // Each node keeps the datasets a search checks (datasets.ts: getVisibleMany's cache) until a
+    // wake-up of its feed gate: a change of a dataset or of a team's members wakes every node.
+    name: 'wake-ups for dataset and team changes',
+    sql: sql(`
+      CREATE OR REPLACE FUNCTION ragloom_wake_dataset() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM pg_notify('ragloom_change', 'dataset');
+        RETURN NULL;
+      END $fn$;
+      CREATE OR REPLACE TRIGGER dataset_wake AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON dataset
+        FOR EACH STATEMENT EXECUTE FUNCTION ragloom_wake_dataset();
+      CREATE OR REPLACE TRIGGER user_tenant_wake AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON user_tenant
+        FOR EACH STATEMENT EXECUTE FUNCTION ragloom_wake_dataset();
+    `),
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;

@@ -90,6 +90,14 @@ export class FeedGate {
     return this.listening;
   }
 
+  /**
+   * Whether wake-ups reach this process (its listening connection is up): only then may it keep
+   * what it read until the next wake-up (`mark`).
+   */
+  listens(): Promise<boolean> {
+    return this.started();
+  }
+
   /** A read of `topic` from `pos` would find nothing new. */
   async quiet(topic: string, pos: PgPosition): Promise<boolean> {
     if (!(await this.started())) return false;
@@ -97,7 +105,7 @@ export class FeedGate {
     return !!c && later(pos, c) === pos;
   }
 
-  /** Marks the start of a read (pass the mark to `settled`). */
+  /** Marks the start of a read (pass the mark to `settled`); it changes at every wake-up. */
   mark(): number {
     return this.count;
   }
@@ -233,6 +241,10 @@ const termRow = (r: TermObj): TermRow => {
   return row;
 };
 
+const PAGE_SQL = `SELECT c.rowid, c.id, c.document_id, c.dataset_id, c.content, c.important_keywords, c.questions, c.tag_kwd,
+  c.positions, c.available, c.image_id, c.doc_type, c.create_time, c.create_timestamp, c.index_text, d.name AS doc_name, c.lang
+  FROM chunk c JOIN document d ON d.id = c.document_id`;
+
 export class PgSearch implements SearchReader {
   private readonly feeds: Record<FeedName, PgFeed>;
   private tokenizer?: Fts5Tokenizer;
@@ -338,7 +350,13 @@ export class PgSearch implements SearchReader {
   async termSlice(at: FeedPosition, after: number, limit: number): Promise<TermRow[]> {
     // Rows committed after `at` with lower ids may be read too: they are in the feed past it anyway.
     const max = (at as unknown as SearchPosition).maxRow ?? Number.MAX_SAFE_INTEGER;
-    return (await this.db.rows<TermObj>(`${TERM_SQL} WHERE c.rowid > $1 AND c.rowid <= $2 ORDER BY c.rowid LIMIT $3`, [after, max, limit])).map(termRow);
+    // In rowid order from the index even without statistics (sql.ts ORDERED_PAGES): on a table just
+    // filled, each slice of 512 rows sorted every row past it, 0.2 s a slice at 100k.
+    const rows = await this.db.tx(async (t) => {
+      await t.run(ORDERED_PAGES);
+      return t.rows<TermObj>(`${TERM_SQL} WHERE c.rowid > $1 AND c.rowid <= $2 ORDER BY c.rowid LIMIT $3`, [after, max, limit]);
+    }, { idempotent: true });
+    return rows.map(termRow);
   }
 
   async textTokenizer(): Promise<TextTokenizer> {
@@ -373,10 +391,24 @@ export class PgSearch implements SearchReader {
   }
 
   async pageChunks(rowids: readonly number[]): Promise<Map<number, PageChunk>> {
-    const rows = await this.db.rows<PageChunk>(`SELECT c.rowid, c.id, c.document_id, c.dataset_id, c.content, c.important_keywords, c.questions, c.tag_kwd,
-      c.positions, c.available, c.image_id, c.doc_type, c.create_time, c.create_timestamp, c.index_text, d.name AS doc_name, c.lang
-      FROM chunk c JOIN document d ON d.id = c.document_id WHERE c.rowid = ANY($1)`, [[...rowids]]);
+    const rows = await this.db.rows<PageChunk>(`${PAGE_SQL} WHERE c.rowid = ANY($1)`, [[...rowids]]);
     return new Map(rows.map((r) => [r.rowid, r]));
+  }
+
+  async pageRows(rowids: readonly number[], documentIds: readonly string[]): Promise<{ chunks: Map<number, PageChunk>; names: Map<string, string> }> {
+    if (!documentIds.length) return { chunks: await this.pageChunks(rowids), names: new Map() };
+    // One statement: each round trip costs ~0.3 ms on loopback, about a tenth of a warm search.
+    // The names' rows have no rowid (the chunks' columns are NULL there).
+    const rows = await this.db.rows<PageChunk & { rowid: number | null }>(`${PAGE_SQL} WHERE c.rowid = ANY($1)
+      UNION ALL SELECT NULL, NULL, d.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, d.name, NULL FROM document d WHERE d.id = ANY($2)`,
+    [[...rowids], [...new Set(documentIds)]]);
+    const chunks = new Map<number, PageChunk>();
+    const names = new Map<string, string>();
+    for (const r of rows) {
+      if (r.rowid === null) names.set(r.document_id, r.doc_name);
+      else chunks.set(r.rowid, r);
+    }
+    return { chunks, names };
   }
 
   async documentNames(ids: readonly string[]): Promise<Map<string, string>> {

@@ -59,7 +59,7 @@ export class PgStore implements Store {
     // other processes' writes arrive through the feed before their next search.
     const wrote = () => this.fullText.refresh().catch(() => undefined);
     this.accounts = new PgAccounts(db, readonly_);
-    this.datasets = new PgDatasets(db);
+    this.datasets = new PgDatasets(db, gate);
     this.documents = new PgDocuments(db);
     this.chunks = new PgChunks(db, this.fullText, wrote);
     this.parse = new PgParseWork(db, this.chunks, wrote);

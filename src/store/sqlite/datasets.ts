@@ -166,7 +166,7 @@ export class SqliteDatasets implements DatasetStore {
   }
 
   async live(ids: readonly string[]): Promise<LiveDataset[]> {
-    const get = cachedStatement(this.db, "SELECT id, name, embd_id, pagerank FROM dataset WHERE id = ? AND status = '1'");
+    const get = cachedStatement(this.db, "SELECT id, name, embd_id, pagerank, language FROM dataset WHERE id = ? AND status = '1'");
     const out: LiveDataset[] = [];
     for (const id of ids) {
       const d = get.get(id) as LiveDataset | undefined;

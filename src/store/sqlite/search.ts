@@ -346,6 +346,10 @@ export class SqliteSearch implements SearchReader {
    * each chunk's document, so only the (few) documents are read, not the chunk rows (large and
    * scattered: ~3.5 µs a look-up at 100k chunks).
    */
+  async pageRows(rowids: readonly number[], documentIds: readonly string[]): Promise<{ chunks: Map<number, PageChunk>; names: Map<string, string> }> {
+    return { chunks: await this.pageChunks(rowids), names: documentIds.length ? await this.documentNames(documentIds) : new Map() };
+  }
+
   async documentNames(ids: readonly string[]): Promise<Map<string, string>> {
     const B = 64;
     const names = new Map<string, string>();

@@ -80,7 +80,7 @@ export function datasetsContract(f: StoreFactory): void {
       expect(await s().datasets.runCounts([ds[0]!.id, ds[1]!.id])).toEqual(new Map([[ds[0]!.id, { '0': 1, '1': 1 }], [ds[1]!.id, {}]]));
       expect((await s().datasets.live([ds[3]!.id, newId(), ds[1]!.id])).map((d) => d.name)).toEqual(['d3', 'd1']);
       const [l] = await s().datasets.live([ds[1]!.id]);
-      expect(l).toEqual({ id: ds[1]!.id, name: 'd1', embd_id: ds[1]!.embd_id, pagerank: 0 });
+      expect(l).toEqual({ id: ds[1]!.id, name: 'd1', embd_id: ds[1]!.embd_id, pagerank: 0, language: ds[1]!.language });
     });
 
     test('list by keywords and chunk method; filesSize sums the documents\' file sizes', async () => {

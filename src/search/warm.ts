@@ -1,0 +1,26 @@
+/**
+ * Loading a process's search indexes ahead of its first searches (a server's start), so that no
+ * client waits for them: what SQLite's search threads do when they start (search-worker.ts), for
+ * a server whose searches run in its own thread (PostgreSQL).
+ */
+import type { SearchReader } from '../store/index.js';
+import { preloadDatasetVectors } from './dataset-vectors.js';
+import { buildTermIndexInBackground } from './term-index.js';
+
+/**
+ * In order: the full-text engine's copy (PostgreSQL's FTS5 copy, which searches read until the
+ * term index is built), each of `datasets`' vectors while they fit the memory budget, then the
+ * term index. Searches are served meanwhile and rank as they would with everything loaded: they
+ * share a load under way (or load what they need themselves), and read FTS5 until the term index
+ * is built. Resolves when done; a failure (the store closed meanwhile) is left to the searches,
+ * which load what they need again.
+ */
+export async function warmSearch(reader: SearchReader, datasets: readonly string[]): Promise<void> {
+  try {
+    await reader.syncFullText?.('chunk_fts');
+    await preloadDatasetVectors(reader, await reader.chunkDims(), datasets);
+  } catch {
+    // Each search loads what it needs, and says what went wrong.
+  }
+  await buildTermIndexInBackground(reader);
+}

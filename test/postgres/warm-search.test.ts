@@ -1,0 +1,174 @@
+/**
+ * A warm search on a PostgreSQL-backed node (issue 30: search p50 within 10% of SQLite's): it
+ * reads its page in one statement, and keeps the datasets it checks until a wake-up of the
+ * change feed, so a change made on another node is still seen.
+ */
+import { afterAll, describe, expect, test } from 'vitest';
+import pg from 'pg';
+import { Api } from '../../src/api/index.js';
+import { PgStore } from '../../src/store/index.js';
+import { termIndex } from '../../src/search/index.js';
+import { createStoreDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
+import { seedDataset, seedOtherTenant, seedTenant } from '../store/contract/seed.js';
+
+const server = await pgServer();
+const reason = await pgSkipReason();
+const urls: string[] = [];
+const fresh = async () => {
+  const u = await createStoreDatabase(server!, 'warm');
+  urls.push(u);
+  return u;
+};
+afterAll(async () => {
+  for (const u of urls) await dropDatabase(server!, u).catch(() => undefined);
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it holds (a change on another node arrives with its NOTIFY); false after `ms`. */
+async function eventually(probe: () => Promise<boolean>, ms = 5_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await probe()) return true;
+    if (Date.now() > end) return false;
+    await sleep(20);
+  }
+}
+
+const WORDS = ['wing', 'heat', 'flow', 'shock', 'boundary', 'layer', 'panel', 'mach', 'pressure', 'lift'];
+
+/** A dataset of `n` chunks with 256-d vectors (the built-in model's), written through the store as a parse would. */
+async function bigDataset(api: Api, n: number): Promise<string> {
+  const ds = (await api.call('datasets.create', { name: 'warm' })) as { id: string };
+  const files = Array.from({ length: n / 20 }, (_, i) => ({ display_name: `doc${i}.txt`, blob: new TextEncoder().encode(`doc ${i}`) }));
+  const docs = (await api.call('documents.upload', { dataset_id: ds.id, files })) as Array<{ id: string }>;
+  const store = api.engine.store;
+  await store.parse.reset(docs.map((d) => d.id), api.engine.local.tenantId);
+  let k = 0;
+  await store.parse.finish([], docs.map((d) => ({
+    id: d.id, dataset_id: ds.id, language: 'English', log: [], doneLines: [], failLine: '', seconds: 0, began: 0,
+    chunks: Array.from({ length: 20 }, (_, j) => {
+      const i = k++;
+      const v = Float32Array.from({ length: 256 }, (_, x) => Math.sin(i * 7 + x));
+      const norm = Math.hypot(...v);
+      return {
+        id: `c${i}`, document_id: d.id, dataset_id: ds.id, content: `${WORDS[i % 10]} ${WORDS[(i * 3) % 10]} ${WORDS[(i * 7) % 10]} note ${i}`, title: `doc${Math.floor(i / 20)}.txt`,
+        important_keywords: [], questions: [], tag_kwd: [], positions: [], available: true, chunk_order: j, token_num: 8,
+        create_time: '2024-01-01 00:00:00', create_timestamp: 1_700_000_000, vector: v.map((x) => x / norm),
+      };
+    }),
+  })), 1, Date.now());
+  return ds.id;
+}
+
+describe.skipIf(!server)(`a warm search on PostgreSQL${reason ? ` (${reason})` : ''}`, () => {
+  test('reads its page in one statement: one a search, never more than three (a wake-up adds the feed read and the datasets\' check)', async () => {
+    const url = await fresh();
+    const api = await Api.open({ postgres: url });
+    try {
+      const id = await bigDataset(api, 400);
+      const q = (i: number) => ({ question: `${WORDS[i % 10]} ${WORDS[(i + 3) % 10]} flow`, dataset_ids: [id], similarity_threshold: 0, highlight: i % 2 === 0 });
+      await api.call('retrieval', q(0));
+      await termIndex(api.engine.store.search);
+      for (let i = 1; i < 4; i++) await api.call('retrieval', q(i));
+      const db = (api.engine.store as PgStore).db;
+      const counts: number[] = [];
+      for (let i = 4; i < 24; i++) {
+        const before = db.statements;
+        const r = (await api.call('retrieval', q(i))) as { chunks: unknown[]; doc_aggs: unknown[] };
+        counts.push(db.statements - before);
+        expect(r.chunks.length).toBeGreaterThan(0);
+        expect(r.doc_aggs.length).toBeGreaterThan(0);
+      }
+      counts.sort((a, b) => a - b);
+      expect(counts[counts.length >> 1], `statements per warm search: ${counts.join(' ')}`).toBe(1);
+      expect(Math.max(...counts), `statements per warm search: ${counts.join(' ')}`).toBeLessThanOrEqual(3);
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
+
+  test('the datasets a search checks, cached per node, follow changes made on another node: pagerank, permission, team members, delete', async () => {
+    const url = await fresh();
+    const [a, b] = [await PgStore.open(url), await PgStore.open(url)];
+    try {
+      const owner = await seedTenant(a);
+      const guest = await seedOtherTenant(a, 'guest');
+      const ds = await seedDataset(a, owner, 'shared', { permission: 'team' });
+      await a.db.run("INSERT INTO user_tenant (user_id, tenant_id, role) VALUES ($1, $2, 'normal')", [guest.userId, owner.tenantId]);
+      const seen = async (who: typeof owner) => (await b.datasets.getVisibleMany([ds.id], who, { cached: true })).get(ds.id);
+      expect((await seen(owner))?.pagerank).toBe(0);
+      expect((await seen(guest))?.id).toBe(ds.id);
+      // Kept: while nothing changes, B answers from memory.
+      const n = b.db.statements;
+      await seen(owner);
+      expect(b.db.statements).toBe(n);
+
+      await a.datasets.update(ds.id, { pagerank: 42 });
+      expect(await eventually(async () => (await seen(owner))?.pagerank === 42)).toBe(true);
+      await a.datasets.update(ds.id, { permission: 'me' });
+      expect(await eventually(async () => (await seen(guest)) === undefined)).toBe(true);
+      await a.datasets.update(ds.id, { permission: 'team' });
+      expect(await eventually(async () => (await seen(guest)) !== undefined)).toBe(true);
+      await a.db.run('DELETE FROM user_tenant WHERE user_id = $1 AND tenant_id = $2', [guest.userId, owner.tenantId]);
+      expect(await eventually(async () => (await seen(guest)) === undefined)).toBe(true);
+      await a.db.run('DELETE FROM dataset WHERE id = $1', [ds.id]);
+      expect(await eventually(async () => (await seen(owner)) === undefined)).toBe(true);
+      // Uncached reads are never kept.
+      const m = b.db.statements;
+      await b.datasets.getVisibleMany([ds.id], owner);
+      await b.datasets.getVisibleMany([ds.id], owner);
+      expect(b.db.statements).toBe(m + 2);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 60_000);
+
+  test('every node is woken by a change of a dataset or of a team\'s members (NOTIFY at commit)', async () => {
+    const url = await fresh();
+    const s = await PgStore.open(url);
+    const listener = new pg.Client({ connectionString: url });
+    listener.on('error', () => undefined);
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (m) => heard.push(m.payload ?? ''));
+    await listener.query('LISTEN ragloom_change');
+    const heardOne = async () => {
+      const ok = await eventually(async () => heard.includes('dataset'), 3_000);
+      heard.length = 0;
+      return ok;
+    };
+    try {
+      const owner = await seedTenant(s);
+      expect(await heardOne()).toBe(true); // its owner joined its tenant
+      const ds = await seedDataset(s, owner, 'woken');
+      expect(await heardOne()).toBe(true);
+      await s.datasets.update(ds.id, { language: 'German' });
+      expect(await heardOne()).toBe(true);
+      await s.db.run("UPDATE user_tenant SET role = 'normal' WHERE user_id = $1", [owner.userId]);
+      expect(await heardOne()).toBe(true);
+      await s.db.run('DELETE FROM dataset WHERE id = $1', [ds.id]);
+      expect(await heardOne()).toBe(true);
+    } finally {
+      await listener.end();
+      await s.close();
+    }
+  }, 60_000);
+
+  test('a search on one node refuses a dataset deleted through another', async () => {
+    const url = await fresh();
+    const [a, b] = [await Api.open({ postgres: url }), await Api.open({ postgres: url })];
+    try {
+      const id = await bigDataset(a, 40);
+      const q = { question: 'wing flow', dataset_ids: [id], similarity_threshold: 0 };
+      expect(((await b.call('retrieval', q)) as { chunks: unknown[] }).chunks.length).toBeGreaterThan(0);
+      await a.call('datasets.delete', { ids: [id] });
+      const refused = async () => b.call('retrieval', q).then(() => false, (e: Error) => /lacks permission|don't own/i.test(e.message));
+      expect(await eventually(refused)).toBe(true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 60_000);
+});
