@@ -1,11 +1,13 @@
 /**
  * The PostgreSQL store's building blocks on a real server (issue 30, phase A): how fast a write on
  * one pool reaches a follower on another, how claims split work, how the memory budget behaves
- * under contention, how fast file bytes stream, and a bulk chunk insert. The Client-level figures
- * (ingest docs/s with 1 and 3 processes, search on a PostgreSQL-backed node vs SQLite, first search,
- * RSS per 100k chunks) join this script once the store is wired into the Client.
+ * under contention, how fast file bytes stream, and a bulk chunk insert (--part blocks); both stores
+ * through the Client (--part stores: ingest docs/s with 1 and 3 processes, search on a
+ * PostgreSQL-backed node vs SQLite, a fresh node's first search, RSS per 100k chunks, requests/s);
+ * a write's visibility between nodes (--part visibility).
  *
- *   npx tsx bench/postgres.ts [--writes 300] [--jobs 3000] [--adds 2000] [--blob-mib 64] [--chunks 20000]
+ *   npx tsx bench/postgres.ts [--part all|blocks|stores|visibility|rps] [--writes 300] [--jobs 3000] [--adds 2000] [--blob-mib 64] [--chunks 20000]
+ *   node --expose-gc --import tsx bench/postgres.ts --part stores --skip-ingest --store-chunks 1000000 --queries 30 --rps-seconds 0   (1M chunks)
  *   npx tsx bench/postgres.ts --part stores --skip-ingest --queries 100 --rps-seconds 0 --interleave
  *     (search only, both stores at 100k; --interleave: then both warm nodes open at once, the
  *     questions alternating between them, the comparison to trust on a loaded machine)

@@ -75,12 +75,12 @@ export async function uploadDocuments(e: Engine, ctx: Ctx, datasetId: string, fi
 }
 
 /** An upload's bytes given as a stream: a Node Readable, a web ReadableStream, any async iterable of bytes. */
-function isStream(v: unknown): v is AsyncIterable<Uint8Array> {
+export function isStream(v: unknown): v is AsyncIterable<Uint8Array> {
   return !!v && typeof v === 'object' && typeof (v as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
 }
 
 /** The stream's pieces checked as bytes and counted: past MAX_UPLOAD_BYTES it fails (the store then keeps nothing of the upload). */
-async function* capped(name: string, source: AsyncIterable<unknown>): AsyncIterable<Uint8Array> {
+export async function* capped(name: string, source: AsyncIterable<unknown>): AsyncIterable<Uint8Array> {
   let size = 0;
   for await (const piece of source) {
     if (!(piece instanceof Uint8Array)) throw new ApiError(RetCode.ARGUMENT_ERROR, `${name}: \`blob\` must be a Uint8Array, a Buffer or a stream of them`);

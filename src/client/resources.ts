@@ -86,11 +86,13 @@ export class Document extends Resource {
    * bytes (same sha256): nothing changes and it resolves `false`. Otherwise `true`: the document
    * is UNSTART again and keeps its old chunks, searchable, until `parseDocuments` swaps them for
    * the new content's in one transaction. Rejects with 102 while the document is being parsed.
-   * A ragloom addition: the embedded engine only (a remote Client rejects with 103).
+   * `blob` may be a stream of bytes (a Node Readable such as `createReadStream(path)`, a web
+   * ReadableStream, any async iterable), as an upload's: a large file is never one buffer on
+   * PostgreSQL. A ragloom addition: the embedded engine only (a remote Client rejects with 103).
    * @example
    * if (await doc.replaceContent(await readFile('intro.md'))) await ds.parseDocuments([doc.id]);
    */
-  async replaceContent(blob: Uint8Array): Promise<boolean> {
+  async replaceContent(blob: Uint8Array | AsyncIterable<Uint8Array>): Promise<boolean> {
     const r = await this.t.call<{ replaced: boolean; document: Record<string, unknown> }>('documents.replaceContent', {
       dataset_id: this.dataset_id, document_id: this.id, blob,
     });

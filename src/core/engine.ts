@@ -135,6 +135,9 @@ export class Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // The closers' last writes (leases released) go through on a database that answers, and fail
+    // at once on one that does not: the close never waits out `unreachableMs`.
+    this.store.beginClose?.();
     for (const fn of this.closers.reverse()) await fn();
     await this.models.close();
     await this.store.close();

@@ -24,8 +24,8 @@ import type { TermSource } from './term-index.js';
 export { K1, B, COLUMN_WEIGHTS };
 export type { FtsTable };
 
-/** The store's full-text engine (FTS5 on SQLite), which every function here reads. */
-function fts(reader: SearchReader): FullTextEngine {
+/** The store's full-text engine (FTS5 on SQLite), which every function here reads; a clear error when the store has none. */
+export function fts(reader: SearchReader): FullTextEngine {
   const f = reader.fullText;
   if (!f) throw new Error('This store has no full-text engine: full-text search needs the term index (src/search/term-index.ts)');
   return f;

@@ -26,7 +26,8 @@
  */
 import type { SearchReader } from '../store/index.js';
 import { memoryVectorIndex, type DimIndex, type VectorFilter } from './vector-index.js';
-import { textQuery, textSide } from './fulltext.js';
+import { fts, textQuery, textSide } from './fulltext.js';
+import type { FullTextEngine } from '../store/index.js';
 
 export interface MemorySearchRequest {
   /** The memories searched (one embedding model). */
@@ -75,6 +76,9 @@ export async function searchMemoryMessages(reader: SearchReader, req: MemorySear
   const topN = Math.floor(req.topN);
   const memoryIds = [...new Set(req.memoryIds)];
   if (!(topN > 0) || memoryIds.length === 0) return [];
+  // The text side reads the store's engine (and, without an index, checks rows there): a store
+  // without one fails here, before any work, with fulltext.ts' error.
+  const engine = fts(reader);
   const w = Math.min(1, Math.max(0, Number.isFinite(req.vectorWeight) ? req.vectorWeight : 0.7));
   const dim = req.dim > 0 ? req.dim : (req.questionVector?.length ?? 0);
   const qv = req.questionVector && req.questionVector.length ? unit(req.questionVector) : null;
@@ -90,7 +94,7 @@ export async function searchMemoryMessages(reader: SearchReader, req: MemorySear
   // dimension there is no index to ask: the rows are checked in the store.
   const ix: DimIndex | undefined = dim > 0 ? await memoryVectorIndex(reader, dim) : undefined;
   await reader.syncFullText?.('memory_fts');
-  const accept = ix ? ix.matcher(filter) : storeMatcher(reader, memoryIds, tags);
+  const accept = ix ? ix.matcher(filter) : storeMatcher(engine, memoryIds, tags);
 
   const cands = new Map<number, Cand>();
   const add = (id: number): Cand => {
@@ -117,8 +121,7 @@ export async function searchMemoryMessages(reader: SearchReader, req: MemorySear
 }
 
 /** accept() without an index: the message row read by id (a searchable one: enabled, not forgotten). */
-function storeMatcher(reader: SearchReader, memoryIds: string[], tags: Record<string, string>): (id: number) => boolean {
-  const f = reader.fullText!;
+function storeMatcher(f: FullTextEngine, memoryIds: string[], tags: Record<string, string>): (id: number) => boolean {
   const mems = new Set(memoryIds);
   return (id) => {
     const r = f.messageFilter(id) as Record<string, string> | undefined;

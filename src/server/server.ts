@@ -176,6 +176,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       close: () =>
         (closed ??= (async () => {
           closing = true;
+          // Requests in flight finish on a database that answers; on one that does not, their
+          // calls fail at once (STORE_CLOSED) rather than wait out `unreachableMs`.
+          api.engine.store.beginClose?.();
           const timer = setTimeout(() => {
             for (const a of inflight) a.abort();
             app.server.closeAllConnections();

@@ -166,14 +166,17 @@ function pgTarget(s: PgStore): Target {
   return {
     async write(t, cols, rows, src) {
       if (t.name === 'blob') {
+        // One look-up for the page: a blob the target holds already (a resumed copy) is neither
+        // read from the source nor written; putBytes publishes the others (and takes a blob
+        // published meanwhile by another writer as it is).
+        const have = new Set((await db.rows<{ sha256: string }>('SELECT sha256 FROM blob WHERE sha256 = ANY($1)', [rows.map((r) => r.sha256 as string)])).map((r) => r.sha256));
         let n = 0;
         for (const r of rows) {
+          if (have.has(r.sha256 as string)) continue;
           const bytes = await src.blobBytes(r.sha256 as string);
           if (!bytes) continue;
-          await db.tx(async (tx) => {
-            if (!(await tx.one('SELECT 1 FROM blob WHERE sha256 = $1', [r.sha256]))) n++;
-            await putBytes(tx, bytes);
-          }, { idempotent: true });
+          await db.tx((tx) => putBytes(tx, bytes), { idempotent: true });
+          n++;
         }
         return n;
       }

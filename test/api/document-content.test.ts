@@ -73,10 +73,26 @@ describe('Document#replaceContent()', () => {
     expect([e.code, e.message]).toEqual([102, "Can't replace the file of a document that is currently being processed"]);
     while ((await ds.listDocuments({ id: doc.id }))[0]!.run === 'RUNNING') await new Promise((r) => setTimeout(r, 20));
     const bad = await apiError(doc.replaceContent('text' as unknown as Uint8Array));
-    expect([bad.code, bad.message]).toEqual([101, 'notes.md: `blob` must be a Uint8Array or Buffer']);
+    expect([bad.code, bad.message]).toEqual([101, 'notes.md: `blob` must be a Uint8Array, a Buffer or a stream of them']);
     // The refused calls changed nothing.
     const [after] = await ds.listDocuments({ id: doc.id });
     expect(Buffer.from(await after!.download()).toString()).toBe(TIDES);
+  });
+
+  test('a stream of bytes (a Node Readable) replaces the file as an upload\'s does; the same bytes streamed resolve false; a stream of non-bytes is 101 and changes nothing', async ({ client }) => {
+    const { Readable } = await import('node:stream');
+    const { ds, doc } = await parsed(client);
+    const pieces = (text: string) => Readable.from([enc(text.slice(0, 10)), enc(text.slice(10))]);
+    expect(await doc.replaceContent(pieces(GLACIERS))).toBe(true);
+    expect([doc.run, doc.size]).toEqual(['UNSTART', enc(GLACIERS).length]);
+    expect(Buffer.from(await doc.download()).toString()).toBe(GLACIERS);
+    expect(await doc.replaceContent(pieces(GLACIERS))).toBe(false);
+    const bad = await apiError(doc.replaceContent(Readable.from(['not bytes'], { objectMode: true })));
+    expect([bad.code, bad.message]).toEqual([101, 'notes.md: `blob` must be a Uint8Array, a Buffer or a stream of them']);
+    expect(Buffer.from(await doc.download()).toString()).toBe(GLACIERS);
+    const [[, status]] = await ds.parseDocuments([doc.id], { pollMs: 20 });
+    expect(status).toBe('DONE');
+    expect(await top(client, ds, 'glaciers fjords granite')).toContain('Glaciers carve fjords');
   });
 
   test('Api: unknown dataset or document (102), a file larger than the store holds (500)', async ({ dir }) => {

@@ -13,7 +13,13 @@
  * frameworks, `ragloom mcp` without the MCP SDK names what to install, and with the SDK installed
  * the desktop assistant's MCP configuration of the docs starts a server that answers the SDK's client.
  *
- * It takes about a minute (better-sqlite3 compiles from source here). RAGLOOM_SKIP_TARBALL=1 skips it.
+ * better-sqlite3's install script takes a prebuilt binary before it compiles from source (its
+ * prebuild-install: a user's machine downloads one from GitHub). GitHub is not reachable here, so it
+ * would compile (minutes on two cores); instead the binary this repository's own install holds, of
+ * the same version, Node ABI and platform, is handed to it as prebuild-install's documented "local
+ * prebuild" (npm_config_better_sqlite3_local_prebuilds, for that one package's script): the rest of
+ * the install is the user's, and the tests below load and use that binary from the blank project.
+ * RAGLOOM_TARBALL_FROM_SOURCE=1 compiles it from source as before; RAGLOOM_SKIP_TARBALL=1 skips it all.
  */
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -38,7 +44,24 @@ function userEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * better-sqlite3's prebuilt-binary archive, as its releases name it, made from this repository's
+ * built module, in `dir`; the environment that points its install script there. Empty when it
+ * cannot (no built module) or is told not to: then it compiles from source.
+ */
+function localPrebuild(dir: string): { env: Record<string, string>; version?: string } {
+  const mod = join(ROOT, 'node_modules', 'better-sqlite3');
+  const binary = join(mod, 'build', 'Release', 'better_sqlite3.node');
+  if (process.env.RAGLOOM_TARBALL_FROM_SOURCE === '1' || !existsSync(binary)) return { env: {} };
+  const version = (JSON.parse(readFileSync(join(mod, 'package.json'), 'utf8')) as { version: string }).version;
+  mkdirSync(dir, { recursive: true });
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  execFileSync('tar', ['-czf', join(dir, name), '-C', mod, 'build/Release/better_sqlite3.node']);
+  return { env: { npm_config_better_sqlite3_local_prebuilds: dir }, version };
+}
+
 let work: string;
+let prebuilt: { env: Record<string, string>; version?: string } = { env: {} };
 let app: string;
 let install: { status: number | null; out: string };
 let tgz: string;
@@ -70,7 +93,8 @@ beforeAll(() => {
   tarball = { bytes: info.size, unpacked: info.unpackedSize, files: info.entryCount };
   execFileSync('mkdir', ['-p', app]);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'blank-app', version: '1.0.0', private: true, type: 'module' }));
-  const r = spawnSync('npm', ['install', tgz, ...NEEDS, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 600_000 });
+  prebuilt = localPrebuild(join(work, 'prebuilds'));
+  const r = spawnSync('npm', ['install', tgz, ...NEEDS, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: { ...userEnv(), ...prebuilt.env }, timeout: 600_000 });
   install = { status: r.status, out: `${r.stdout}\n${r.stderr}` };
 }, 660_000);
 afterAll(() => {
@@ -100,6 +124,14 @@ describe.skipIf(!!skip)('the packed tarball in a blank project', () => {
       expect(existsSync(join(pkg, f)), f).toBe(true);
     }
     expect(readdirSync(join(pkg, 'models'))).toEqual(expect.arrayContaining(['ragloom-static-en-256', 'ragloom-static-en-128', 'ragloom-related-en']));
+    // better-sqlite3 took the prebuilt binary when it was handed one of its version (no compiler
+    // output beside it), or compiled it.
+    const sqlite = join(nm, 'better-sqlite3');
+    const installed = (JSON.parse(readFileSync(join(sqlite, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(existsSync(join(sqlite, 'build', 'Release', 'better_sqlite3.node'))).toBe(true);
+    const compiled = existsSync(join(sqlite, 'build', 'Release', 'obj.target'));
+    console.log(`tarball: better-sqlite3 ${installed} ${compiled ? 'compiled from source' : 'from the prebuilt binary'}`);
+    if (prebuilt.version === installed) expect(compiled, 'handed a prebuilt binary of its version, better-sqlite3 still compiled').toBe(false);
     for (const n of ['mcp', 'ai-sdk', 'langchain', 'llamaindex']) {
       for (const f of ['index.js', 'index.d.ts']) expect(existsSync(join(pkg, 'dist/integrations', n, f)), `${n}/${f}`).toBe(true);
     }
@@ -265,8 +297,10 @@ describe.skipIf(!!skip)('the integrations from the packed tarball (docs/integrat
     const blank = join(work, 'blank');
     mkdirSync(blank, { recursive: true });
     writeFileSync(join(blank, 'package.json'), JSON.stringify({ name: 'blank', version: '1.0.0', private: true }));
-    // npm's own resolution of the tarball, without downloading or compiling anything.
-    const r = spawnSync('npm', ['install', tgz, '--dry-run', '--no-audit', '--no-fund'], { cwd: blank, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
+    // npm's own resolution of the tarball, without downloading or compiling anything; from the
+    // registry metadata the install above fetched moments ago (--prefer-offline: not asked for
+    // again, the same resolution).
+    const r = spawnSync('npm', ['install', tgz, '--dry-run', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: blank, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
     expect(r.status, r.stderr.slice(-2000)).toBe(0);
     const added = [...r.stdout.matchAll(/^add (\S+) /gm)].map((m) => m[1]!);
     expect(added.length).toBeGreaterThan(100);
@@ -282,7 +316,8 @@ describe.skipIf(!!skip)('the integrations from the packed tarball (docs/integrat
 
   it("with the SDK installed, the desktop assistant's MCP configuration starts a server that answers the SDK's client; so does `npx ragloom mcp`", async () => {
     const sdk = ['@modelcontextprotocol/sdk', 'zod'].map((p) => `${p}@${LOCK.packages[`node_modules/${p}`]!.version}`);
-    const add = spawnSync('npm', ['install', ...sdk, '--no-audit', '--no-fund'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
+    // Exact versions (this repository's lockfile's): npm's cached metadata names the same files.
+    const add = spawnSync('npm', ['install', ...sdk, '--no-audit', '--no-fund', '--prefer-offline'], { cwd: app, encoding: 'utf8', env: userEnv(), timeout: 300_000 });
     expect(add.status, add.stderr.slice(-2000)).toBe(0);
     mkdirSync(join(app, 'handbook'), { recursive: true });
     writeFileSync(join(app, 'handbook', 'leave.md'), '# Leave\n\nEmployees get 25 days of paid leave a year.\n');

@@ -8,10 +8,13 @@
  * keeps its waits short through `postgresOptions`.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Client, ApiError, type DataSet } from '../../src/index.js';
+import { startServer } from '../../src/server/index.js';
+import { openPostgres, StoreClosedError } from '../../src/store/postgres/index.js';
 import { pgServer, pgSkipReason, pgUrl, adminQuery, type PgServer } from '../support/postgres.js';
 import { launchCluster, restartCluster, startCluster, stopCluster, asPostgresAsync } from '../support/postgres-cluster.js';
 import { Endpoint, addSyncStandby } from '../support/pg-endpoint.js';
@@ -35,8 +38,8 @@ beforeAll(async () => {
   own = await launchCluster(process.pid);
 }, 120_000);
 
-// A Client's close waits for its calls in flight, which wait for an unreachable server up to
-// `unreachableMs`: each test closes its Clients while their server is up.
+// Each test's Clients are closed after it (a close is prompt even with the server away: the
+// 'closing … is prompt' tests below).
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => undefined);
 });
@@ -239,6 +242,89 @@ describe.skipIf(!!reason)('PostgreSQL faults through the Client and the server',
     await stopNodes([node]);
     await checkWhole(name);
   }, 90_000);
+
+  it('closing a Client while the database is stopped is prompt: its calls in flight fail with STORE_CLOSED and nothing of them is saved', async () => {
+    const { url, name } = await database();
+    // Calls would wait 30 s for the server: the close must not.
+    const c = new Client({ postgres: url, postgresOptions: { unreachableMs: 30_000 } });
+    const ds = await c.createDataset({ name: 'before' });
+    stopCluster(own.bin, own.dataDir, 'fast');
+    try {
+      const calls = [c.createDataset({ name: 'while away' }), ds.uploadDocuments(FOLDER.slice(0, 5).map((f) => ({ display_name: f.display_name, blob: enc(f.text) }))), c.listDatasets()]
+        .map((p) => caught(p as Promise<unknown>));
+      await new Promise((r) => setTimeout(r, 300)); // each call is waiting for the server now
+      const t0 = Date.now();
+      await c.close();
+      const took = Date.now() - t0;
+      console.log(`[close] a Client on a stopped database closed in ${took} ms`);
+      expect(took).toBeLessThan(1_500);
+      for (const e of await Promise.all(calls)) {
+        expect(e.data).toMatchObject({ code: 'STORE_CLOSED', target: `127.0.0.1:${own.port}/${name}` });
+        expect(e.message).toBe(`The PostgreSQL store at 127.0.0.1:${own.port}/${name} was closed while this call was waiting for it: nothing of the call was saved.`);
+      }
+    } finally {
+      startCluster(own.bin, own.dataDir, own.home, own.port);
+    }
+    expect((await rows<{ name: string }>(name, 'SELECT name FROM dataset')).map((r) => r.name)).toEqual(['before']);
+    expect(await rows(name, 'SELECT id FROM document')).toEqual([]);
+    await checkWhole(name);
+  }, 60_000);
+
+  it('closing while the server hangs mid-transaction (frozen): the store and a ragloom server close within a second, the transaction rolls back, the request fails clearly', async () => {
+    const { url, name } = await database();
+    await rows(name, 'CREATE TABLE scratch (n int)');
+    const postmaster = readFileSync(join(own.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]!;
+    // SIGSTOP: connections stay open and nothing answers (a host gone from the network, not refusing).
+    const freeze = (sig: 'STOP' | 'CONT') => execFileSync('sh', ['-c', `kill -${sig} ${postmaster}; pkill -${sig} -P ${postmaster} || true`]);
+    const srv = await startServer({ postgres: url, postgresOptions: { unreachableMs: 30_000 }, port: 0, host: '127.0.0.1' });
+    const db = await openPostgres({ connection: url, unreachableMs: 30_000 });
+    let inside!: () => void;
+    const entered = new Promise<void>((r) => (inside = r));
+    let frozen = false;
+    // Whatever happens to this test, the cluster is thawed (a frozen server would hang the tests
+    // after it, and ignore the watchdog's stop).
+    const thaw = setTimeout(() => freeze('CONT'), 20_000);
+    try {
+      const tx = db.tx(async (t) => {
+        await t.run('INSERT INTO scratch VALUES (1)');
+        inside();
+        await t.run('SELECT pg_sleep(0.3)');
+        await t.run('INSERT INTO scratch VALUES (2)');
+      }).then(() => null, (e: unknown) => e);
+      await entered;
+      freeze('STOP');
+      frozen = true;
+      const request = fetch(`${srv.url}/api/v1/datasets`, { headers: { authorization: `Bearer ${srv.apiKey}` } }).then((r) => r.json() as Promise<{ code: number; message: string }>);
+      await new Promise((r) => setTimeout(r, 200)); // the request's call waits on the frozen server
+      let t0 = Date.now();
+      await db.close();
+      const storeMs = Date.now() - t0;
+      const err = await tx;
+      expect(err).toBeInstanceOf(StoreClosedError);
+      t0 = Date.now();
+      await srv.close();
+      const serverMs = Date.now() - t0;
+      console.log(`[close] on a frozen server: the store closed in ${storeMs} ms, a ragloom server in ${serverMs} ms`);
+      expect(storeMs).toBeLessThan(1_500);
+      expect(serverMs).toBeLessThan(1_500);
+      const body = await request;
+      expect(body.code).toBe(500);
+      expect(body.message).toContain('was closed while this call was waiting for it: nothing of the call was saved');
+    } finally {
+      clearTimeout(thaw);
+      if (frozen) freeze('CONT');
+      await db.close();
+      await srv.close();
+    }
+    // The cut transaction rolled back: none of its rows, and none of the store's connections is left on the server.
+    expect(await rows(name, 'SELECT n FROM scratch')).toEqual([]);
+    for (const until = Date.now() + 10_000; ;) {
+      const left = await rows<{ n: number }>(name, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = '${name}' AND application_name LIKE 'ragloom@%'`);
+      if (left[0]!.n === 0) break;
+      expect(Date.now(), 'connections of the closed store still on the server').toBeLessThan(until);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }, 60_000);
 
   it('a statement past statement_timeout: STATEMENT_TIMEOUT through the Client, nothing of the write saved, the next write goes through', async () => {
     const { url, name } = await database();

@@ -132,6 +132,25 @@ describe('searchMemoryMessages', () => {
     }
   });
 
+  test('a store without a full-text engine is refused with a clear error, with and without a question vector', async () => {
+    const db = freshDb();
+    try {
+      addMemory(db, 'm1');
+      await addMessages(db, 'm1', NOTES.slice(0, 3));
+      const reader = sqliteSearch(db);
+      const bare = Object.create(reader, { fullText: { value: undefined } }) as typeof reader;
+      const [qv] = await emb.embed(['cat']);
+      for (const [questionVector, dim] of [[qv!, DIM], [null, 0]] as const) {
+        await expect(searchMemoryMessages(bare, { memoryIds: ['m1'], question: 'cat', questionVector, dim, threshold: 0, vectorWeight: 0.7, topN: 5 }))
+          .rejects.toThrow('This store has no full-text engine');
+      }
+      // The same reader with its engine finds the message.
+      expect((await searchMemoryMessages(reader, { memoryIds: ['m1'], question: 'cat', questionVector: null, dim: 0, threshold: 0, vectorWeight: 0.7, topN: 5 })).length).toBeGreaterThan(0);
+    } finally {
+      db.close();
+    }
+  });
+
   test('the weight is the VECTOR side: w = 1 gives cosine order, w = 0 term order', async () => {
     const db = freshDb();
     try {

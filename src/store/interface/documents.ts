@@ -110,7 +110,8 @@ export interface FileBytes {
   stream(chunkSize?: number): AsyncIterable<Uint8Array>;
 }
 
-export type ReplaceResult = 'replaced' | 'gone' | 'running';
+/** 'same': the new bytes are the stored file's (same sha256): nothing changed. */
+export type ReplaceResult = 'replaced' | 'same' | 'gone' | 'running';
 
 export interface DocumentStore {
   /** The document when it is in the dataset. */
@@ -158,12 +159,14 @@ export interface DocumentStore {
    */
   files(sha256s: readonly string[]): Promise<Map<string, Uint8Array>>;
   /**
-   * New bytes under a document, in one transaction that reads its state again: 'gone' (deleted
-   * meanwhile) or 'running' (a parse was queued meanwhile) change nothing; else the blob is stored,
-   * the document points at it (size, UNSTART, progress 0), the old blob is pruned when unused, and
-   * the dataset's update_time moves.
+   * New bytes under a document, in memory or streamed as an upload's are (FileSource: PostgreSQL
+   * writes a stream part by part before the transaction, SQLite gathers it), in one transaction
+   * that reads its state again: 'gone' (deleted meanwhile), 'running' (a parse was queued
+   * meanwhile) and 'same' (the bytes are the stored file's) change nothing; else the blob is
+   * stored, the document points at it (size, UNSTART, progress 0), the old blob is pruned when
+   * unused, and the dataset's update_time moves. A source that throws changes nothing.
    */
-  replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, bytes: Uint8Array, time: number): Promise<ReplaceResult>;
+  replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, bytes: FileSource, time: number): Promise<ReplaceResult>;
   /**
    * The suffix, run and meta_fields of the dataset's documents that pass these filters (as in
    * list), in the order they were stored: what a listing's `type=filter` counts.

@@ -6,6 +6,7 @@ export type {
   DocumentRow, NewFile, FileSource, FileKind, UploadTarget, DocumentListQuery, DocumentChanges, DocumentUpdate, FileBytes, ReplaceResult, DocumentStore,
 } from './documents.js';
 export type { ChunkRow, NewChunk, ChunkRewrite, CachedVector, ChunkStore } from './chunks.js';
+export { CounterDeltas } from './counters.js';
 export type { ParseOwner, ParseClaim, ParseDataset, ParseOutcomeRow, ParseLogRow, ParseLogOrder, ParseWorkStore } from './parse.js';
 export type { ChatRow, SessionRow, StoredMessage, Transcript, ChatListQuery, SessionListQuery, ChatChanges, ChatStore } from './chats.js';
 export { MemoryFullError } from './memories.js';

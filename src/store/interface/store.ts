@@ -58,5 +58,11 @@ export interface Store {
    * 'files': the stored file bytes.
    */
   probe(part: 'records' | 'search' | 'files'): Promise<void>;
+  /**
+   * The owner is closing (its last writes follow, then close()): from here a call never waits for
+   * a database that cannot be reached, and one the database leaves unanswered is cut, so that the
+   * close stays prompt. Absent where nothing can be unreachable (a SQLite file).
+   */
+  beginClose?(): void;
   close(): Promise<void>;
 }

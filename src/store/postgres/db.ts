@@ -11,14 +11,19 @@
  * - While the database cannot be reached, calls wait for it with backoff for `unreachableMs`, then
  *   fail with DatabaseUnavailableError; the pool drops broken connections and the next call opens
  *   new ones, so the store recovers by itself when the server is back.
+ * - Closing is prompt: from `beginClose` a call that would wait for the server fails at once
+ *   (StoreClosedError), and when the server does not answer a quick probe, every connection is cut
+ *   (the server rolls back what was not committed; a cut COMMIT is CommitOutcomeUnknownError), so
+ *   a close takes under a second whatever the database does. On a database that answers, calls in
+ *   flight finish first, as before.
  * - statement_timeout bounds every statement (StatementTimeoutError, not retried: it would time
  *   out again), and idle_in_transaction_session_timeout ends a transaction left open by a stuck
  *   process, which would otherwise hold back every node's change feed (feed.ts).
  */
 import { hostname } from 'node:os';
-import { loadPg, sturdyClient, typeParsers, type PgClient, type PgConnectionConfig, type PgModule, type PgPool, type PgPoolClient } from './driver.js';
+import { cutConnection, loadPg, sturdyClient, typeParsers, type PgClient, type PgConnectionConfig, type PgModule, type PgPool, type PgPoolClient } from './driver.js';
 import {
-  CommitOutcomeUnknownError, DatabaseMissingError, DatabaseUnavailableError, SchemaError, StatementTimeoutError,
+  CommitOutcomeUnknownError, DatabaseMissingError, DatabaseUnavailableError, SchemaError, StatementTimeoutError, StoreClosedError,
   isConnectionError, isMissingDatabase, isRetryableConflict, isStatementTimeout, type PgTarget,
 } from './errors.js';
 
@@ -144,6 +149,13 @@ export function targetOf(c: string | PgConnectionConfig): { target: PgTarget; da
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** How long a close lets calls in flight finish before it asks whether the server answers (ms). */
+const CLOSE_GRACE_MS = 150;
+/** How long that question waits for a connection and `SELECT 1` (ms): no answer, and the close cuts every connection. */
+const CLOSE_PROBE_MS = 500;
+/** How long a listener's connection may take to end politely at close (ms) before it is cut. */
+const LISTEN_END_MS = 200;
+
 /** A connection lost while COMMIT was in flight (internal: `attempt` decides what it means). */
 class InCommit extends Error {
   constructor(readonly lost: unknown) {
@@ -153,6 +165,10 @@ class InCommit extends Error {
 
 export class PgDb implements PgQuery {
   private closed = false;
+  /** Set by beginClose: waits for the server end (calls fail instead). */
+  private readonly closing = new AbortController();
+  /** Set when the server did not answer during a close: every connection was cut and new calls fail at once. */
+  private readonly cut = new AbortController();
   private readonly listeners = new Set<() => Promise<void>>();
   /** Errors of idle connections the pool dropped (tests read it; nothing else needs them). */
   idleErrors = 0;
@@ -170,6 +186,8 @@ export class PgDb implements PgQuery {
     readonly target: PgTarget,
     readonly database: string,
     private readonly opts: Required<Omit<PostgresOptions, 'targetVersion' | 'connection'>>,
+    /** Every connection of this store (the pool's, the listeners'), until it ends. */
+    private readonly live: Set<PgClient>,
   ) {}
 
   /** Connects (the database must exist) without migrating; `openPostgres` (open.ts) also migrates. */
@@ -177,6 +195,7 @@ export class PgDb implements PgQuery {
     checkOptions(options);
     const pg = await loadPg();
     const given = typeof options.connection === 'string' ? { connectionString: options.connection } : { ...options.connection };
+    const live = new Set<PgClient>();
     const unreachableMs = options.unreachableMs ?? PG_DEFAULTS.unreachableMs;
     const opts = {
       statementTimeoutMs: options.statementTimeoutMs ?? PG_DEFAULTS.statementTimeoutMs,
@@ -197,11 +216,11 @@ export class PgDb implements PgQuery {
       statement_timeout: opts.statementTimeoutMs,
       idle_in_transaction_session_timeout: opts.idleInTransactionMs,
       types: typeParsers(pg.types),
-      Client: sturdyClient(pg),
+      Client: sturdyClient(pg, live),
     };
     const { target, database } = targetOf(options.connection);
     const pool = new pg.Pool(config);
-    const db = new PgDb(pg, pool, config, target, database, opts);
+    const db = new PgDb(pg, pool, config, target, database, opts, live);
     // An idle connection that dies (server restart, failover) is an event on the pool; unhandled
     // it would crash the process. The pool has dropped it already: the next call reconnects.
     pool.on('error', () => {
@@ -236,18 +255,21 @@ export class PgDb implements PgQuery {
     let delay = 25;
     let conflicts = 0;
     for (;;) {
-      if (this.closed) throw new Error(`The PostgreSQL store ${this.target} is closed`);
+      if (this.closed || this.cut.signal.aborted) throw new StoreClosedError(this.target);
       let client: PgPoolClient;
       const tried = Date.now();
       try {
-        client = await this.pool.connect();
+        client = await this.connectClient();
       } catch (e) {
+        if (e instanceof StoreClosedError) throw e;
         if (isMissingDatabase(e)) throw new DatabaseMissingError(this.target, this.database, e);
         if (!isConnectionError(e)) throw e;
+        // Closing: no waiting for the server.
+        if (this.closing.signal.aborted) throw new StoreClosedError(this.target, e);
         downSince ||= tried; // the wait began with the attempt that failed (a connect timeout counts)
         if (Date.now() - downSince >= this.opts.unreachableMs) throw new DatabaseUnavailableError(this.target, Date.now() - downSince, e);
         this.retries++;
-        await sleep(delay);
+        await this.pause(delay);
         delay = Math.min(delay * 2, 1_000);
         continue;
       }
@@ -282,13 +304,52 @@ export class PgDb implements PgQuery {
         } else {
           throw e;
         }
+        if (this.closing.signal.aborted) throw new StoreClosedError(this.target, e instanceof InCommit ? e.lost : e);
         this.retries++;
         downSince ||= Date.now();
         if (Date.now() - downSince >= this.opts.unreachableMs) throw new DatabaseUnavailableError(this.target, Date.now() - downSince, e instanceof InCommit ? e.lost : e);
-        await sleep(delay);
+        await this.pause(delay);
         delay = Math.min(delay * 2, 1_000);
       }
     }
+  }
+
+  /** A pooled connection; StoreClosedError once the close cut the store off (a connect still under way is released when it ends). */
+  private connectClient(): Promise<PgPoolClient> {
+    const pending = this.pool.connect();
+    const cut = this.cut.signal;
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const onCut = (): void => {
+        if (done) return;
+        done = true;
+        pending.then((c) => c.release(true), () => undefined);
+        reject(new StoreClosedError(this.target));
+      };
+      cut.addEventListener('abort', onCut, { once: true });
+      pending.then((c) => {
+        cut.removeEventListener('abort', onCut);
+        if (!done) (done = true, resolve(c));
+      }, (e: unknown) => {
+        cut.removeEventListener('abort', onCut);
+        if (!done) (done = true, reject(e));
+      });
+    });
+  }
+
+  /** Waits `ms`, or less when the store begins to close (the caller then fails rather than wait). */
+  private pause(ms: number): Promise<void> {
+    const signal = this.closing.signal;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   async rows<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]> {
@@ -351,6 +412,10 @@ export class PgDb implements PgQuery {
       const c = new (this.config.Client as PgModule['Client'])({ ...this.config, statement_timeout: 0, ...(name ? { application_name: name } : {}) });
       await c.connect();
       await c.query(`LISTEN ${channel}`);
+      if (stopped) {
+        cutConnection(c); // stopped while it connected
+        return;
+      }
       c.on('notification', () => wake('notify'));
       c.on('end', () => {
         if (stopped) return;
@@ -372,7 +437,11 @@ export class PgDb implements PgQuery {
       stopped = true;
       if (timer) clearTimeout(timer);
       this.listeners.delete(stop);
-      await client?.end().catch(() => undefined);
+      const c = client;
+      if (!c) return;
+      // Politely when the server answers; a server that does not never closes its side: cut then.
+      await Promise.race([c.end().catch(() => undefined), sleep(LISTEN_END_MS)]);
+      cutConnection(c);
     };
     this.listeners.add(stop);
     return stop;
@@ -383,11 +452,52 @@ export class PgDb implements PgQuery {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
+  /**
+   * The store is about to close (see the module comment): calls stop waiting for the server, and
+   * a watch begins that cuts every connection if the server leaves a probe unanswered.
+   */
+  beginClose(): void {
+    if (this.closing.signal.aborted) return;
+    this.closing.abort();
+    void this.watchClose();
+  }
+
+  /** Until the close ends: after a grace, asks the server; no answer, and every connection is cut. */
+  private async watchClose(): Promise<void> {
+    for (let wait = CLOSE_GRACE_MS; !this.ended; wait = CLOSE_PROBE_MS) {
+      // Unref'd: a close that never comes to its end (a closer that threw) does not keep the process alive.
+      await new Promise((r) => setTimeout(r, wait).unref());
+      if (this.ended || (await this.answers())) continue;
+      this.cut.abort();
+      for (const c of this.live) cutConnection(c);
+      return;
+    }
+  }
+
+  /** Set once close() has ended the pool. */
+  private ended = false;
+
+  /** Whether the server answers a new connection's `SELECT 1` within CLOSE_PROBE_MS. */
+  private async answers(): Promise<boolean> {
+    const c = new (this.config.Client as PgModule['Client'])({ ...this.config, connectionTimeoutMillis: CLOSE_PROBE_MS, application_name: 'ragloom-close-probe' });
+    const timer = sleep(CLOSE_PROBE_MS).then(() => false);
+    try {
+      return await Promise.race([c.connect().then(() => c.query('SELECT 1')).then(() => true, () => false), timer]);
+    } finally {
+      cutConnection(c);
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
+    this.beginClose();
     this.closed = true;
-    for (const stop of [...this.listeners]) await stop();
-    await this.pool.end();
+    await Promise.all([...this.listeners].map((stop) => stop()));
+    try {
+      await this.pool.end();
+    } finally {
+      this.ended = true;
+    }
   }
 }
 

@@ -2,9 +2,9 @@
 import { createHash } from 'node:crypto';
 import { RUN } from '../interface/index.js';
 import type {
-  DocumentListQuery, DocumentRow, DocumentStore, DocumentUpdate, FileBytes, NewFile, ReplaceResult, UploadTarget,
+  DocumentListQuery, DocumentRow, DocumentStore, DocumentUpdate, FileBytes, FileSource, NewFile, ReplaceResult, UploadTarget,
 } from '../interface/index.js';
-import { duplicateName, faultPoint } from '../../util/index.js';
+import { duplicateName, faultPoint, sha256Hex } from '../../util/index.js';
 import type { PgDb, PgTx } from './db.js';
 import { BLOB_PART_BYTES, blobInfo, commitBlob, dropStaged, pruneBlobs, readBlob, stageBlob, type StagedBlob } from './blobs.js';
 import { refreshDatasetCounts, removeDocumentChunks, retitleDocumentChunks } from './chunk-rows.js';
@@ -242,21 +242,35 @@ export class PgDocuments implements DocumentStore {
     return out;
   }
 
-  async replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, bytes: Uint8Array, time: number): Promise<ReplaceResult> {
-    const r = await this.db.tx(async (t): Promise<ReplaceResult> => {
-      // Read again inside the write (locked): a parse queued by another process since the caller's check wins.
-      const cur = await t.one<{ run: string; blob_sha256: string }>('SELECT run, blob_sha256 FROM document WHERE id = $1 FOR UPDATE', [doc.id]);
-      if (!cur) return 'gone';
-      if (cur.run === RUN.RUNNING) return 'running';
-      const sha = await putBytes(t, bytes);
-      faultPoint('replace:blob-written');
-      await t.run(`UPDATE document SET blob_sha256 = $1, size = $2, run = $3, progress = 0, progress_msg = '', process_begin_at = NULL,
-        process_duration = 0, update_time = $4 WHERE id = $5`, [sha, bytes.byteLength, RUN.UNSTART, time, doc.id]);
-      faultPoint('replace:row-written');
-      await pruneBlobs(t, [cur.blob_sha256]);
-      await t.run('UPDATE dataset SET update_time = $1 WHERE id = $2', [time, doc.dataset_id]);
-      return 'replaced';
-    });
+  async replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, source: FileSource, time: number): Promise<ReplaceResult> {
+    // A stream, or a file over a part, is staged part by part before the transaction (as an
+    // upload's: never one buffer, no transaction open while the source yields); the transaction
+    // publishes it, and whatever does not publish it drops the staged parts.
+    const staged = source instanceof Uint8Array && source.byteLength <= BLOB_PART_BYTES ? undefined : await stageBlob(this.db, source);
+    const inline = staged ? undefined : (source as Uint8Array);
+    const sha256 = staged?.sha256 ?? sha256Hex(inline!);
+    let r: ReplaceResult;
+    try {
+      r = await this.db.tx(async (t): Promise<ReplaceResult> => {
+        // Read again inside the write (locked): a parse queued by another process since the caller's check wins.
+        const cur = await t.one<{ run: string; blob_sha256: string }>('SELECT run, blob_sha256 FROM document WHERE id = $1 FOR UPDATE', [doc.id]);
+        if (!cur) return 'gone';
+        if (cur.run === RUN.RUNNING) return 'running';
+        if (cur.blob_sha256 === sha256) return 'same';
+        const sha = staged ? await commitBlob(t, staged) : await putBytes(t, inline!);
+        faultPoint('replace:blob-written');
+        await t.run(`UPDATE document SET blob_sha256 = $1, size = $2, run = $3, progress = 0, progress_msg = '', process_begin_at = NULL,
+          process_duration = 0, update_time = $4 WHERE id = $5`, [sha, staged?.size ?? inline!.byteLength, RUN.UNSTART, time, doc.id]);
+        faultPoint('replace:row-written');
+        await pruneBlobs(t, [cur.blob_sha256]);
+        await t.run('UPDATE dataset SET update_time = $1 WHERE id = $2', [time, doc.dataset_id]);
+        return 'replaced';
+      });
+    } catch (e) {
+      if (staged) await dropStaged(this.db, [staged]).catch(() => undefined);
+      throw e;
+    }
+    if (staged && r !== 'replaced') await dropStaged(this.db, [staged]).catch(() => undefined);
     if (r === 'replaced') faultPoint('replace:committed');
     return r;
   }

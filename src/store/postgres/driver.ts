@@ -68,14 +68,29 @@ let loaded: Promise<PgModule> | undefined;
  * while it connects, or while checked out between two statements, would. The failure still
  * reaches whoever uses the client: its next query rejects, and the pool drops it.
  */
-export function sturdyClient(pg: PgModule): PgModule['Client'] {
+export function sturdyClient(pg: PgModule, live?: Set<PgClient>): PgModule['Client'] {
   const Base = pg.Client as unknown as new (config: Record<string, unknown>) => PgClient;
   return class SturdyClient extends Base {
     constructor(config: Record<string, unknown>) {
       super(config);
       this.on('error', () => undefined);
+      // Every connection of the store, connecting or connected, until it ends: what a close cuts.
+      if (live) {
+        live.add(this);
+        this.on('end', () => live.delete(this));
+      }
     }
   } as unknown as PgModule['Client'];
+}
+
+/**
+ * Ends a connection at once, whatever the server does: its socket is destroyed (pg's `end()` waits
+ * for the server to close its side, which a server that does not answer never does). The server
+ * rolls back a transaction whose connection is gone; a statement in flight rejects with a
+ * connection error.
+ */
+export function cutConnection(c: PgClient): void {
+  (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
 
 /** The `pg` module; a MissingPackageError naming `pg` when it is not installed. */

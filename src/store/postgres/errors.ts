@@ -104,6 +104,18 @@ export class CommitOutcomeUnknownError extends PostgresStoreError {
   }
 }
 
+/**
+ * The store was closed while the call waited for the database or ran on it, and the database did
+ * not answer: the call was stopped before its COMMIT was sent, so nothing of it was saved (the
+ * server rolls back a transaction whose connection is cut).
+ */
+export class StoreClosedError extends PostgresStoreError {
+  override name = 'StoreClosedError';
+  constructor(target: PgTarget, cause?: unknown) {
+    super(target, 'STORE_CLOSED', `The PostgreSQL store at ${target} was closed while this call was waiting for it: nothing of the call was saved.`, { cause });
+  }
+}
+
 /** statement_timeout stopped a statement; nothing of its transaction was saved. */
 export class StatementTimeoutError extends PostgresStoreError {
   override name = 'StatementTimeoutError';

@@ -7,7 +7,7 @@ export type { PostgresOptions, PostgresTuning, PgQuery, PgTx, TxOptions } from '
 export type { PgConnectionConfig } from './driver.js';
 export { migratePostgres, PG_MIGRATIONS, PG_SCHEMA_VERSION, PG_TABLES } from './migrations.js';
 export {
-  PostgresStoreError, DatabaseUnavailableError, DatabaseMissingError, CommitOutcomeUnknownError, StatementTimeoutError, SchemaError,
+  PostgresStoreError, DatabaseUnavailableError, DatabaseMissingError, CommitOutcomeUnknownError, StatementTimeoutError, StoreClosedError, SchemaError,
   isConnectionError, isUniqueViolation, isRetryableConflict, isStatementTimeout,
 } from './errors.js';
 export { feedStart, readFeed, reportReader, dropReader, trimFeed, FeedFollower, FEED_CHANNEL } from './feed.js';

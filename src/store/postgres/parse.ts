@@ -4,7 +4,7 @@
  * documents, the swap of a parsed document's chunks. Documents are locked (FOR UPDATE) by every
  * write that reads their state first, so a cancel and a finish on two processes take turns.
  */
-import { RUN } from '../interface/index.js';
+import { CounterDeltas, RUN } from '../interface/index.js';
 import type {
   CachedVector, DocumentRow, ParseClaim, ParseDataset, ParseLogOrder, ParseLogRow, ParseOutcomeRow, ParseOwner, ParseWorkStore,
 } from '../interface/index.js';
@@ -52,37 +52,23 @@ const PARSE_LOG_SELECT = `SELECT l.id, l.document_id, l.dataset_id, l.tenant_id,
     l.create_time, l.update_time
   FROM parse_log l LEFT JOIN document d ON d.id = l.document_id`;
 
-/** Document counts set in a transaction, and their datasets' counters moved by the same differences. */
-class Counts {
-  private readonly delta = new Map<string, [number, number]>();
-  constructor(private readonly t: PgTx) {}
-
-  moved(datasetId: string, old: { chunk_num: number; token_num: number }, chunks: number, tokens: number): void {
-    const d = this.delta.get(datasetId) ?? [0, 0];
-    this.delta.set(datasetId, [d[0] + chunks - old.chunk_num, d[1] + tokens - old.token_num]);
+/** Sets documents' counts from their chunk rows (the swap did not happen: the old chunks stay) and records the moves. One statement. */
+async function restoreCounts(t: PgTx, counts: CounterDeltas, docs: ReadonlyArray<{ id: string; state: State }>): Promise<void> {
+  if (!docs.length) return;
+  const rows = await t.rows<{ id: string; n: number; tk: number }>(`UPDATE document d SET chunk_num = c.n, token_num = c.tk
+    FROM (SELECT x.id, count(c.rowid)::int AS n, COALESCE(sum(c.token_num), 0)::bigint AS tk FROM unnest($1::text[]) AS x(id)
+      LEFT JOIN chunk c ON c.document_id = x.id GROUP BY x.id) c
+    WHERE d.id = c.id RETURNING d.id, c.n, c.tk`, [docs.map((d) => d.id)]);
+  const by = new Map(rows.map((r) => [r.id, r]));
+  for (const d of docs) {
+    const r = by.get(d.id);
+    if (r) counts.moved(d.state.dataset_id, d.state, r.n, r.tk);
   }
+}
 
-  /** Sets documents' counts from their chunk rows (the swap did not happen: the old chunks stay). One statement. */
-  async restore(docs: ReadonlyArray<{ id: string; state: State }>): Promise<void> {
-    if (!docs.length) return;
-    const rows = await this.t.rows<{ id: string; n: number; tk: number }>(`UPDATE document d SET chunk_num = c.n, token_num = c.tk
-      FROM (SELECT x.id, count(c.rowid)::int AS n, COALESCE(sum(c.token_num), 0)::bigint AS tk FROM unnest($1::text[]) AS x(id)
-        LEFT JOIN chunk c ON c.document_id = x.id GROUP BY x.id) c
-      WHERE d.id = c.id RETURNING d.id, c.n, c.tk`, [docs.map((d) => d.id)]);
-    const by = new Map(rows.map((r) => [r.id, r]));
-    for (const d of docs) {
-      const r = by.get(d.id);
-      if (r) this.moved(d.state.dataset_id, d.state, r.n, r.tk);
-    }
-  }
-
-  async apply(): Promise<void> {
-    // In id order: two transactions moving the same datasets lock them in one order.
-    for (const [id, [c, tk]] of [...this.delta].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-      if (c || tk) await this.t.run('UPDATE dataset SET chunk_num = chunk_num + $1, token_num = token_num + $2 WHERE id = $3', [c, tk, id]);
-    }
-    this.delta.clear();
-  }
+/** Moves the datasets' counters by the deltas gathered in this transaction (in id order: one lock order for all). */
+async function applyCounts(t: PgTx, counts: CounterDeltas): Promise<void> {
+  for (const d of counts.take()) await t.run('UPDATE dataset SET chunk_num = chunk_num + $1, token_num = token_num + $2 WHERE id = $3', [d.chunks, d.tokens, d.datasetId]);
 }
 
 /** The documents' states, locked until the transaction ends (in id order). */
@@ -193,11 +179,11 @@ export class PgParseWork implements ParseWorkStore {
   async reset(ids: readonly string[], tenantId: string): Promise<void> {
     await this.db.tx(async (t) => {
       const states = await lockStates(t, ids);
-      const counts = new Counts(t);
+      const counts = new CounterDeltas();
       await t.run(`UPDATE document SET run = $1, progress = 0, progress_msg = '', chunk_num = 0, token_num = 0, process_duration = 0, process_begin_at = NULL
         WHERE id = ANY($2)`, [RUN.RUNNING, [...states.keys()]]);
       for (const d of states.values()) counts.moved(d.dataset_id, d, 0, 0);
-      await counts.apply();
+      await applyCounts(t, counts);
       await recordParseStarts(t, ids.filter((id) => states.has(id)), tenantId);
       await enqueueParse(t, [...states].map(([id, d]) => ({ document_id: id, dataset_id: d.dataset_id })));
     });
@@ -281,7 +267,7 @@ export class PgParseWork implements ParseWorkStore {
         return j.chunks!.map(({ terms: _t, ...c }) => ({ ...c, lang: chunkLanguage(setting, c.index_text ?? c.content, c.important_keywords, c.questions) }));
       }));
       faultPoint('parse:chunks-written');
-      const counts = new Counts(t);
+      const counts = new CounterDeltas();
       // Every document's end in one statement: DONE (counts set), FAIL (counts restored below), CANCEL (its duration).
       const ends: Array<{ id: string; run: string; progress: number; msg: string | null; chunks: number | null; tokens: number | null; began: number | null; seconds: number }> = [];
       for (const j of swap) {
@@ -312,12 +298,12 @@ export class PgParseWork implements ParseWorkStore {
           WHERE d.id = x.id`, [col((e) => e.id), col((e) => e.run), col((e) => e.progress), col((e) => e.msg), col((e) => e.chunks), col((e) => e.tokens),
           col((e) => e.began), col((e) => e.seconds)]);
       }
-      await counts.restore([...failed, ...cancelled].map((j) => ({ id: j.id, state: state.get(j.id)! })));
+      await restoreCounts(t, counts, [...failed, ...cancelled].map((j) => ({ id: j.id, state: state.get(j.id)! })));
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
       await finishParseJobs(t, held);
       // Last: the datasets' rows stay locked from here to the commit, which other lanes' swaps wait for.
-      await counts.apply();
+      await applyCounts(t, counts);
       ended = [...held, ...this.held([...lost])];
       faultPoint('parse:done-set');
     });
@@ -332,18 +318,18 @@ export class PgParseWork implements ParseWorkStore {
       const state = await lockStates(t, all.map((j) => j.id));
       const { lost, again, held } = await this.holdAll(t, all.map((j) => j.id));
       const docs = all.filter((j) => !lost.has(j.id));
-      const counts = new Counts(t);
+      const counts = new CounterDeltas();
       const failing = docs.filter((j) => state.get(j.id)?.run === RUN.RUNNING && !again.has(j.id));
       if (failing.length) {
         await t.run(`UPDATE document d SET run = $1, progress = -1, progress_msg = x.m, process_duration = x.s
           FROM unnest($2::text[], $3::text[], $4::float8[]) AS x(id, m, s) WHERE d.id = x.id`,
         [RUN.FAIL, failing.map((j) => j.id), failing.map((j) => [...j.log, line].join('\n')), failing.map((j) => j.seconds)]);
       }
-      await counts.restore(failing.map((j) => ({ id: j.id, state: state.get(j.id)! })));
+      await restoreCounts(t, counts, failing.map((j) => ({ id: j.id, state: state.get(j.id)! })));
       await finishParseLogs(t, docs.map((j) => j.id));
       await t.run('DELETE FROM parse_owner WHERE document_id = ANY($1) AND pid = $2', [docs.map((j) => j.id), pid]);
       await finishParseJobs(t, held);
-      await counts.apply();
+      await applyCounts(t, counts);
       ended = [...held, ...this.held([...lost])];
     }, { idempotent: true });
     this.let(ended);
@@ -353,9 +339,9 @@ export class PgParseWork implements ParseWorkStore {
     await this.db.tx(async (t) => {
       const state = await lockStates(t, ids);
       await t.run('UPDATE document SET run = $1, progress = 0 WHERE id = ANY($2)', [RUN.CANCEL, [...state.keys()]]);
-      const counts = new Counts(t);
-      await counts.restore([...state].map(([id, d]) => ({ id, state: d })));
-      await counts.apply();
+      const counts = new CounterDeltas();
+      await restoreCounts(t, counts, [...state].map(([id, d]) => ({ id, state: d })));
+      await applyCounts(t, counts);
       await finishParseLogs(t, [...ids]);
     }, { idempotent: true });
   }

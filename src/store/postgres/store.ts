@@ -108,6 +108,10 @@ export class PgStore implements Store {
     return !this.db.isClosed;
   }
 
+  beginClose(): void {
+    this.db.beginClose();
+  }
+
   async close(): Promise<void> {
     if (this.db.isClosed) return;
     this.fullText.close();

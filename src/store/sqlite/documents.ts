@@ -6,7 +6,7 @@ import { RUN } from '../interface/index.js';
 import type {
   DocumentListQuery, DocumentRow, DocumentStore, DocumentUpdate, FileBytes, FileSource, NewFile, ReplaceResult, UploadTarget,
 } from '../interface/index.js';
-import { duplicateName, faultPoint } from '../../util/index.js';
+import { duplicateName, faultPoint, sha256Hex } from '../../util/index.js';
 import { refreshDatasetCounts } from './datasets.js';
 import { marks, setList } from './sql.js';
 import type { SqliteConn } from './store.js';
@@ -216,13 +216,15 @@ export class SqliteDocuments implements DocumentStore {
     return out;
   }
 
-  async replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, bytes: Uint8Array, time: number): Promise<ReplaceResult> {
+  async replaceContent(doc: Pick<DocumentRow, 'id' | 'dataset_id'>, source: FileSource, time: number): Promise<ReplaceResult> {
     const db = this.db;
+    const bytes = await gather(source);
     const r = this.c.tx((): ReplaceResult => {
       // Read again inside the write: a parse queued by another connection since the caller's check wins.
       const cur = db.prepare('SELECT run, blob_sha256 FROM document WHERE id = ?').get(doc.id) as { run: string; blob_sha256: string } | undefined;
       if (!cur) return 'gone';
       if (cur.run === RUN.RUNNING) return 'running';
+      if (sha256Hex(bytes) === cur.blob_sha256) return 'same';
       const sha = putBlob(db, bytes);
       faultPoint('replace:blob-written');
       db.prepare(`UPDATE document SET blob_sha256 = ?, size = ?, run = ?, progress = 0, progress_msg = '', process_begin_at = NULL,

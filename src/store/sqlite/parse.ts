@@ -1,7 +1,7 @@
 /** Parse work on SQLite (interface/parse.ts): claims in parse_owner, the parse state of documents, the swap of chunks. */
 import { cachedStatement, type Db } from '../db.js';
 import { upsertChunks, removeDocumentChunks } from '../chunks.js';
-import { RUN } from '../interface/index.js';
+import { CounterDeltas, RUN } from '../interface/index.js';
 import type {
   CachedVector, DocumentRow, ParseClaim, ParseDataset, ParseLogOrder, ParseLogRow, ParseOutcomeRow, ParseOwner, ParseWorkStore,
 } from '../interface/index.js';
@@ -11,32 +11,17 @@ import { chunkLanguage, languageSetting } from '../../text/index.js';
 import type { SqliteConn } from './store.js';
 import type { SqliteChunks } from './chunk-store.js';
 
-/**
- * Document counts set inside a transaction, and their datasets' counters moved by the same
- * differences: no count over a dataset's documents.
- */
-class Counts {
-  private readonly delta = new Map<string, [number, number]>();
-  constructor(private readonly db: Db) {}
+/** Sets a document's counts from its chunk rows (the swap did not happen: the old chunks stay) and records the move. */
+function restoreCounts(db: Db, counts: CounterDeltas, id: string, datasetId: string, old: { chunk_num: number; token_num: number }): void {
+  const r = cachedStatement(db, 'SELECT COUNT(*) AS n, COALESCE(SUM(token_num), 0) AS t FROM chunk WHERE document_id = ?').get(id) as { n: number; t: number };
+  cachedStatement(db, 'UPDATE document SET chunk_num = ?, token_num = ? WHERE id = ?').run(r.n, r.t, id);
+  counts.moved(datasetId, old, r.n, r.t);
+}
 
-  /** The document's counts went from `old` to (chunks, tokens), already written. */
-  moved(datasetId: string, old: { chunk_num: number; token_num: number }, chunks: number, tokens: number): void {
-    const d = this.delta.get(datasetId) ?? [0, 0];
-    this.delta.set(datasetId, [d[0] + chunks - old.chunk_num, d[1] + tokens - old.token_num]);
-  }
-
-  /** Sets a document's counts from its chunk rows (the swap did not happen: the old chunks stay). */
-  restore(id: string, datasetId: string, old: { chunk_num: number; token_num: number }): void {
-    const r = cachedStatement(this.db, 'SELECT COUNT(*) AS n, COALESCE(SUM(token_num), 0) AS t FROM chunk WHERE document_id = ?').get(id) as { n: number; t: number };
-    cachedStatement(this.db, 'UPDATE document SET chunk_num = ?, token_num = ? WHERE id = ?').run(r.n, r.t, id);
-    this.moved(datasetId, old, r.n, r.t);
-  }
-
-  apply(): void {
-    const up = cachedStatement(this.db, 'UPDATE dataset SET chunk_num = chunk_num + ?, token_num = token_num + ? WHERE id = ?');
-    for (const [id, [c, t]] of this.delta) if (c || t) up.run(c, t, id);
-    this.delta.clear();
-  }
+/** Moves the datasets' counters by the deltas gathered in this transaction. */
+function applyCounts(db: Db, counts: CounterDeltas): void {
+  const up = cachedStatement(db, 'UPDATE dataset SET chunk_num = chunk_num + ?, token_num = token_num + ? WHERE id = ?');
+  for (const d of counts.take()) up.run(d.chunks, d.tokens, d.datasetId);
 }
 
 type RawClaim = { id: string; pid: number | null; host: string | null; heartbeat: number | null };
@@ -86,13 +71,13 @@ export class SqliteParseWork implements ParseWorkStore {
     const reset = cachedStatement(db, `UPDATE document SET run = ?, progress = 0, progress_msg = '', chunk_num = 0, token_num = 0,
     process_duration = 0, process_begin_at = NULL WHERE id = ?`);
     this.c.tx(() => {
-      const counts = new Counts(db);
+      const counts = new CounterDeltas();
       for (const id of ids) {
         const d = cur.get(id) as { dataset_id: string; chunk_num: number; token_num: number };
         reset.run(RUN.RUNNING, id);
         counts.moved(d.dataset_id, d, 0, 0);
       }
-      counts.apply();
+      applyCounts(db, counts);
       recordParseStarts(db, ids, tenantId);
     });
   }
@@ -170,7 +155,7 @@ export class SqliteParseWork implements ParseWorkStore {
         return j.chunks!.map(({ terms: _t, ...c }) => ({ ...c, lang: chunkLanguage(setting, c.index_text ?? c.content, c.important_keywords, c.questions) }));
       }));
       faultPoint('parse:chunks-written');
-      const counts = new Counts(db);
+      const counts = new CounterDeltas();
       const done = cachedStatement(db, `UPDATE document SET run = ?, progress = 1, progress_msg = ?, chunk_num = ?, token_num = ?,
           process_duration = ?, process_begin_at = ? WHERE id = ?`);
       for (const j of swap) {
@@ -188,15 +173,15 @@ export class SqliteParseWork implements ParseWorkStore {
       for (const j of live.filter((x) => !swap.includes(x))) {
         j.log.push(j.failLine);
         failed.run(RUN.FAIL, j.log.join('\n'), j.seconds, j.began, j.id);
-        counts.restore(j.id, j.dataset_id, state.get(j)!);
+        restoreCounts(db, counts, j.id, j.dataset_id, state.get(j)!);
       }
       // Cancelled (by this process or another): the stop call set CANCEL and the counts; record when it stopped.
       const timed = cachedStatement(db, 'UPDATE document SET process_duration = ? WHERE id = ?');
       for (const j of docs.filter((x) => state.get(x)?.run === RUN.CANCEL)) {
         timed.run(j.seconds, j.id);
-        counts.restore(j.id, j.dataset_id, state.get(j)!);
+        restoreCounts(db, counts, j.id, j.dataset_id, state.get(j)!);
       }
-      counts.apply();
+      applyCounts(db, counts);
       finishParseLogs(db, docs.map((j) => j.id));
       const del = cachedStatement(db, 'DELETE FROM parse_owner WHERE document_id = ? AND pid = ?');
       for (const j of docs) del.run(j.id, pid);
@@ -211,16 +196,16 @@ export class SqliteParseWork implements ParseWorkStore {
       const cur = cachedStatement(db, 'SELECT run, chunk_num, token_num FROM document WHERE id = ?');
       const failed = cachedStatement(db, 'UPDATE document SET run = ?, progress = -1, progress_msg = ?, process_duration = ? WHERE id = ?');
       const del = cachedStatement(db, 'DELETE FROM parse_owner WHERE document_id = ? AND pid = ?');
-      const counts = new Counts(db);
+      const counts = new CounterDeltas();
       for (const j of docs) {
         const s = cur.get(j.id) as { run: string; chunk_num: number; token_num: number } | undefined;
         if (s?.run === RUN.RUNNING) {
           failed.run(RUN.FAIL, [...j.log, line].join('\n'), j.seconds, j.id);
-          counts.restore(j.id, j.dataset_id, s);
+          restoreCounts(db, counts, j.id, j.dataset_id, s);
         }
         del.run(j.id, pid);
       }
-      counts.apply();
+      applyCounts(db, counts);
       finishParseLogs(db, docs.map((j) => j.id));
     });
   }
@@ -232,12 +217,12 @@ export class SqliteParseWork implements ParseWorkStore {
       for (const id of ids) stop.run(RUN.CANCEL, id);
       // and the dataset's counters, from the old chunks
       const cur = cachedStatement(db, 'SELECT dataset_id, chunk_num, token_num FROM document WHERE id = ?');
-      const counts = new Counts(db);
+      const counts = new CounterDeltas();
       for (const id of ids) {
         const d = cur.get(id) as { dataset_id: string; chunk_num: number; token_num: number } | undefined;
-        if (d) counts.restore(id, d.dataset_id, d);
+        if (d) restoreCounts(db, counts, id, d.dataset_id, d);
       }
-      counts.apply();
+      applyCounts(db, counts);
       finishParseLogs(db, [...ids]);
     });
   }

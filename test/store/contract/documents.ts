@@ -198,6 +198,37 @@ export function documentsContract(f: StoreFactory): void {
       expect(await s().documents.replaceContent({ id: newId(), dataset_id: ds.id }, enc('x'), 79)).toBe('gone');
     });
 
+    test('replaceContent takes a stream as an upload does: read in pieces, the same bytes change nothing, a failing stream changes nothing', async () => {
+      const who = await seedTenant(s());
+      const ds = await seedDataset(s(), who);
+      const [d] = await seedDocuments(s(), who, ds, ['d.bin'], () => enc('old'));
+      // Over a PostgreSQL part (1 MiB): written part by part there.
+      const big = Uint8Array.from({ length: 2_500_000 }, (_, i) => (i * 7 + (i >> 12)) & 255);
+      async function* pieces(bytes: Uint8Array, cut?: number): AsyncIterable<Uint8Array> {
+        for (let at = 0; at < bytes.byteLength; at += 700_000) {
+          if (cut !== undefined && at >= cut) throw new Error('client went away');
+          yield bytes.subarray(at, Math.min(bytes.byteLength, at + 700_000));
+        }
+      }
+      expect(await s().documents.replaceContent(d!, pieces(big), 80)).toBe('replaced');
+      const cur = (await s().documents.get(ds.id, d!.id))!;
+      const { createHash } = await import('node:crypto');
+      expect(cur).toMatchObject({ size: big.byteLength, run: RUN.UNSTART, update_time: 80, blob_sha256: createHash('sha256').update(big).digest('hex') });
+      expect(Buffer.compare(Buffer.from(await (await s().documents.file(cur.blob_sha256))!.bytes()), Buffer.from(big))).toBe(0);
+      expect(await s().documents.file(d!.blob_sha256)).toBeUndefined();
+      // The same bytes again, streamed: nothing written.
+      expect(await s().documents.replaceContent(d!, pieces(big), 81)).toBe('same');
+      expect((await s().documents.get(ds.id, d!.id))!.update_time).toBe(80);
+      // A stream that fails half-way: the document keeps its file, and the new bytes are nowhere.
+      const other = big.map((x) => x ^ 1);
+      await expect(s().documents.replaceContent(d!, pieces(other, 1_400_000), 82)).rejects.toThrow('client went away');
+      expect((await s().documents.get(ds.id, d!.id))!).toMatchObject({ blob_sha256: cur.blob_sha256, size: big.byteLength, update_time: 80 });
+      expect(await s().documents.file(createHash('sha256').update(other.subarray(0, 1_400_000)).digest('hex'))).toBeUndefined();
+      // A small file in memory is 'same' too when it is the stored one.
+      expect(await s().documents.replaceContent(d!, big, 83)).toBe('same');
+      expect(await s().documents.replaceContent({ id: newId(), dataset_id: ds.id }, pieces(enc('x')), 84)).toBe('gone');
+    });
+
     test('setStatus switches the dataset\'s documents and their chunks, one transaction, an outcome per id; setRun', async () => {
       const who = await seedTenant(s());
       const ds = await seedDataset(s(), who);

@@ -43,8 +43,13 @@ import { server } from './fixture.js';
 const WARM_CHILD = fileURLToPath(new URL('../../faults/fixtures/crash-child-warm.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SRC_PG = fileURLToPath(new URL('../../../src/store/postgres/', import.meta.url));
-/** Cells at a time (two cores). */
-const LANES = 2;
+/**
+ * Cells at a time. Three on two cores: a cell spends much of its time waiting (a child warming
+ * up, a dead child's leases running out, polls), so a third overlaps those waits — 60 cells in
+ * 67 / 92 s against 88 / 119 s with two, back to back at load averages of 7–8 / 12–13.
+ * RAGLOOM_CRASH_LANES changes it.
+ */
+const LANES = Number(process.env.RAGLOOM_CRASH_LANES) || 3;
 /** A dead child's parse leases run out this fast, so the reopened Client parses its documents again at once. */
 const CHILD_LEASE_MS = 800;
 
