@@ -174,6 +174,11 @@ describe.each(stores)('a node warmed under a memory budget (%s)', (kind, where) 
       expect(termIndexBytes(reader)).toBe(0); // no store-wide term index
       for (const d of [[ids[0]!], ids]) expect(await ask(node, d)).toEqual(await ask(never, d));
       expect(indexMemoryStats(reader).loads).toBe(st.loads);
+      // The budget lifted: the datasets' term indexes go, the store's is built (in steps) again.
+      setIndexMemory(reader, Infinity);
+      expect(indexMemoryStats(reader).terms).toEqual([]);
+      for (const d of [[ids[1]!], ids]) expect(await ask(node, d)).toEqual(await ask(never, d));
+      expect(termIndexBytes(reader)).toBeGreaterThan(0);
     } finally {
       await node.close();
       await never.close();
