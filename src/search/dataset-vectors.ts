@@ -15,10 +15,16 @@
  * they are all loaded anyway (the budget is overshot while they stay the most recent), and the
  * next search of other datasets evicts them. docs/scaling.md ("Memory budget") gives the bytes
  * per chunk.
+ *
+ * Under a budget each dataset's term index is kept here too (`searchTerms`), loaded on the
+ * dataset's first search and evicted in the same order; a search reads its datasets' term
+ * indexes as one (dataset-terms.ts, FTS5's store-wide document frequencies). Without one, the
+ * term index is the whole store's (term-index.ts).
  */
 import type { SearchReader } from '../store/index.js';
 import { DimIndex, type VectorFilter, type VectorHit } from './vector-index.js';
-import { termIndexBytes } from './term-index.js';
+import { builtTermIndex, forgetTermIndex, termIndexBytes, termIndexOptions, TermIndex } from './term-index.js';
+import { DatasetTerms } from './dataset-terms.js';
 
 /**
  * `idleSyncMs`: a loaded dataset not searched for this long is brought up to date in the
@@ -32,8 +38,11 @@ export const datasetVectorOptions = { idleSyncMs: 5_000 };
 class Budget {
   /** bytes; Infinity: no limit */
   limit = Infinity;
-  /** `${dim} ${datasetId}` → index, in order of last search (oldest first) */
-  readonly entries = new Map<string, DimIndex>();
+  /**
+   * `${dim} ${datasetId}` → vector index, `t ${datasetId}` → term index (with a limit only), in
+   * order of last search (oldest first)
+   */
+  readonly entries = new Map<string, DimIndex | TermIndex>();
   /** dimensions the store is known to have chunk vectors of */
   readonly dims = new Set<number>();
   /** when each loaded index last synced (ms) */
@@ -43,7 +52,7 @@ class Budget {
 
   constructor(private readonly reader: SearchReader) {}
 
-  /** Bytes the budget counts now: the loaded vector indexes plus the text side (shared, never evicted). */
+  /** Bytes the budget counts now: the loaded indexes plus the text side shared by every dataset (never evicted). */
   used(): number {
     let n = this.textBytes();
     for (const ix of this.entries.values()) n += ix.bytes;
@@ -54,13 +63,13 @@ class Budget {
     return termIndexBytes(this.reader) + (this.reader.fullTextBytes?.() ?? 0);
   }
 
-  /** Drops the least recently searched indexes but `keep` while over the limit. */
+  /** Drops the least recently searched indexes but those of the datasets in `keep` while over the limit. */
   fit(keep: ReadonlySet<string>): void {
     if (this.limit === Infinity) return;
     let used = this.used();
     for (const [key, ix] of this.entries) {
       if (used <= this.limit) break;
-      if (keep.has(key)) continue;
+      if (keep.has(key.slice(key.indexOf(' ') + 1))) continue;
       used -= ix.bytes;
       this.drop(key, ix);
     }
@@ -69,9 +78,9 @@ class Budget {
   /** Syncs, in the background, the least recently synced loaded index outside `skip` once it is idle. */
   keepInStep(skip: ReadonlySet<string>): void {
     const now = Date.now();
-    let oldest: [string, DimIndex] | undefined;
+    let oldest: [string, DimIndex | TermIndex] | undefined;
     for (const e of this.entries) {
-      if (skip.has(e[0])) continue;
+      if (skip.has(e[0].slice(e[0].indexOf(' ') + 1))) continue;
       if (!oldest || (this.syncedAt.get(e[0]) ?? 0) < (this.syncedAt.get(oldest[0]) ?? 0)) oldest = e;
     }
     if (!oldest || now - (this.syncedAt.get(oldest[0]) ?? 0) < datasetVectorOptions.idleSyncMs) return;
@@ -79,7 +88,7 @@ class Budget {
     oldest[1].sync().catch(() => undefined); // a store closed meanwhile: its next search says so
   }
 
-  drop(key: string, ix: DimIndex): void {
+  drop(key: string, ix: DimIndex | TermIndex): void {
     this.syncedAt.delete(key);
     this.entries.delete(key);
     this.reader.feed('chunks').unfollow(ix);
@@ -107,21 +116,41 @@ export function checkIndexMemory(v: unknown, name = 'indexMemory'): number {
   return v;
 }
 
-/** Sets the memory budget of `reader`'s indexes (bytes; Infinity: none) and evicts down to it. */
+/**
+ * Sets the memory budget of `reader`'s indexes (bytes; Infinity: none) and evicts down to it.
+ * With a budget the term index is per dataset (the store's is dropped); without, the store's
+ * (the datasets' are dropped).
+ */
 export function setIndexMemory(reader: SearchReader, bytes: number): void {
   const b = budgetOf(reader);
   b.limit = checkIndexMemory(bytes);
+  if (b.limit !== Infinity) forgetTermIndex(reader);
+  else for (const [key, ix] of [...b.entries]) if (ix instanceof TermIndex) b.drop(key, ix);
   b.fit(new Set());
 }
 
 /** What a reader's indexes hold now (tests, benchmarks, `ragloom serve` logs). */
-export function indexMemoryStats(reader: SearchReader): { limit: number; used: number; text: number; loaded: Array<{ dim: number; dataset: string; rows: number; bytes: number }>; loads: number; evictions: number } {
+export function indexMemoryStats(reader: SearchReader): {
+  limit: number; used: number; text: number; loaded: Array<{ dim: number; dataset: string; rows: number; bytes: number }>;
+  terms: Array<{ dataset: string; rows: number; bytes: number }>; loads: number; evictions: number;
+} {
   const b = budgetOf(reader);
-  const loaded = [...b.entries].map(([key, ix]) => ({ dim: ix.dim, dataset: key.slice(key.indexOf(' ') + 1), rows: ix.size, bytes: ix.bytes }));
-  return { limit: b.limit, used: b.used(), text: b.textBytes(), loaded, loads: b.loads, evictions: b.evictions };
+  const loaded = [];
+  const terms = [];
+  for (const [key, ix] of b.entries) {
+    const dataset = key.slice(key.indexOf(' ') + 1);
+    if (ix instanceof DimIndex) loaded.push({ dim: ix.dim, dataset, rows: ix.size, bytes: ix.bytes });
+    else terms.push({ dataset, rows: ix.size, bytes: ix.bytes });
+  }
+  return { limit: b.limit, used: b.used(), text: b.textBytes(), loaded, terms, loads: b.loads, evictions: b.evictions };
 }
 
-/** Drops every dataset's vector index of `reader` (the next search of each loads it again). */
+/** True when `reader`'s indexes are under a memory budget: the term index is then per dataset (datasetTerms). */
+export function termsPerDataset(reader: SearchReader): boolean {
+  return budgetOf(reader).limit !== Infinity;
+}
+
+/** Drops every dataset's vector and term index of `reader` (the next search of each loads it again). */
 export function forgetDatasetVectors(reader: SearchReader): void {
   const b = budgets.get(reader);
   if (!b) return;
@@ -140,10 +169,10 @@ export async function datasetVectors(reader: SearchReader, dim: number, datasets
     b.dims.add(dim);
   }
   const keys = [...new Set(datasets)].map((d) => `${dim} ${d}`);
-  const mine = new Set(keys);
+  const mine = new Set(datasets);
   const parts: DimIndex[] = [];
   for (const key of keys) {
-    let ix = b.entries.get(key);
+    let ix = b.entries.get(key) as DimIndex | undefined;
     if (ix) b.entries.delete(key); // re-inserted below: the most recently searched
     else {
       ix = new DimIndex(reader, dim, 'chunks', key.slice(key.indexOf(' ') + 1));
@@ -160,8 +189,40 @@ export async function datasetVectors(reader: SearchReader, dim: number, datasets
 }
 
 /**
+ * The text side's in-memory index for a search of `datasets`: without a memory budget the
+ * store's term index once built (else undefined: FTS5 answers, and searches build it in steps);
+ * under a budget each dataset's term index, loaded now where it is not and evicted with the
+ * vectors (least recently searched first), read as one (DatasetTerms: FTS5's store-wide document
+ * frequencies, so scores do not depend on which datasets are loaded). undefined when switched
+ * off (`termIndexOptions.enabled`).
+ */
+export async function searchTerms(reader: SearchReader, datasets: readonly string[]): Promise<TermIndex | DatasetTerms | undefined> {
+  const b = budgetOf(reader);
+  if (b.limit === Infinity) return builtTermIndex(reader);
+  if (!termIndexOptions.enabled || datasets.length === 0) return undefined;
+  const mine = new Set(datasets);
+  const parts: TermIndex[] = [];
+  for (const d of mine) {
+    const key = `t ${d}`;
+    let ix = b.entries.get(key) as TermIndex | undefined;
+    if (ix) b.entries.delete(key); // re-inserted below: the most recently searched
+    else {
+      ix = new TermIndex(reader, d);
+      b.loads++;
+    }
+    b.entries.set(key, ix);
+    if (!ix.ready) await ix.advance(Infinity);
+    await ix.sync();
+    b.syncedAt.set(key, Date.now());
+    parts.push(ix);
+    b.fit(mine);
+  }
+  return new DatasetTerms(reader, parts);
+}
+
+/**
  * Loads datasets' indexes ahead of their first search (a search thread starting), in the order
- * given, while they fit the budget.
+ * given, while they fit the budget: their vectors, then (under a budget) their term indexes.
  */
 export async function preloadDatasetVectors(reader: SearchReader, dims: readonly number[], datasets: readonly string[]): Promise<void> {
   const b = budgetOf(reader);
@@ -170,6 +231,11 @@ export async function preloadDatasetVectors(reader: SearchReader, dims: readonly
       if (b.used() >= b.limit) return;
       await datasetVectors(reader, dim, [d]);
     }
+  }
+  if (b.limit === Infinity) return;
+  for (const d of datasets) {
+    if (b.used() >= b.limit) return;
+    await searchTerms(reader, [d]);
   }
 }
 

@@ -19,7 +19,7 @@ import { analyze, ftsTerms, type Analysis, type FtsTerms } from '../text/index.j
 import { jsonList } from '../util/index.js';
 import { TopK } from './vector-index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
-import type { TermIndex } from './term-index.js';
+import type { TermSource } from './term-index.js';
 
 export { K1, B, COLUMN_WEIGHTS };
 export type { FtsTable };
@@ -58,7 +58,7 @@ export interface TextQuery {
    * each present term in order (`phrases`); absent when FTS5 must answer (a term it reads as a
    * phrase of several tokens).
    */
-  index?: TermIndex;
+  index?: TermSource;
   phrases?: Int32Array;
   /** FTS5's row count when the query was made (its idf's N). */
   rows?: number;
@@ -91,6 +91,11 @@ function ftsStats(reader: SearchReader, table: FtsTable): Stats {
   return out;
 }
 
+/** FTS5's document frequency of `"term"` in chunk_fts (store-wide; cached until the rows change). */
+export function ftsDocFreq(reader: SearchReader, term: string): number {
+  return termDf(reader, ftsStats(reader, 'chunk_fts'), term);
+}
+
 /** Cached document frequencies per reader and table, dropped with the statistics when the rows change. */
 const DF_CACHE_MAX = 100_000;
 
@@ -119,7 +124,7 @@ function termDf(reader: SearchReader, st: Stats, term: string, cap?: number): nu
  * The analysed question with its terms' statistics over `opts.table` (default `chunk_fts`); every
  * function below that takes the query reads that table.
  */
-export function textQuery(reader: SearchReader, question: string, opts: { table?: FtsTable; index?: TermIndex; lang?: Analysis } = {}): TextQuery {
+export function textQuery(reader: SearchReader, question: string, opts: { table?: FtsTable; index?: TermSource; lang?: Analysis } = {}): TextQuery {
   const table = checkTable(opts.table);
   const terms = [...new Set(analyze(question, opts.lang))];
   const idf = new Map<string, number>();
@@ -393,7 +398,7 @@ export function textSide(reader: SearchReader, q: TextQuery, k: number, accept: 
  * (every match in rowid order, bm25 × −1/upper), `top` is textTop (the k best accepted rows by
  * bm25, ties to the lower rowid, divided by upper).
  */
-function indexed(reader: SearchReader, q: TextQuery, index: TermIndex, phrases: Int32Array) {
+function indexed(reader: SearchReader, q: TextQuery, index: TermSource, phrases: Int32Array) {
   const n = q.rows ?? ftsStats(reader, q.table).n;
   const idf = Float64Array.from(phrases, (t) => index.ftsIdf(n, index.docFreq(t)));
   return {

@@ -2,12 +2,13 @@ export { hybridSearch, resolveRetrievalOptions, DEFAULT_RETRIEVAL_OPTIONS } from
 export type { SearchRequest, WireSearchRequest, RetrieveResult, DocAgg, RetrievalOptions } from './retrieve.js';
 export { termIndex, builtTermIndex, termIndexStep, termIndexOptions, termIndexBytes, buildTermIndexInBackground, TERM_SLICES } from './term-index.js';
 export { warmSearch } from './warm.js';
-export type { TermIndex, TermHit } from './term-index.js';
+export type { TermIndex, TermHit, TermSource } from './term-index.js';
 export { SearchPool, SearchPoolClosed, attachSearchPool, detachSearchPool, searchPoolOf } from './search-pool.js';
 export type { SearchPoolOptions } from './search-pool.js';
 export { highlight } from './highlight.js';
 export { vectorIndex, memoryVectorIndex, vectorSearchOptions, forgetVectorIndexes } from './vector-index.js';
-export { datasetVectors, datasetVectorOptions, DatasetVectors, setIndexMemory, checkIndexMemory, indexMemoryStats, forgetDatasetVectors, preloadDatasetVectors } from './dataset-vectors.js';
+export { datasetVectors, datasetVectorOptions, DatasetVectors, setIndexMemory, checkIndexMemory, indexMemoryStats, forgetDatasetVectors, preloadDatasetVectors, searchTerms, termsPerDataset } from './dataset-vectors.js';
+export { DatasetTerms } from './dataset-terms.js';
 export type { VectorHit, VectorFilter, VectorSearchOptions, DimIndex } from './vector-index.js';
 export { searchMemoryMessages, candidatesPerSide } from './memory.js';
 export type { MemorySearchRequest, MemoryHit } from './memory.js';

@@ -15,9 +15,9 @@ import { storedAnalysis, type PageChunk, type SearchReader } from '../store/inde
 import { analyzeForIndex, languageSetting, questionLanguage, type Lang } from '../text/index.js';
 import { highlight as highlightText } from './highlight.js';
 import type { DimIndex } from './vector-index.js';
-import { datasetVectors } from './dataset-vectors.js';
+import { datasetVectors, searchTerms } from './dataset-vectors.js';
 import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows, storedRowTerms } from './fulltext.js';
-import { builtTermIndex, termIndexOptions, termIndexStep } from './term-index.js';
+import { termIndexOptions, termIndexStep } from './term-index.js';
 import { searchPoolOf, SearchPoolClosed } from './search-pool.js';
 import { filterDocuments, type MetadataFilter } from './metadata.js';
 import type { Reranker } from './rerank.js';
@@ -331,7 +331,8 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   const given = r.datasets.every((k) => k.language !== undefined);
   const settings = (given ? r.datasets.map((k) => k.language ?? null) : await reader.datasetLanguages(kbIds)).map(languageSetting);
   const lang = questionLanguage(settings, question);
-  const tix = await builtTermIndex(reader);
+  // Under a memory budget, the datasets' own term indexes (dataset-vectors.ts searchTerms).
+  const tix = await searchTerms(reader, kbIds);
   await textSynced;
   const tq = textQuery(reader, question, { index: tix, lang });
   const cands = new Map<number, Cand>();

@@ -8,7 +8,7 @@ import { SqliteStore } from '../store/index.js';
 import { rank } from './retrieve.js';
 import { termIndex, termIndexOptions } from './term-index.js';
 import { vectorSearchOptions } from './vector-index.js';
-import { preloadDatasetVectors, setIndexMemory } from './dataset-vectors.js';
+import { preloadDatasetVectors, setIndexMemory, termsPerDataset } from './dataset-vectors.js';
 import type { FromSearchWorker, SearchWorkerData, ToSearchWorker } from './search-pool.js';
 
 class EmbedFailed extends Error {}
@@ -26,7 +26,8 @@ const send = (m: FromSearchWorker) => port.postMessage(m);
 
 // Build the copies now, not on the first request a client waits for.
 try {
-  await termIndex(reader);
+  // Under a budget, each dataset's term index instead (preloaded below while it fits).
+  if (!termsPerDataset(reader)) await termIndex(reader);
   // Every dataset's vectors while they fit the budget (the rest load on their first search).
   const datasets = (await store.datasets.analyses()).map((d) => d.id);
   await preloadDatasetVectors(reader, await reader.chunkDims(), datasets);

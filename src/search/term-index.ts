@@ -31,7 +31,8 @@
  * search's step at a time, the others skip theirs), FTS5 answering until it is built;
  * `termIndex(reader)` builds it at once (the search threads, tests), and a PostgreSQL-backed
  * server in the background from its start (`buildTermIndexInBackground`, warm.ts), searches then
- * building none of it. Its build steps and syncs run one after another.
+ * building none of it. Its build steps and syncs run one after another. Under an `indexMemory`
+ * budget, each dataset has its own instead (dataset-vectors.ts `searchTerms`, dataset-terms.ts).
  */
 import type { FeedPosition, SearchReader, TextTokenizer } from '../store/index.js';
 import type { FtsTerms } from '../text/index.js';
@@ -126,10 +127,27 @@ export async function buildTermIndexInBackground(reader: SearchReader): Promise<
   await ix.buildInBackground();
 }
 
+/**
+ * Drops the store's term index of this process (a memory budget set: the term index is then per
+ * dataset, dataset-vectors.ts searchTerms). A build under way finishes into the dropped copy.
+ */
+export function forgetTermIndex(reader: SearchReader): void {
+  byReader.get(reader)?.close();
+  byReader.delete(reader);
+}
+
 /** Bytes the store's term index holds in this process (0 when none is built or building). */
 export function termIndexBytes(reader: SearchReader): number {
   return byReader.get(reader)?.bytes ?? 0;
 }
+
+/**
+ * What the text side of a search reads from an in-memory term index (fulltext.ts textQuery,
+ * textSide, expandWith): the store-wide TermIndex, or several datasets' indexes read as one
+ * (dataset-terms.ts DatasetTerms). Tokens are ids of the source's own; idf and the average row
+ * length are the caller's (FTS5's statistics, store-wide).
+ */
+export type TermSource = Pick<TermIndex, 'queryToken' | 'docFreq' | 'dfOf' | 'ftsIdf' | 'top' | 'all' | 'scoreRows'>;
 
 /** One hit of `TermIndex.top`: bm25 as a positive number (FTS5's bm25() is its negation). */
 export interface TermHit {
@@ -187,7 +205,8 @@ export class TermIndex {
   /** pool offsets: start of the row, and the end of each of its columns */
   private start = new Float64Array(0);
   private colEnd = new Float64Array(0);
-  private pool = new Int32Array(1 << 16);
+  // Small to start: a dataset's index (under a memory budget) may hold a few chunks.
+  private pool = new Int32Array(1 << 10);
   private poolLen = 0;
   private dead = 0;
   private readonly slotOf = new RowSlots();
@@ -210,8 +229,20 @@ export class TermIndex {
   private acc = new Int32Array(0);
   private readonly touched = new IntList(256);
 
-  constructor(private readonly reader: SearchReader) {
+  /**
+   * `dataset`: hold that dataset's chunks only (read with the store's dataset filter, the feed's
+   * changes to other datasets' chunks skipped). Its document frequencies and row count are then
+   * the dataset's, not FTS5's: a search must take them from the store-wide full-text engine and
+   * hand them to `top`/`all` (which take idf and the average length as arguments), as
+   * docs/scaling.md ("Memory budget") describes. Without it: every chunk of the store.
+   */
+  constructor(private readonly reader: SearchReader, readonly dataset?: string) {
     reader.feed('chunks').follow(this);
+  }
+
+  /** Stops following the store's feed (a dataset's index dropped from memory). */
+  close(): void {
+    this.reader.feed('chunks').unfollow(this);
   }
 
   /** The feed position applied (the feed is not trimmed past it, nor past a build's start; null: neither, nothing is trimmed). */
@@ -253,7 +284,8 @@ export class TermIndex {
     }
     if (change.kind === 'none') return;
     const { dirty } = change;
-    const rows = await this.reader.termRows(dirty);
+    // With a dataset, another dataset's chunk reads as absent: removeRow skips what is not held.
+    const rows = await this.reader.termRows(dirty, this.dataset);
     this.tok ??= await this.reader.textTokenizer();
     const added: number[] = [];
     for (const rid of dirty) {
@@ -323,7 +355,7 @@ export class TermIndex {
     const slice = budgetMs === Infinity ? TERM_SLICES.bulk : TERM_SLICES.step;
     for (;;) {
       let read = 0;
-      for (const r of await this.reader.termSlice(b.at, b.next, slice)) {
+      for (const r of await this.reader.termSlice(b.at, b.next, slice, this.dataset)) {
         this.addRow(r[0], rowCols(r), r[6]);
         b.next = r[0];
         read++;
@@ -526,7 +558,7 @@ export class TermIndex {
   private compact(): void {
     // Forward rows, packed.
     if (this.dead > 0 || this.poolLen > 0) {
-      const pool = new Int32Array(Math.max(1 << 16, this.poolLen));
+      const pool = new Int32Array(Math.max(1 << 10, this.poolLen));
       let len = 0;
       let m = 0;
       for (let s = 0; s < this.n; s++) {

@@ -4,13 +4,13 @@
  * a server whose searches run in its own thread (PostgreSQL).
  */
 import type { SearchReader } from '../store/index.js';
-import { preloadDatasetVectors } from './dataset-vectors.js';
+import { preloadDatasetVectors, termsPerDataset } from './dataset-vectors.js';
 import { buildTermIndexInBackground } from './term-index.js';
 
 /**
  * In order: the full-text engine's copy (PostgreSQL's FTS5 copy, which searches read until the
  * term index is built), each of `datasets`' vectors while they fit the memory budget, then the
- * term index. Searches are served meanwhile and rank as they would with everything loaded: they
+ * term index (under a budget: each dataset's, while they fit). Searches are served meanwhile and rank as they would with everything loaded: they
  * share a load under way (or load what they need themselves), and read FTS5 until the term index
  * is built. Resolves when done; a failure (the store closed meanwhile) is left to the searches,
  * which load what they need again.
@@ -22,5 +22,6 @@ export async function warmSearch(reader: SearchReader, datasets: readonly string
   } catch {
     // Each search loads what it needs, and says what went wrong.
   }
-  await buildTermIndexInBackground(reader);
+  // Under a memory budget the term index is per dataset (preloaded above while it fits).
+  if (!termsPerDataset(reader)) await buildTermIndexInBackground(reader);
 }

@@ -5,32 +5,22 @@
  * never did, writes made meanwhile included; a search over more than the budget still answers;
  * bad `indexMemory` values are refused by name.
  */
-import { afterAll, describe, expect, test } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, test } from 'vitest';
 import { join } from 'node:path';
 import { Api } from '../../src/api/index.js';
 import { Client } from '../../src/index.js';
 import { startServer } from '../../src/server/index.js';
-import { datasetVectorOptions, indexMemoryStats, setIndexMemory, termIndex } from '../../src/search/index.js';
+import { datasetVectorOptions, forgetDatasetVectors, indexMemoryStats, setIndexMemory, termIndex, termIndexBytes, warmSearch } from '../../src/search/index.js';
 import { LOAD_PAGES } from '../../src/store/postgres/index.js';
-import { createDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
+import { bothStores, openApi, type Where } from '../support/both-stores.js';
 import { run } from '../cli/run.js';
 import { addChunks } from '../support/seeded-chunks.js';
 
 const PER_DATASET = 600;
 
-const dir = mkdtempSync(join(tmpdir(), 'ragloom-index-memory-'));
-const server = await pgServer();
-const reason = await pgSkipReason();
-const dbs: string[] = [];
-afterAll(async () => {
-  for (const u of dbs) await dropDatabase(server!, u).catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { stores, dir, server, reason } = await bothStores('ixmem');
 
-type Where = { path: string } | { postgres: string };
-const open = (w: Where): Promise<Api> => ('postgres' in w ? Api.open(w) : Promise.resolve(new Api(w)));
+const open = openApi;
 
 /** Three datasets of PER_DATASET chunks each. */
 async function seed(w: Where): Promise<string[]> {
@@ -52,16 +42,8 @@ const ask = (api: Api, datasetIds: string[], question = 'wing flow over a bounda
   api.call('retrieval', { question, dataset_ids: datasetIds, similarity_threshold: 0, top_k: 100, page_size: 20 });
 
 const loaded = (api: Api) => indexMemoryStats(api.engine.store.search).loaded.map((l) => l.dataset);
+const terms = (api: Api) => indexMemoryStats(api.engine.store.search).terms.map((l) => l.dataset);
 
-const stores: Array<[string, () => Promise<Where | undefined>]> = [
-  ['SQLite', async () => ({ path: join(dir, `s${Math.random().toString(36).slice(2)}.db`) })],
-  ['PostgreSQL', async () => {
-    if (!server) return undefined;
-    const u = await createDatabase(server, 'ixmem');
-    dbs.push(u);
-    return { postgres: u };
-  }],
-];
 
 describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind, where) => {
   const skip = kind === 'PostgreSQL' && !server;
@@ -80,27 +62,36 @@ describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind
       expect(loaded(node)).toEqual([a]);
       expect(indexMemoryStats(reader).loaded[0]!.rows).toBe(PER_DATASET);
       expect(reader.fullText!.totals('chunk_fts')[0]).toBe(3 * PER_DATASET); // the text side: the whole store
-      await termIndex(reader); // the text side fully built: the budget below is then fixed
+      await termIndex(reader); // the store's term index, built without a budget: dropped once one is set
+      expect(indexMemoryStats(reader).text).toBeGreaterThan(reader.fullTextBytes?.() ?? 0);
+      // Under a budget the term index is per dataset too, loaded and evicted with the vectors.
+      setIndexMemory(reader, 2 ** 40);
+      expect(indexMemoryStats(reader).text).toBe(reader.fullTextBytes?.() ?? 0);
       await ask(node, [b!]);
       await ask(node, [a!]);
       const st = indexMemoryStats(reader);
-      const per = st.loaded.map((l) => l.bytes);
       expect(st.loaded.map((l) => l.dataset)).toEqual([b, a]); // least recently searched first
+      expect(st.terms.map((l) => l.dataset)).toEqual([b, a]);
       expect(st.loaded.every((l) => l.rows === PER_DATASET)).toBe(true);
+      expect(st.terms.every((l) => l.rows === PER_DATASET && l.bytes > 0)).toBe(true);
+      const per = st.loaded.map((l, i) => l.bytes + st.terms[i]!.bytes);
       // Room for the text side and two datasets, not three.
       const limit = st.text + per[0]! + per[1]! + Math.floor(per[0]! / 2);
       setIndexMemory(reader, limit);
       expect(loaded(node)).toEqual([b, a]);
 
-      // c loads: b (searched least recently) goes.
+      // c loads: b (searched least recently) goes, vectors and term index.
       const cAnswer = await ask(node, [c!]);
       expect(loaded(node)).toEqual([a, c]);
+      // b's term index (smaller than its vectors) goes once the budget needs its room.
+      expect(terms(node).slice(-2)).toEqual([a, c]);
       expect(indexMemoryStats(reader).used).toBeLessThanOrEqual(limit);
-      expect(indexMemoryStats(reader).evictions).toBe(1);
+      expect(indexMemoryStats(reader).evictions).toBeGreaterThanOrEqual(1);
       // a searched again, then b: c goes, not a.
       await ask(node, [a!]);
       const bAgain = await ask(node, [b!]);
       expect(loaded(node)).toEqual([a, b]);
+      expect(terms(node).slice(-2)).toEqual([a, b]);
       expect(indexMemoryStats(reader).used).toBeLessThanOrEqual(limit);
 
       // Reloaded after eviction: the same whole responses as a node that never evicted.
@@ -115,19 +106,23 @@ describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind
       expect(after).toEqual(await ask(never, [c!], 'vortex drag 11 cylinder'));
       expect(after.chunks.some((x) => x.document_name === 'c1.txt')).toBe(true);
       expect(indexMemoryStats(reader).loaded.find((l) => l.dataset === c)!.rows).toBe(PER_DATASET + 40);
+      expect(indexMemoryStats(reader).terms.find((l) => l.dataset === c)!.rows).toBe(PER_DATASET + 40);
 
       // A loaded dataset not searched keeps in step in the background (another dataset's search
       // syncs it once it is idle), so it never holds back the feed's trimming.
+      // (Room to spare meanwhile: a sync that grows an index's arrays must not evict it here.)
       datasetVectorOptions.idleSyncMs = 0;
+      setIndexMemory(reader, 2 * limit);
       try {
         const idle = loaded(node).find((x) => x !== b)!;
         const rowsOf = () => indexMemoryStats(reader).loaded.find((l) => l.dataset === idle)!.rows;
         const before = rowsOf();
         await addChunks(never, idle, 'late.txt', 7, 123);
-        await ask(node, [b!]);
-        await expect.poll(rowsOf, { timeout: 10_000 }).toBe(before + 7);
+        // One index a search (vectors and term indexes take turns, least recently synced first).
+        await expect.poll(async () => (await ask(node, [b!]), rowsOf()), { timeout: 10_000 }).toBe(before + 7);
       } finally {
         datasetVectorOptions.idleSyncMs = 5_000;
+        setIndexMemory(reader, limit);
       }
 
       // One search over all three, more than the budget holds: all loaded for it (overshoot), the
@@ -140,8 +135,51 @@ describe.each(stores)('dataset vector indexes under a memory budget (%s)', (kind
       expect(indexMemoryStats(reader).used).toBeLessThanOrEqual(limit);
       expect(loaded(node).at(-1)).toBe(b); // the most recently searched is kept
       expect(loaded(node).length).toBeLessThan(3);
+
+      // Every index dropped, and the least budget (1 MiB: about one dataset here): each term index
+      // and vector index loads again on the next search, which answers as the never-evicted
+      // node, a write made meanwhile by that node included.
+      setIndexMemory(reader, 1024 * 1024);
+      forgetDatasetVectors(reader);
+      expect([loaded(node), terms(node)]).toEqual([[], []]);
+      await addChunks(never, a!, 'a9.txt', 25, 321);
+      for (const q of ['wing flow over a boundary layer panel 7', 'vortex drag 11 cylinder', 'nozzle shock 3']) {
+        expect(await ask(node, [a!], q)).toEqual(await ask(never, [a!], q));
+        expect(await ask(node, [c!, a!], q)).toEqual(await ask(never, [c!, a!], q));
+      }
+      expect(indexMemoryStats(reader).terms.find((l) => l.dataset === a)!.rows).toBe(PER_DATASET + 25);
     } finally {
       Object.assign(LOAD_PAGES, pages);
+      await node.close();
+      await never.close();
+    }
+  }, 120_000);
+});
+
+describe.each(stores)('a node warmed under a memory budget (%s)', (kind, where) => {
+  const skip = kind === 'PostgreSQL' && !server;
+  test.skipIf(skip)(`loads each dataset's vectors and term index, not the store's term index, and its first searches load nothing more${skip ? ` (${reason})` : ''}`, async () => {
+    const w = (await where())!;
+    const ids = await seed(w);
+    const node = await open(w);
+    const never = await open(w);
+    try {
+      const reader = node.engine.store.search;
+      setIndexMemory(reader, 2 ** 40);
+      await warmSearch(reader, ids);
+      const st = indexMemoryStats(reader);
+      expect(new Set(st.loaded.map((l) => l.dataset))).toEqual(new Set(ids));
+      expect(new Set(st.terms.map((l) => l.dataset))).toEqual(new Set(ids));
+      expect(st.terms.every((l) => l.rows === PER_DATASET)).toBe(true);
+      expect(termIndexBytes(reader)).toBe(0); // no store-wide term index
+      for (const d of [[ids[0]!], ids]) expect(await ask(node, d)).toEqual(await ask(never, d));
+      expect(indexMemoryStats(reader).loads).toBe(st.loads);
+      // The budget lifted: the datasets' term indexes go, the store's is built (in steps) again.
+      setIndexMemory(reader, Infinity);
+      expect(indexMemoryStats(reader).terms).toEqual([]);
+      for (const d of [[ids[1]!], ids]) expect(await ask(node, d)).toEqual(await ask(never, d));
+      expect(termIndexBytes(reader)).toBeGreaterThan(0);
+    } finally {
       await node.close();
       await never.close();
     }

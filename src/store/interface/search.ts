@@ -166,13 +166,17 @@ export interface SearchReader {
    * — with `partition` — a row of another partition).
    */
   vectorRows(feed: FeedName, dim: number, ids: Iterable<number>, partition?: string): Promise<Array<[number, VectorRow | undefined]>>;
-  /** The chunks' full-text rows among `ids` (absent: deleted). */
-  termRows(ids: Iterable<number>): Promise<Map<number, TermRow>>;
+  /**
+   * The chunks' full-text rows among `ids` (absent: deleted, or — with `dataset` — a chunk of
+   * another dataset: a dataset's term index follows the store-wide feed and drops those).
+   */
+  termRows(ids: Iterable<number>, dataset?: string): Promise<Map<number, TermRow>>;
   /**
    * Chunks' full-text rows with rowid above `after`, by rowid, at most `limit`: the rows there at
    * `at` (a `head()`), and possibly later ones (they are in the feed past `at` anyway).
+   * `dataset`: only that dataset's chunks (a dataset's term index loads alone).
    */
-  termSlice(at: FeedPosition, after: number, limit: number): Promise<TermRow[]>;
+  termSlice(at: FeedPosition, after: number, limit: number, dataset?: string): Promise<TermRow[]>;
   /** The tokenizer and logarithm of the chunks' full-text engine. */
   textTokenizer(): Promise<TextTokenizer>;
   /** The store's full-text engine, if it has one. */

@@ -338,22 +338,26 @@ export class PgSearch implements SearchReader {
     });
   }
 
-  async termRows(ids: Iterable<number>): Promise<Map<number, TermRow>> {
+  async termRows(ids: Iterable<number>, dataset?: string): Promise<Map<number, TermRow>> {
     const list = [...ids];
-    const rows = await this.db.rows<TermObj>(`${TERM_SQL} WHERE c.rowid = ANY($1)`, [list]);
+    const rows = dataset === undefined
+      ? await this.db.rows<TermObj>(`${TERM_SQL} WHERE c.rowid = ANY($1)`, [list])
+      : await this.db.rows<TermObj>(`${TERM_SQL} WHERE c.rowid = ANY($1) AND c.dataset_id = $2`, [list, dataset]);
     const by = new Map(rows.map((r) => [r.rowid, termRow(r)]));
     const out = new Map<number, TermRow>();
     for (const id of list) if (by.has(id)) out.set(id, by.get(id)!);
     return out;
   }
 
-  async termSlice(at: FeedPosition, after: number, limit: number): Promise<TermRow[]> {
+  async termSlice(at: FeedPosition, after: number, limit: number, dataset?: string): Promise<TermRow[]> {
     // Rows committed after `at` with lower ids may be read too: they are in the feed past it anyway.
     const max = (at as unknown as SearchPosition).maxRow ?? Number.MAX_SAFE_INTEGER;
     // In rowid order from the index even without statistics (sql.ts ORDERED_PAGES): on a table just
     // filled, each slice of 512 rows sorted every row past it, 0.2 s a slice at 100k.
     const rows = await this.db.tx(async (t) => {
       await t.run(ORDERED_PAGES);
+      // A dataset's slice reads chunk_dataset (dataset_id, rowid): its rows, already in order.
+      if (dataset !== undefined) return t.rows<TermObj>(`${TERM_SQL} WHERE c.dataset_id = $4 AND c.rowid > $1 AND c.rowid <= $2 ORDER BY c.rowid LIMIT $3`, [after, max, limit, dataset]);
       return t.rows<TermObj>(`${TERM_SQL} WHERE c.rowid > $1 AND c.rowid <= $2 ORDER BY c.rowid LIMIT $3`, [after, max, limit]);
     }, { idempotent: true });
     return rows.map(termRow);

@@ -179,7 +179,10 @@ const TERM_COLUMNS = `SELECT c.rowid, c.content, c.index_text, c.important_keywo
     LEFT JOIN document d ON d.id = c.document_id`;
 const TERM_SQL = {
   slice: `${TERM_COLUMNS} WHERE c.rowid > ? AND c.rowid <= ? ORDER BY c.rowid LIMIT ?`,
+  // chunk_dataset (dataset_id) holds each dataset's rowids in order: no sort.
+  datasetSlice: `${TERM_COLUMNS} WHERE c.dataset_id = ? AND c.rowid > ? AND c.rowid <= ? ORDER BY c.rowid LIMIT ?`,
   one: `${TERM_COLUMNS} WHERE c.rowid = ?`,
+  datasetOne: `${TERM_COLUMNS} WHERE c.rowid = ? AND c.dataset_id = ?`,
   tokenizer: "SELECT sql FROM sqlite_master WHERE name = 'chunk_fts'",
 };
 
@@ -280,17 +283,18 @@ export class SqliteSearch implements SearchReader {
     return out;
   }
 
-  async termRows(ids: Iterable<number>): Promise<Map<number, TermRow>> {
-    const one = cachedStatement(this.db, TERM_SQL.one).raw();
+  async termRows(ids: Iterable<number>, dataset?: string): Promise<Map<number, TermRow>> {
+    const one = cachedStatement(this.db, dataset === undefined ? TERM_SQL.one : TERM_SQL.datasetOne).raw();
     const out = new Map<number, TermRow>();
     for (const rid of ids) {
-      const r = one.get(rid) as TermRow | undefined;
+      const r = (dataset === undefined ? one.get(rid) : one.get(rid, dataset)) as TermRow | undefined;
       if (r) out.set(rid, r);
     }
     return out;
   }
 
-  async termSlice(at: FeedPosition, after: number, limit: number): Promise<TermRow[]> {
+  async termSlice(at: FeedPosition, after: number, limit: number, dataset?: string): Promise<TermRow[]> {
+    if (dataset !== undefined) return cachedStatement(this.db, TERM_SQL.datasetSlice).raw().all(dataset, after, logAt(at).maxRow, limit) as TermRow[];
     return cachedStatement(this.db, TERM_SQL.slice).raw().all(after, logAt(at).maxRow, limit) as TermRow[];
   }
 

@@ -149,6 +149,41 @@ export function searchContract(f: StoreFactory): void {
       expect(await r.termSlice(head, rows[5]!.rowid, 10)).toEqual([]);
     });
 
+    test('termSlice and termRows of one dataset (a dataset\'s term index): its rows only, in rowid order, the same rows as without the filter', async () => {
+      const { who, ds, d } = await setup(s());
+      const r = s().search;
+      const other = await seedDataset(s(), who, 'other');
+      const [o] = await seedDocuments(s(), who, other, ['o.txt']);
+      // Interleaved: the datasets' rowids alternate.
+      const mine: number[] = [];
+      const theirs: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        mine.push((await s().chunks.add(ds.id, chunkOf(d, `mine ${i}`, i)))!.rowid);
+        theirs.push((await s().chunks.add(other.id, chunkOf(o!, `theirs ${i}`, i)))!.rowid);
+      }
+      await s().chunks.remove(d, [mine[2]!]);
+      const head = await r.feed('chunks').head();
+      const live = mine.filter((_, i) => i !== 2);
+      const all = await r.termSlice(head, 0, 100);
+      const of = await r.termSlice(head, 0, 100, ds.id);
+      expect(of.map((t) => t[0])).toEqual(live);
+      // Each row as the unfiltered read gives it.
+      expect(of).toEqual(all.filter((t) => live.includes(t[0])));
+      // Sliced: above `after`, at most `limit`.
+      expect((await r.termSlice(head, live[0]!, 2, ds.id)).map((t) => t[0])).toEqual(live.slice(1, 3));
+      expect((await r.termSlice(head, live[4]!, 10, ds.id))).toEqual([]);
+      expect((await r.termSlice(head, 0, 10, other.id)).map((t) => t[0])).toEqual(theirs);
+      expect(await r.termSlice(head, 0, 10, 'no-such-dataset')).toEqual([]);
+      // A row written after `head` with a higher rowid is not read (it is in the feed past it).
+      await s().chunks.add(ds.id, chunkOf(d, 'later', 9));
+      expect((await r.termSlice(head, 0, 100, ds.id)).map((t) => t[0])).toEqual(live);
+      // termRows: another dataset's chunk or a deleted one is absent.
+      const tr = await r.termRows([theirs[0]!, mine[0]!, mine[2]!, mine[1]!], ds.id);
+      expect([...tr.keys()]).toEqual([mine[0]!, mine[1]!]);
+      expect(tr.get(mine[1]!)).toEqual((await r.termRows([mine[1]!])).get(mine[1]!));
+      expect([...(await r.termRows([theirs[0]!, mine[0]!], other.id)).keys()]).toEqual([theirs[0]!]);
+    });
+
     test('the memory feed and its rows: filter values, forget and status as changes', async () => {
       const who = await seedTenant(s());
       const m = { id: 'mem', tenant_id: who.tenantId, name: 'm', avatar: '', memory_type: 1, storage_type: 'table', embd_id: 'e', llm_id: 'l', permissions: 'me', description: '',
