@@ -152,12 +152,16 @@ export class ExtractionQueue {
     const at = await this.tasks.nextDue();
     const poll = this.d.pollMs;
     if (at === null && poll === undefined) return;
-    const wait = Math.max(0, Math.min(at === null ? Infinity : at - Date.now(), poll ?? Infinity));
+    this.lookAgainIn(Math.max(0, Math.min(at === null ? Infinity : at - Date.now(), poll ?? Infinity)));
+  }
+
+  /** One timer at a time: the next look for due work. */
+  private lookAgainIn(ms: number): void {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.kick();
-    }, wait);
+    }, ms);
     this.timer.unref();
   }
 
@@ -170,12 +174,7 @@ export class ExtractionQueue {
     if (this.d.isClosed() || this.abort.signal.aborted || !this.d.store.isOpen) return;
     if (!this.pausedOn) (this.d.log ?? console.warn)(`ragloom memory: extraction paused, the store failed: ${e instanceof Error ? e.message : String(e)}; looking again every ${PAUSE_MS} ms`);
     this.pausedOn = true;
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.kick();
-    }, PAUSE_MS);
-    this.timer.unref();
+    this.lookAgainIn(PAUSE_MS);
   }
 
   /** Logs a failure the task row records too. */
