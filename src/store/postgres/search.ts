@@ -231,12 +231,13 @@ class PgFeed implements ChangeFeed {
 
 // The stored full-text row comes as JSON text (fulltext.ts: a text[] is parsed slowly).
 const TERM_SQL = `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled = 1 THEN COALESCE(d.name, '') ELSE '' END AS title,
-  c.document_id, c.lang, array_to_json(c.fts)::text AS fts FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
+  c.document_id, c.lang, d.name AS doc_name, array_to_json(c.fts)::text AS fts FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
 
-type TermObj = { rowid: number; content: string; index_text: string | null; important_keywords: string; questions: string; title: string; document_id: string; lang: string | null; fts: string | null };
+type TermObj = { rowid: number; content: string; index_text: string | null; important_keywords: string; questions: string; title: string; document_id: string; lang: string | null;
+  doc_name: string | null; fts: string | null };
 const termRow = (r: TermObj): TermRow => {
   const fts = r.fts === null ? null : (JSON.parse(r.fts) as string[]);
-  const row: TermRow = [r.rowid, r.content, r.index_text, r.important_keywords, r.questions, r.title, r.document_id, r.lang];
+  const row: TermRow = [r.rowid, r.content, r.index_text, r.important_keywords, r.questions, r.title, r.document_id, r.lang, r.doc_name];
   if (fts && fts.length === 4) row.push(fts as [string, string, string, string]);
   return row;
 };
