@@ -3,7 +3,8 @@
  * index keeps each chunk's document name as its row was last read, so a warm search reads only its
  * page's chunks — no names — and still answers with every doc_aggs name as the store holds it: a
  * rename (it logs every chunk of the document), a deletion, a new document on another node is seen
- * as soon as the change feed shows it. The same path runs on SQLite, with the same answers.
+ * as soon as the change feed shows it. The same path runs on SQLite, with the same answers. That
+ * one statement is prepared on each connection.
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -107,6 +108,26 @@ describe.skipIf(!server)(`document names from the node's memory${reason ? ` (${r
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test('the page statement is prepared once per connection (parsed and planned once, not at each search)', async () => {
+    const { url, id } = await seeded();
+    // One connection: the statements of the searches and the check below share it.
+    const node = await Api.open({ postgres: url, postgresOptions: { poolSize: 1 } });
+    try {
+      await termIndex(node.engine.store.search);
+      const db = (node.engine.store as PgStore).db;
+      const prepared = async () => (await db.rows<{ name: string }>('SELECT name FROM pg_prepared_statements')).map((r) => r.name);
+      for (let i = 0; i < 3; i++) await ask(node, id, QUESTIONS[i]!);
+      expect(await prepared()).toEqual(['ragloom_page']);
+      const before = db.statements;
+      const r = await ask(node, id, QUESTIONS[3]!);
+      expect(db.statements - before).toBe(1);
+      expect(r.chunks.length).toBe(20);
+      expect(await prepared()).toEqual(['ragloom_page']);
+    } finally {
+      await node.close();
     }
   }, 60_000);
 
