@@ -307,7 +307,7 @@ export class TermIndex {
       const old = this.slotOf.get(rid);
       // A switch (available) or a re-embedding leaves the full-text row as it was; a rename may
       // too (the same terms), its name is taken all the same.
-      if (cols && old !== undefined && this.holds(old, cols)) {
+      if (cols && old !== undefined && this.docKeys[this.doc[old]!] === r![6] && this.holds(old, cols)) {
         this.nameDocument(this.doc[old]!, r![8]);
         continue;
       }
