@@ -579,6 +579,22 @@ async function storesBench(): Promise<void> {
     for (const [k, r] of pageReads) {
       report(`page read p50, interleaved (${k})`, pct(r.ms, 50), 'ms', `SearchReader.pageRows: the page's chunks and ${(r.names / Math.max(1, r.ms.length)).toFixed(1)} documents' names a search`);
     }
+    // A page read's cost by its size: what reading ahead of the ranking (more rows than the page,
+    // as RM3 may move rows onto it) would cost (docs/scaling.md, "The page read").
+    for (const x of kept) {
+      const reader = x.api.engine.store.search;
+      const all = await reader.chunkRowidsOfDocuments((await reader.documentMeta([x.id])).map((d) => d.id));
+      for (const size of [30, 60, 90]) {
+        const ms: number[] = [];
+        for (let i = 0; i < 60; i++) {
+          const ids = Array.from({ length: size }, () => all[Math.floor(Math.random() * all.length)]!);
+          const s0 = performance.now();
+          await reader.pageChunks(ids);
+          ms.push(performance.now() - s0);
+        }
+        report(`page read of ${size} rows p50 (${x.k})`, pct(ms, 50), 'ms', 'SearchReader.pageChunks, random rows, 60 reads');
+      }
+    }
   }
   for (const x of kept) await x.api.close();
   rmSync(dir, { recursive: true, force: true });

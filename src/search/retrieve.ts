@@ -308,6 +308,8 @@ export interface RankedPage {
   lang?: Lang;
   /** The question's terms that no chunk of the file holds (a chat's built-in model declines on one that names something). */
   unknown?: string[];
+  /** The window's chunks, read for the rerank model (never from a search thread): the page is among them. */
+  read?: Map<number, PageChunk>;
 }
 
 /**
@@ -486,6 +488,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     : (a: Cand, b: Cand) => b.rank - a.rank || b.tsim - a.tsim || b.vsim - a.vsim || a.rowid - b.rowid;
   const ranked = [...cands.values()].sort(byRank);
   let windowed = ranked.slice(win * W, (win + 1) * W);
+  let read: Map<number, PageChunk> | undefined;
   // Analysed rows of the feedback step, reused for the page's content_ltks.
   let analysed: Map<number, string[][]> | undefined;
   const tfb = o.termFeedbackDocs;
@@ -518,7 +521,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     windowed.sort(byRank);
   }
   if (reranker && windowed.length) {
-    const rows = await reader.pageChunks(windowed.map((c) => c.rowid));
+    const rows = (read = await reader.pageChunks(windowed.map((c) => c.rowid)));
     const texts = windowed.map((c) => rerankText(rows.get(c.rowid)));
     const scores = await reranker.score(question, texts);
     windowed.forEach((c, i) => {
@@ -571,6 +574,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count),
     lang,
     unknown: tq0.terms.filter((t) => !tq0.idf.has(t)),
+    ...(read ? { read } : {}),
   };
 }
 
@@ -618,7 +622,12 @@ export function agreement(cands: ReadonlyArray<{ rowid: number; vsim: number; ts
 async function materialize(reader: SearchReader, ranked: RankedPage, question: string | undefined): Promise<RetrieveResult> {
   // The page's rows, and the names the term index lacked (none when it named them all), in one
   // read (one round trip on a networked store).
-  const { chunks: rows, names } = await reader.pageRows(ranked.page.map((c) => c.rowid), ranked.doc_aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id));
+  const ids = ranked.page.map((c) => c.rowid);
+  const unnamed = ranked.doc_aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id);
+  // A reranked page's rows were read for the model: only names the term index lacked remain.
+  const { chunks: rows, names } = ranked.read
+    ? { chunks: ranked.read, names: unnamed.length ? await reader.documentNames(unnamed) : new Map<string, string>() }
+    : await reader.pageRows(ids, unnamed);
   const doc_aggs = docNames(ranked.doc_aggs, names);
   const chunks: Record<string, unknown>[] = [];
   for (const c of ranked.page) {

@@ -5,6 +5,8 @@
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import pg from 'pg';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Api } from '../../src/api/index.js';
 import { PgStore } from '../../src/store/index.js';
 import { termIndex } from '../../src/search/index.js';
@@ -85,6 +87,45 @@ describe.skipIf(!server)(`a warm search on PostgreSQL${reason ? ` (${reason})` :
       expect(Math.max(...counts), `statements per warm search: ${counts.join(' ')}`).toBeLessThanOrEqual(3);
     } finally {
       await api.close();
+    }
+  }, 60_000);
+
+  test('a reranked warm search reads the window once: the page is taken from the rows read for the rerank model', async () => {
+    // A Jina-compatible rerank API over loopback: rows whose content holds "shock" score highest.
+    const rerank = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        const b = JSON.parse(raw) as { documents: string[] };
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ results: b.documents.map((d, index) => ({ index, relevance_score: d.includes('shock') ? 0.9 : 0.1 })) }));
+      });
+    });
+    await new Promise<void>((r) => rerank.listen(0, '127.0.0.1', () => r()));
+    const url = await fresh();
+    const api = await Api.open({ postgres: url, models: [{ type: 'rerank', name: 'shock-rerank', factory: 'Jina', base_url: `http://127.0.0.1:${(rerank.address() as AddressInfo).port}/v1`, api_key: 'k' }] });
+    try {
+      const id = await bigDataset(api, 400);
+      const q = (i: number) => ({ question: `${WORDS[i % 10]} ${WORDS[(i + 3) % 10]} flow`, dataset_ids: [id], similarity_threshold: 0, rerank_id: 'shock-rerank@Jina', page_size: 10 });
+      await api.call('retrieval', q(0));
+      await termIndex(api.engine.store.search);
+      const db = (api.engine.store as PgStore).db;
+      const counts: number[] = [];
+      for (let i = 1; i < 12; i++) {
+        const before = db.statements;
+        const r = (await api.call('retrieval', q(i))) as { chunks: Array<{ content: string; document_name: string; vector_similarity: number }>; doc_aggs: unknown[] };
+        counts.push(db.statements - before);
+        expect(r.chunks.length).toBe(10);
+        // Each row carries the model's score of its own text.
+        for (const c of r.chunks) expect(c.vector_similarity).toBeCloseTo(c.content.includes('shock') ? 0.9 : 0.1, 6);
+        expect(r.chunks.every((c) => /^doc\d+\.txt$/.test(c.document_name))).toBe(true);
+        expect(r.doc_aggs.length).toBeGreaterThan(0);
+      }
+      counts.sort((a, b) => a - b);
+      expect(counts[counts.length >> 1], `statements per reranked warm search: ${counts.join(' ')}`).toBe(1);
+    } finally {
+      await api.close();
+      await new Promise((r) => rerank.close(r));
     }
   }, 60_000);
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test, enc, apiError } from '../helpers.js';
 import { Client, type DataSet, type Document } from '../../src/index.js';
+import type { SearchReader } from '../../src/store/index.js';
 import { startEmbeddingServer, type FakeEmbeddingServer } from '../support/embedding-server.js';
 
 // Hashed bag-of-words vectors over loopback HTTP: fast and deterministic.
@@ -275,6 +276,14 @@ describe('Client#retrieve() scoring and parameters', () => {
     expect(hits[0]!.content).toBe('a zebra crossing the flow');
     expect(hits[0]!.vector_similarity).toBeCloseTo(0.99, 6);
     expect(rerankCalls.at(-1)).toMatchObject({ model: 'zebra-rerank', query: 'nozzle flow' });
+    // The window's rows, read for the model, are the page's: one read a reranked search, not two.
+    const reader = (c as unknown as { api: { engine: { store: { search: SearchReader } } } }).api.engine.store.search;
+    const reads: string[] = [];
+    const [pageChunks, pageRows] = [reader.pageChunks.bind(reader), reader.pageRows.bind(reader)];
+    reader.pageChunks = (ids) => (reads.push('pageChunks'), pageChunks(ids));
+    reader.pageRows = (ids, docs) => (reads.push('pageRows'), pageRows(ids, docs));
+    expect(await c.retrieve({ ...q, rerank_id: 'zebra-rerank@Jina' })).toEqual(hits);
+    expect(reads).toEqual(['pageChunks']);
     // A cross-encoder whose folder does not exist fails clearly (transformers.js, local files only).
     c.registerModel({ type: 'rerank', name: 'missing-ce', factory: 'HuggingFace', path: join(dir, 'no-such-model') });
     const bad = await apiError(c.retrieve({ ...q, rerank_id: 'missing-ce@HuggingFace' }));
