@@ -3,7 +3,7 @@
  * a chat with the built-in model (`ragloom-extractive@Builtin`) hold it?
  *
  *   npx tsx bench/qa.ts [--json out.json] [--set bench/data/qa-set.json] [--model name@factory] [--no-configs]
- *                       [--parser-config '{"chunk_token_num":1024}']
+ *                       [--parser-config '{"chunk_token_num":1024}'] [--retrieval '{"bridgeWeight":0.5}'] [--part tune]
  *
  * bench/data/qa-set.json: 87 facts from 11 documents nobody on this project wrote (a web page, a
  * standard, a manual, two reports, two mails, two licence texts, two READMEs), each asked verbatim
@@ -41,6 +41,10 @@ const { values: args } = parseArgs({
     'no-configs': { type: 'boolean' },
     /** The dataset's parser_config (JSON), to measure chunk shapes other than the default. */
     'parser-config': { type: 'string' },
+    /** Ranking settings (JSON) of the Client every configuration and the chat search with. */
+    retrieval: { type: 'string' },
+    /** Only one part's facts and unanswerable questions (`tune` while choosing; `held-out` once). */
+    part: { type: 'string' },
   },
 });
 
@@ -50,6 +54,8 @@ const CONFIGS: Config[] = [
   { name: 'default (no weight given)', params: {}, retrieval: {} },
   // The default before issue 31: no confident vector match kept.
   { name: 'default, vectorMargin 0', params: {}, retrieval: { vectorMargin: 0 } },
+  // Question words no chunk holds (or one chunk) bridged to related words chunks hold: measured, not kept (docs/retrieval.md).
+  { name: 'default, bridgeWeight 0.5, bridgeDf 1', params: {}, retrieval: { bridgeWeight: 0.5, bridgeDf: 1 } },
   { name: "w 0.3 given (RAGFlow's formula)", params: { vector_similarity_weight: 0.3 }, retrieval: {} },
   { name: 'text only (w 0, no feedback)', params: { vector_similarity_weight: 0 }, retrieval: noFeedback },
   { name: 'vector only (w 1, no feedback)', params: { vector_similarity_weight: 1 }, retrieval: noFeedback },
@@ -85,11 +91,17 @@ const pct = (xs: number[], p: number) => {
 const set = loadQaSet(args.set!);
 const facts = new Map(set.facts.map((f) => [f.id, f]));
 const present = presentDocuments(set);
-const questions = set.questions.filter((q) => present.has(facts.get(q.fact)!.doc));
+const onlyPart = args.part as Part | undefined;
+if (onlyPart && onlyPart !== 'tune' && onlyPart !== 'held-out') throw new Error(`--part must be tune or held-out, got ${onlyPart}`);
+const questions = set.questions.filter((q) => present.has(facts.get(q.fact)!.doc) && (!onlyPart || facts.get(q.fact)!.part === onlyPart));
 
 const dir = mkdtempSync(join(tmpdir(), 'ragloom-qa-'));
 const path = join(dir, 'kb.db');
-const opened = args.model ? { path, default_embedding_model: args.model } : { path };
+const opened = {
+  path,
+  ...(args.model ? { default_embedding_model: args.model } : {}),
+  ...(args.retrieval ? { retrieval: JSON.parse(args.retrieval) as Partial<RetrievalOptions> } : {}),
+};
 const client = new Client(opened);
 const clients = new OptionClients(client, opened);
 try {
@@ -155,14 +167,14 @@ try {
   }
 
   const unanswered: Array<{ id: string; part: Part; declined: boolean; cited: boolean; content: string }> = [];
-  for (const u of set.unanswerable) {
+  for (const u of set.unanswerable.filter((x) => !onlyPart || x.part === onlyPart)) {
     const m = await (await chat.createSession()).ask(u.question);
     const declined = !!empty && strip(m.content) === strip(empty);
     unanswered.push({ id: u.id, part: u.part, declined, cited: declined && (/\[ID:\d+\]/.test(m.content) || (m.reference ?? []).length > 0), content: m.content });
   }
 
   // ---- tables
-  const parts: Array<Part | 'all'> = ['tune', 'held-out', 'all'];
+  const parts: Array<Part | 'all'> = onlyPart ? [onlyPart] : ['tune', 'held-out', 'all'];
   const styles: Array<Style | 'all'> = ['verbatim', 'paraphrased', 'all'];
   const pick = (p: Part | 'all', s: Style | 'all') => rows.filter((r) => (p === 'all' || r.fact.part === p) && (s === 'all' || r.q.style === s));
   const count = (rs: Row[], f: (r: Row) => boolean) => rs.filter(f).length;

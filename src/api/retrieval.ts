@@ -4,7 +4,7 @@
  * docs/retrieval.md describes every parameter.
  */
 import type { Engine, Ctx } from '../core/index.js';
-import { chatModel, keywordExtraction, crossLanguages, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
+import { chatModel, keywordExtraction, crossLanguages, questionRelated, DEFAULT_CHAT_MODEL, type DatasetRow } from '../core/index.js';
 import type { ChatModel } from '../llm/index.js';
 import type { ModelConfig } from '../embed/index.js';
 import {
@@ -120,6 +120,7 @@ export async function retrieve(e: Engine, ctx: Ctx, p: RetrieveParams, out?: { u
       highlight,
       reranker,
       options: e.retrievalOptions,
+      related: questionRelated(question, e.retrievalOptions),
     });
     if (out) out.unknown = unknown;
     return res;

@@ -9,6 +9,7 @@ import type { ChatRow, PromptConfig } from './chats.js';
 import { chatPromptConfig, chatDatasetIds } from './chats.js';
 import { CitationFilter, verifyCitations, splitSentences } from './citations.js';
 import { embedCached } from './embedding.js';
+import { questionRelated } from './related.js';
 import { hybridSearch, type Reranker, type MetadataFilter, type DocAgg } from '../search/index.js';
 import { analyze, countTokens, truncateTokens } from '../text/index.js';
 import type { ChatModel, ChatMessage, ChatOptions, KnowledgeItem, Usage } from '../llm/index.js';
@@ -318,6 +319,7 @@ export async function* ask(e: Engine, r: AskRequest): AsyncGenerator<AskEvent> {
       highlight: false,
       reranker: r.reranker,
       options: e.retrievalOptions,
+      related: questionRelated(question, e.retrievalOptions),
     });
     reference = { total: res.total, chunks: res.chunks, doc_aggs: Array.isArray(res.doc_aggs) ? res.doc_aggs : [] };
     unknownTerms = res.unknown;

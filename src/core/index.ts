@@ -16,3 +16,4 @@ export { verifyCitations, CitationFilter } from './citations.js';
 export type { CitationResult } from './citations.js';
 export * from './agents.js';
 export { fullTextReindex, FullTextReindex } from './reindex.js';
+export { questionRelated } from './related.js';

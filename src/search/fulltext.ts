@@ -125,8 +125,12 @@ function termDf(reader: SearchReader, st: Stats, term: string, cap?: number): nu
  * function below that takes the query reads that table.
  */
 export function textQuery(reader: SearchReader, question: string, opts: { table?: FtsTable; index?: TermSource; lang?: Analysis } = {}): TextQuery {
+  return termsQuery(reader, [...new Set(analyze(question, opts.lang))], opts);
+}
+
+/** textQuery of terms already analysed (distinct). */
+function termsQuery(reader: SearchReader, terms: string[], opts: { table?: FtsTable; index?: TermSource } = {}): TextQuery {
   const table = checkTable(opts.table);
-  const terms = [...new Set(analyze(question, opts.lang))];
   const idf = new Map<string, number>();
   if (!terms.length) return { table, terms, match: '', upper: 0, dfSum: 0, idf, avgdl: 1 };
   const st = ftsStats(reader, table);
@@ -275,7 +279,10 @@ export function expandWith(reader: SearchReader, q: TextQuery, best: Array<[stri
   const z = best.reduce((a, [, p]) => a + p, 0);
   const orig = [...q.idf.keys()];
   const weights = new Map<string, number>();
-  for (const t of orig) weights.set(t, opts.origWeight / orig.length);
+  // The question's share is split by its own weights (a bridged query's: bridgeQuery), else evenly.
+  const qw = q.weights;
+  const qTotal = qw ? orig.reduce((a, t) => a + (qw.get(t) ?? 1), 0) : orig.length;
+  for (const t of orig) weights.set(t, qw ? (opts.origWeight * (qw.get(t) ?? 1)) / qTotal : opts.origWeight / orig.length);
   for (const [t, p] of best) weights.set(t, (weights.get(t) ?? 0) + (1 - opts.origWeight) * (p / z));
   const st = ftsStats(reader, q.table);
   const { n } = st;
@@ -415,4 +422,75 @@ function indexed(reader: SearchReader, q: TextQuery, index: TermSource, phrases:
       return index.top(phrases, idf, q.avgdl, k, accept).map((h): [number, number] => [h.rowid, Math.min(1, h.score / q.upper)]);
     },
   };
+}
+
+/** What bridgeQuery found: the weighted query to score with, and the bridge terms alone (for candidates). */
+export interface BridgedQuery {
+  /** The question's present terms (weight 1 each) and the bridge terms (weight < 1); scored by scoreRows. */
+  query: TextQuery;
+  /** The bridge terms alone, unweighted: their best rows join the candidates. */
+  only: TextQuery;
+  /** absent question term → the present terms standing in for it */
+  bridged: Map<string, string[]>;
+}
+
+/**
+ * Bridges the question's terms that no row holds (document frequency 0: they add nothing to
+ * BM25; with `rareDf`, also those at most that many rows hold, which stay in the query) to related
+ * terms that rows do hold (RetrievalOptions.bridgeWeight): for each such term, its `terms` most related stems
+ * (`related`, weighted in (0, 1]) found in 1 to `dfCap` rows, each weighing `weight` × its
+ * relation's weight (the strongest when two absent terms bring it). The question's own terms keep
+ * weight 1, and the bound Σ weight·idf·(k1+1) grows with the bridge terms, so term_similarity stays
+ * in [0, 1]. null when no absent term bridges. Only document frequencies are read (the term
+ * index's, or FTS5's), so every store bridges alike.
+ */
+export function bridgeQuery(
+  reader: SearchReader,
+  q: TextQuery,
+  related: (stem: string) => Iterable<readonly [string, number]>,
+  opts: { weight: number; terms: number; dfCap?: number; rareDf?: number },
+): BridgedQuery | null {
+  if (opts.weight <= 0 || opts.terms <= 0) return null;
+  const st = ftsStats(reader, q.table);
+  const rare = opts.rareDf ?? 0;
+  const dfOfTerm = (t: string): number => q.index?.dfOf(t) ?? termDf(reader, st, t);
+  const absent = q.terms.filter((t) => !q.idf.has(t) || (rare > 0 && dfOfTerm(t) <= rare));
+  if (!absent.length) return null;
+  const cap = opts.dfCap ?? EXPANSION_DF_CAP;
+  const own = new Set(q.terms);
+  const weights = new Map<string, number>();
+  const bridged = new Map<string, string[]>();
+  const df = new Map<string, number>();
+  for (const a of absent) {
+    // Strongest first, ties by stem (the table's own order may change with a rebuild).
+    const cands = [...related(a)].filter(([r]) => !own.has(r)).sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1));
+    const took: string[] = [];
+    for (const [r, rw] of cands) {
+      if (took.length >= opts.terms) break;
+      let d = df.get(r);
+      if (d === undefined) {
+        const known = q.index?.dfOf(r);
+        d = known === undefined ? termDf(reader, st, r, cap) : known > cap ? Infinity : known;
+        df.set(r, d);
+      }
+      if (d === 0 || d === Infinity) continue;
+      took.push(r);
+      weights.set(r, Math.max(weights.get(r) ?? 0, opts.weight * rw));
+    }
+    if (took.length) bridged.set(a, took);
+  }
+  if (!weights.size) return null;
+  const only = termsQuery(reader, [...weights.keys()], { table: q.table, ...(q.index ? { index: q.index } : {}) });
+  const idf = new Map(q.idf);
+  const all = new Map<string, number>();
+  for (const t of q.idf.keys()) all.set(t, 1);
+  for (const [t, wt] of weights) {
+    all.set(t, wt);
+    idf.set(t, only.idf.get(t)!);
+  }
+  let upper = 0;
+  for (const [t, wt] of all) upper += wt * idf.get(t)! * (K1 + 1);
+  const terms = [...all.keys()];
+  const query: TextQuery = { ...q, terms, idf, weights: all, upper, phrases: undefined, match: terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ') };
+  return { query, only, bridged };
 }

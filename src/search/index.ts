@@ -1,5 +1,5 @@
 export { hybridSearch, resolveRetrievalOptions, DEFAULT_RETRIEVAL_OPTIONS } from './retrieve.js';
-export type { SearchRequest, WireSearchRequest, RetrieveResult, DocAgg, RetrievalOptions } from './retrieve.js';
+export type { SearchRequest, WireSearchRequest, RetrieveResult, DocAgg, RetrievalOptions, QuestionRelated } from './retrieve.js';
 export { termIndex, builtTermIndex, termIndexStep, termIndexOptions, termIndexBytes, buildTermIndexInBackground, TERM_SLICES } from './term-index.js';
 export { warmSearch } from './warm.js';
 export type { TermIndex, TermHit, TermSource } from './term-index.js';

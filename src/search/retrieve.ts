@@ -16,11 +16,17 @@ import { analyzeForIndex, languageSetting, questionLanguage, type Lang } from '.
 import { highlight as highlightText } from './highlight.js';
 import type { DimIndex } from './vector-index.js';
 import { datasetVectors, searchTerms } from './dataset-vectors.js';
-import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows, storedRowTerms } from './fulltext.js';
+import { textQuery, textSide, expandQuery, expandWith, rowTerms, scoreRows, storedRowTerms, bridgeQuery, textScoresJs, type TextQuery } from './fulltext.js';
 import { termIndexOptions, termIndexStep } from './term-index.js';
 import { searchPoolOf, SearchPoolClosed } from './search-pool.js';
 import { filterDocuments, type MetadataFilter } from './metadata.js';
 import type { Reranker } from './rerank.js';
+
+/**
+ * Each term of a question read as English → its related stems with their weights, strongest first
+ * (RetrievalOptions.bridgeWeight; core's questionRelated builds it from the related-word tables).
+ */
+export type QuestionRelated = Readonly<Record<string, ReadonlyArray<readonly [string, number]>>>;
 
 /** A validated retrieval request (src/api/retrieval.ts checks the wire parameters). */
 export interface SearchRequest {
@@ -52,6 +58,8 @@ export interface SearchRequest {
   reranker?: Reranker;
   /** The client's ranking settings (`Engine.retrievalOptions`). */
   options: Readonly<RetrievalOptions>;
+  /** The question's related words, when `options.bridgeWeight` bridges (plain data: it crosses to a search thread). */
+  related?: QuestionRelated;
 }
 
 export interface DocAgg {
@@ -137,6 +145,22 @@ export interface RetrievalOptions {
    * weight keeps RAGFlow's formula. @default 0.1
    */
   vectorMargin: number;
+  /**
+   * Related words for the question's terms that no chunk holds (`bridgeQuery` in fulltext.ts):
+   * each such term of an English question is replaced on the text side by its `bridgeTerms` most
+   * related stems (models/ragloom-related-en: WordNet, GloVe) that chunks do hold, each weighing
+   * this × its relation's weight (the question's own terms weigh 1); with any weight, given or not,
+   * as RAGFlow adds WordNet synonyms to English questions whatever the weight. Measured on the
+   * paraphrased questions of bench/qa.ts and on Cranfield, NPL and ADI, and not kept: it moved one
+   * or two tuning questions and cost two held-out answers (docs/retrieval.md). 0 turns it off. @default 0
+   */
+  bridgeWeight: number;
+  /** Related stems per bridged term (`bridgeWeight`). @default 3 */
+  bridgeTerms: number;
+  /** GloVe's neighbours too, not only WordNet's relations (`bridgeWeight`). @default true */
+  bridgeGlove: boolean;
+  /** Also bridge question terms that at most this many chunks hold, keeping them (`bridgeWeight`). @default 0 */
+  bridgeDf: number;
 }
 
 /** The ranking defaults (frozen): what a Client without `retrieval` ranks with. */
@@ -154,6 +178,10 @@ export const DEFAULT_RETRIEVAL_OPTIONS: Readonly<RetrievalOptions> = Object.free
   agreementFeedback: false,
   agreementDepth: 10,
   vectorMargin: 0.1,
+  bridgeWeight: 0,
+  bridgeTerms: 3,
+  bridgeGlove: true,
+  bridgeDf: 0,
 });
 
 /** What each option must be: [check, description]. */
@@ -171,6 +199,10 @@ const OPTION_RULES: Record<keyof RetrievalOptions, [(v: unknown) => boolean, str
   agreementFeedback: [(v) => typeof v === 'boolean', 'a boolean'],
   agreementDepth: [(v) => isCount(v) && (v as number) >= 1, 'an integer ≥ 1'],
   vectorMargin: [isUnit, 'a number in [0, 1]'],
+  bridgeWeight: [isUnit, 'a number in [0, 1]'],
+  bridgeTerms: [isCount, 'a non-negative integer'],
+  bridgeGlove: [(v) => typeof v === 'boolean', 'a boolean'],
+  bridgeDf: [isCount, 'a non-negative integer'],
 };
 
 function isUnit(v: unknown): boolean {
@@ -334,7 +366,14 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   // Under a memory budget, the datasets' own term indexes (dataset-vectors.ts searchTerms).
   const tix = await searchTerms(reader, kbIds);
   await textSynced;
-  const tq = textQuery(reader, question, { index: tix, lang });
+  const tq0 = textQuery(reader, question, { index: tix, lang });
+  // English terms no chunk holds, bridged to related terms chunks do hold (RetrievalOptions.bridgeWeight).
+  const rel = r.related;
+  const bridge = rel && o.bridgeWeight > 0 && w < 1 && lang === 'en'
+    ? bridgeQuery(reader, tq0, (t) => rel[t] ?? [], { weight: o.bridgeWeight, terms: o.bridgeTerms, rareDf: o.bridgeDf })
+    : null;
+  // The query every score below is computed with.
+  const tq: TextQuery = bridge?.query ?? tq0;
   const cands = new Map<number, Cand>();
   const add = (rid: number): Cand => {
     let c = cands.get(rid);
@@ -356,17 +395,25 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   }
   // Text side and exact cross-scores: one FTS5 pass over all matches when they are few, else the
   // top n from FTS5 and the vector-only candidates' BM25 computed in JS (fulltext.ts textSide).
-  const text = textSide(reader, tq, textN, accept);
+  const text = textSide(reader, tq0, textN, accept);
   for (const [rid, ts] of text.top) add(rid).tsim = ts;
   const untexted = (): number[] => [...cands.values()].filter((c) => c.tsim === 0).map((c) => c.rowid);
   // A full-text engine without the chunks' texts (PostgreSQL's FTS5 copy) has them read from the
   // store (the same terms, the same sums) while the term index is not built.
   const textless = reader.fullText?.chunkTexts === false;
+  // A bridged query has weights, which FTS5's bm25() has not: it is scored the way RM3 re-scores
+  // (the term index's forward rows, or the rows re-analysed), the same sums on every store.
   const crossScores = async (rids: number[]): Promise<void> => {
-    const ts = textless && text.readsTexts ? scoreRows(tq, await storedRowTerms(reader, rids)) : text.scoresOf(rids);
+    const ts = bridge
+      ? tix ? tix.scoreRows(tq, rids) : textless ? scoreRows(tq, await storedRowTerms(reader, rids)) : textScoresJs(reader, tq, rids)
+      : textless && text.readsTexts ? scoreRows(tq, await storedRowTerms(reader, rids)) : text.scoresOf(rids);
     for (const [rid, s] of ts) cands.get(rid)!.tsim = s;
   };
-  await crossScores(untexted());
+  if (bridge) {
+    // The bridge terms' best rows join the candidates; every candidate is scored with the bridged query.
+    for (const [rid] of textSide(reader, bridge.only, textN, accept).top) add(rid);
+    await crossScores([...cands.keys()]);
+  } else await crossScores(untexted());
 
   // Rocchio feedback: the question vector moves towards its best first-pass chunks, which
   // helps vague questions most; the candidates are then re-scored with it (and, with
@@ -522,7 +569,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     }),
     doc_aggs: [...aggs.values()].sort((a, b) => b.count - a.count),
     lang,
-    unknown: tq.terms.filter((t) => !tq.idf.has(t)),
+    unknown: tq0.terms.filter((t) => !tq0.idf.has(t)),
   };
 }
 

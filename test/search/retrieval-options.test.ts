@@ -75,6 +75,7 @@ describe('new Client({ retrieval })', () => {
       feedbackDocs: 5, feedbackWeight: 1, feedbackSearch: false, termFeedbackDocs: 10, termFeedbackTerms: 10,
       termFeedbackQueryWeight: 0.7, termFeedbackDepth: 30, exactVectors: false,
       defaultWeight: 0.3, vectorAgreement: true, agreementFeedback: false, agreementDepth: 10, vectorMargin: 0.1,
+      bridgeWeight: 0, bridgeTerms: 3, bridgeGlove: true, bridgeDf: 0,
     });
     expect(() => {
       (DEFAULT_RETRIEVAL_OPTIONS as RetrievalOptions).feedbackDocs = 0;
