@@ -547,6 +547,22 @@ async function storesBench(): Promise<void> {
   // first alternates too): the load of a shared machine then weighs on both alike.
   if (kept.length === 2) {
     const times = new Map<string, number[]>(kept.map((x) => [x.k, []]));
+    // The page read of each search (its one statement on PostgreSQL), timed where retrieve.ts calls it.
+    const pageReads = new Map<string, { ms: number[]; names: number }>(kept.map((x) => [x.k, { ms: [], names: 0 }]));
+    for (const x of kept) {
+      const reader = x.api.engine.store.search;
+      const pageRows = reader.pageRows.bind(reader);
+      const got = pageReads.get(x.k)!;
+      reader.pageRows = async (rowids, documentIds) => {
+        const s0 = performance.now();
+        try {
+          return await pageRows(rowids, documentIds);
+        } finally {
+          got.ms.push(performance.now() - s0);
+          got.names += documentIds.length;
+        }
+      };
+    }
     for (let i = 1; i <= nQueries; i++) {
       for (const x of i % 2 ? kept : [...kept].reverse()) {
         const s0 = performance.now();
@@ -559,6 +575,10 @@ async function storesBench(): Promise<void> {
       report(`search p95 at ${nChunks} chunks, interleaved (${k})`, pct(t, 95), 'ms');
     }
     report(`search p50 PostgreSQL / SQLite, interleaved`, pct(times.get('postgres')!, 50) / pct(times.get('sqlite')!, 50), '×');
+    report(`search p95 PostgreSQL / SQLite, interleaved`, pct(times.get('postgres')!, 95) / pct(times.get('sqlite')!, 95), '×');
+    for (const [k, r] of pageReads) {
+      report(`page read p50, interleaved (${k})`, pct(r.ms, 50), 'ms', `SearchReader.pageRows: the page's chunks and ${(r.names / Math.max(1, r.ms.length)).toFixed(1)} documents' names a search`);
+    }
   }
   for (const x of kept) await x.api.close();
   rmSync(dir, { recursive: true, force: true });

@@ -21,6 +21,9 @@
  *   (`passageWeight`); a sentence next to one that holds the question's terms gains a little.
  * - The kind of answer asked for: "how many / how much" prefers a sentence with a number,
  *   "when / what year" a date, "how long" a duration, "who" a name, "where" a place.
+ * - Or, with `scorer`, learned weights over these figures and more (`SENTENCE_FEATURES`;
+ *   scripts/sentence-scorer/train.ts). Off by default: across folds of the tuning part they
+ *   answered no more than the hand weights (docs/benchmarks.md, "Fifth pass").
  *
  * Only the first `topDocuments` (2) documents of the ranking are quoted. The best sentence is
  * always quoted when any sentence is supported (it holds a question term, or its cosine reaches
@@ -96,10 +99,41 @@ export interface ExtractiveChatModelOptions {
   maxSentenceChars?: number;
   /** Most sentences embedded per answer (the best by terms, then by passage). @default 256 */
   maxEmbed?: number;
+  /**
+   * Learned weights in place of the hand-weighted score (`SENTENCE_FEATURES`, scripts/sentence-scorer/train.ts):
+   * a sentence scores exp(w·x − the best's w·x), so the best scores 1 and `relativeScore` is a margin in w·x;
+   * `minScore` still applies to the hand-weighted score. Omitted: the hand weights.
+   */
+  scorer?: SentenceScorer;
   /** @default 'ragloom-extractive@Builtin' */
   id?: string;
   /** Context window reported to the caller (it fits knowledge and history to it). @default 32768 */
   maxTokens?: number;
+}
+
+/**
+ * What a learned scorer reads of a candidate sentence, in this order (values computed in `scored`):
+ * the hand-weighted score (its log: weight 1 there and 0 elsewhere gives the hand-weighted model's
+ * choices exactly) and its parts, where the sentence and its passage rank, and its shape.
+ */
+export const SENTENCE_FEATURES = [
+  'logHand', 'q', 'e', 'cosine', 'cosineGap', 'cosineRank', 'termRank', 'prior', 'passageRank', 'topDocument', 'near', 'nearHolds',
+  'cue', 'kindHeld', 'kindMissing', 'cover', 'passageCover', 'hitShare', 'related', 'contextOnly', 'first', 'position', 'length', 'prose',
+] as const;
+export type SentenceFeature = (typeof SENTENCE_FEATURES)[number];
+
+/** A linear scorer over `SENTENCE_FEATURES`: one weight per feature, in that order. */
+export interface SentenceScorer {
+  weights: readonly number[];
+}
+
+/** One candidate sentence as a learned scorer sees it (`ExtractiveChatModel.sentenceFeatures`). */
+export interface SentenceFeatures {
+  text: string;
+  /** In `SENTENCE_FEATURES` order. */
+  features: number[];
+  /** Whether the model may quote it: it is supported and its document is one of the first `topDocuments`. */
+  eligible: boolean;
 }
 
 type AnswerKind = 'number' | 'date' | 'time' | 'duration' | 'person' | 'place' | null;
@@ -131,6 +165,10 @@ interface Candidate {
   typed: boolean;
   /** What the score is made of: question terms, expansion terms, the passage prior, the answer-kind cue, the neighbours' terms. */
   f?: { q: number; e: number; prior: number; cue: number; near: number };
+  /** The features a learned scorer reads (`SENTENCE_FEATURES`). */
+  x?: number[];
+  /** The hand-weighted score (what `minScore` applies to). */
+  hand: number;
   score: number;
 }
 
@@ -209,8 +247,8 @@ export function parseKnowledge(text: string): KnowledgeItem[] | undefined {
   });
 }
 
-type Options = Required<Omit<ExtractiveChatModelOptions, 'embed' | 'countTokens' | 'related' | 'id' | 'maxTokens'>> &
-  Pick<ExtractiveChatModelOptions, 'embed' | 'countTokens' | 'related'>;
+type Options = Required<Omit<ExtractiveChatModelOptions, 'embed' | 'countTokens' | 'related' | 'scorer' | 'id' | 'maxTokens'>> &
+  Pick<ExtractiveChatModelOptions, 'embed' | 'countTokens' | 'related' | 'scorer'>;
 
 export class ExtractiveChatModel implements ChatModel {
   readonly id: string;
@@ -224,6 +262,9 @@ export class ExtractiveChatModel implements ChatModel {
     if (typeof opts.splitSentences !== 'function') throw new TypeError('ExtractiveChatModel needs a `splitSentences` function');
     const topDocuments = opts.topDocuments ?? 2;
     if (!Number.isInteger(topDocuments) || topDocuments < 1) throw new TypeError(`ExtractiveChatModel: topDocuments must be an integer ≥ 1, got ${String(opts.topDocuments)}`);
+    if (opts.scorer && (opts.scorer.weights.length !== SENTENCE_FEATURES.length || !opts.scorer.weights.every(Number.isFinite))) {
+      throw new TypeError(`ExtractiveChatModel: scorer.weights must be ${SENTENCE_FEATURES.length} finite numbers (SENTENCE_FEATURES), got ${opts.scorer.weights.length}`);
+    }
     this.id = opts.id ?? EXTRACTIVE_MODEL_ID;
     this.maxTokens = opts.maxTokens ?? 32768;
     this.o = {
@@ -232,6 +273,7 @@ export class ExtractiveChatModel implements ChatModel {
       embed: opts.embed,
       countTokens: opts.countTokens,
       related: opts.related,
+      scorer: opts.scorer,
       relatedWeight: clamp(opts.relatedWeight ?? 1, 0, 1),
       vectorWeight: clamp(opts.vectorWeight ?? 0.4, 0, 1),
       feedbackWeight: clamp(opts.feedbackWeight ?? 0.3, 0, 1),
@@ -439,7 +481,7 @@ export class ExtractiveChatModel implements ChatModel {
         const key = text.toLowerCase().replace(/\s+/g, ' ');
         if (seenText.has(key)) continue;
         seenText.add(key);
-        cands.push({ passage: p, index, sentence: s, text: displayText(text), terms, context, title: titleText, hits: 0, term: 0, cosine: 0, cover: 0, passageCover: 0, typed: true, score: 0 });
+        cands.push({ passage: p, index, sentence: s, text: displayText(text), terms, context, title: titleText, hits: 0, term: 0, cosine: 0, cover: 0, passageCover: 0, typed: true, hand: 0, score: 0 });
       }
       passageTerms.push(all);
     }
@@ -503,7 +545,7 @@ export class ExtractiveChatModel implements ChatModel {
   }
 
   /** Every candidate sentence of the passages, scored (see the module comment). */
-  private async scored(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal): Promise<Candidate[]> {
+  private async scored(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal, features = !!this.o.scorer): Promise<Candidate[]> {
     const o = this.o;
     // The related-words tables are read on the first answer, without blocking the process.
     await o.related?.ready?.();
@@ -616,9 +658,63 @@ export class ExtractiveChatModel implements ChatModel {
       const content = (1 - w) * c.term + w * c.cosine;
       const near = Math.max(0, ...neighbours(c).filter((x) => x.hits > 0).map((x) => x.term));
       c.f!.near = near;
-      c.score = (content + o.neighbourWeight * near) * (1 - o.passageWeight + o.passageWeight * c.f!.prior) * c.f!.cue;
+      c.score = c.hand = (content + o.neighbourWeight * near) * (1 - o.passageWeight + o.passageWeight * c.f!.prior) * c.f!.cue;
+    }
+    if (features) this.describe(cands, knowledge, qTerms.size, qKind);
+    if (o.scorer) {
+      const wts = o.scorer.weights;
+      const z = cands.map((c) => c.x!.reduce((s, v, i) => s + v * wts[i]!, 0));
+      const zMax = Math.max(...z);
+      for (const [i, c] of cands.entries()) c.score = Math.exp(z[i]! - zMax);
     }
     return cands;
+  }
+
+  /** Each candidate's features for a learned scorer (`SENTENCE_FEATURES`), from what `scored` computed. */
+  private describe(cands: Candidate[], knowledge: KnowledgeItem[], nTerms: number, kind: AnswerKind): void {
+    const rankOf = (key: (c: Candidate) => number) => {
+      const order = [...cands].sort((a, b) => key(b) - key(a) || a.passage - b.passage || a.index - b.index);
+      return new Map(order.map((c, i) => [c, i]));
+    };
+    const cosRank = rankOf((c) => c.cosine);
+    const termRank = rankOf((c) => c.term);
+    const maxCos = Math.max(0, ...cands.map((c) => c.cosine));
+    const last = new Map<number, number>();
+    const firstOf = new Map<number, Candidate>();
+    for (const c of cands) {
+      last.set(c.passage, Math.max(last.get(c.passage) ?? 0, c.index));
+      if (!firstOf.has(c.passage)) firstOf.set(c.passage, c);
+    }
+    const firstDoc = knowledge[0]?.title;
+    const at = new Map(cands.map((c) => [`${c.passage}:${c.index}`, c]));
+    for (const c of cands) {
+      const nearHolds = [at.get(`${c.passage}:${c.index - 1}`), at.get(`${c.passage}:${c.index + 1}`)].some((x) => !!x && x.hits > 0);
+      let related = 0;
+      for (const v of c.relatedHits?.values() ?? []) related += v;
+      let contextOnly = 0;
+      for (const t of c.context.keys()) if (!c.terms.includes(t)) contextOnly++;
+      c.x = [
+        Math.log(c.hand + 1e-6), c.f!.q, c.f!.e, c.cosine, c.cosine - maxCos, 1 / (1 + cosRank.get(c)!), 1 / (1 + termRank.get(c)!),
+        c.f!.prior, 1 / (1 + c.passage), knowledge[c.passage]!.title === firstDoc ? 1 : 0, c.f!.near, nearHolds ? 1 : 0,
+        Math.log(c.f!.cue), kind && c.typed ? 1 : 0, kind && !c.typed ? 1 : 0, c.cover, c.passageCover,
+        nTerms ? c.hits / nTerms : 0, nTerms ? related / nTerms : 0, nTerms ? Math.min(1, contextOnly / nTerms) : 0,
+        firstOf.get(c.passage) === c ? 1 : 0, c.index / Math.max(1, last.get(c.passage)!), Math.log1p(c.terms.length), c.sentence.kind === 'prose' ? 1 : 0,
+      ];
+    }
+  }
+
+  /** The candidates the model may quote: supported, and from the first `topDocuments` documents of the ranking. */
+  private eligible(cands: Candidate[], knowledge: KnowledgeItem[]): Candidate[] {
+    const top = new Set<string>();
+    for (const k of knowledge) if (top.size < this.o.topDocuments) top.add(k.title);
+    return cands.filter((c) => (c.hits > 0 || c.cosine >= this.o.minCosine) && top.has(knowledge[c.passage]!.title));
+  }
+
+  /** Every candidate sentence with the features a learned scorer reads (scripts/sentence-scorer/train.ts). */
+  async sentenceFeatures(knowledge: KnowledgeItem[], question: string): Promise<SentenceFeatures[]> {
+    const cands = await this.scored(knowledge, question, [], undefined, true);
+    const ok = new Set(this.eligible(cands, knowledge));
+    return cands.map((c) => ({ text: c.text, features: c.x!, eligible: ok.has(c) }));
   }
 
   /** The sentences to answer with: the best supported one and up to two more, or none (decline). */
@@ -665,13 +761,12 @@ export class ExtractiveChatModel implements ChatModel {
     // Supported: the sentence holds a question term, or is close in meaning; and its document is
     // one of the first `topDocuments` of the ranking (a lower one that shares more of the question's
     // words is not what retrieval found best).
-    const top = new Set<string>();
-    for (const k of knowledge) if (top.size < o.topDocuments) top.add(k.title);
-    const supported = cands.filter((c) => (c.hits > 0 || c.cosine >= o.minCosine) && top.has(knowledge[c.passage]!.title));
+    const supported = this.eligible(cands, knowledge);
     if (!supported.length) return [];
     supported.sort((a, b) => b.score - a.score || a.passage - b.passage || a.index - b.index);
     const best = supported[0]!;
-    if (best.score < o.minScore) return [];
+    // The floor is the hand-weighted score's (a learned score is relative to the best candidate).
+    if (Math.max(...supported.map((c) => c.hand)) < o.minScore) return [];
 
     // Up to two more, close to the best and from the same document: nothing from unrelated ones. A
     // sentence that refers back ("It is …") brings the one before it (same paragraph), within the limit.

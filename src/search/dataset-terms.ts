@@ -122,6 +122,10 @@ export class DatasetTerms implements TermSource {
     return this.holder(rowid)?.documentOf(rowid);
   }
 
+  documentNameOf(rowid: number): string | undefined {
+    return this.holder(rowid)?.documentNameOf(rowid);
+  }
+
   contentTerms(rowid: number): string[] | undefined {
     return this.holder(rowid)?.contentTerms(rowid);
   }

@@ -213,7 +213,7 @@ export function rowTerms(reader: SearchReader, rowids: number[], table: FtsTable
 const splitTerms = (s: string): string[] => (s ? s.split(' ') : []);
 
 /** A chunk's full-text row as the store wrote it (its stored terms, or its text analysed as the store analysed it). */
-export const termRowColumns = ([, content, indexText, kw, qs, title, , lang, stored]: TermRow): FtsTerms =>
+export const termRowColumns = ([, content, indexText, kw, qs, title, , lang, , stored]: TermRow): FtsTerms =>
   stored ?? ftsTerms(title, indexText ?? content, jsonList(kw), jsonList(qs), storedAnalysis(lang));
 
 /**

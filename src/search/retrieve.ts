@@ -535,8 +535,9 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   const start = ((page - 1) * pageSize) % W;
   const pageRows = survivors.slice(start, start + pageSize);
 
-  // ---- output: each survivor's document (the term index knows it; else a light join), counted
-  // here; materialize reads the page's rows and the documents' names.
+  // ---- output: each survivor's document and its name (the term index knows both, as of its
+  // sync; else a light join), counted here; materialize reads the page's rows (and the names
+  // the index lacks: none unless a document went while its rows were read).
   const aggs = new Map<string, PageAgg>();
   const count = (id: string, name?: string) => {
     const a = aggs.get(id) ?? (name === undefined ? { doc_id: id, count: 0 } : { doc_name: name, doc_id: id, count: 0 });
@@ -546,7 +547,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   if (tix) {
     for (const c of survivors) {
       const id = tix.documentOf(c.rowid);
-      if (id !== undefined) count(id);
+      if (id !== undefined) count(id, aggs.has(id) ? undefined : tix.documentNameOf(c.rowid));
     }
   } else {
     const docOf = await reader.chunkDocuments(survivors.map((c) => c.rowid));
@@ -615,7 +616,8 @@ export function agreement(cands: ReadonlyArray<{ rowid: number; vsim: number; ts
 
 /** The page's chunks, read and shaped as RAGFlow sends them (`question`: highlight them), and the aggregates' names. */
 async function materialize(reader: SearchReader, ranked: RankedPage, question: string | undefined): Promise<RetrieveResult> {
-  // The page's rows and the aggregates' names in one read (one round trip on a networked store).
+  // The page's rows, and the names the term index lacked (none when it named them all), in one
+  // read (one round trip on a networked store).
   const { chunks: rows, names } = await reader.pageRows(ranked.page.map((c) => c.rowid), ranked.doc_aggs.filter((a) => a.doc_name === undefined).map((a) => a.doc_id));
   const doc_aggs = docNames(ranked.doc_aggs, names);
   const chunks: Record<string, unknown>[] = [];
@@ -630,8 +632,9 @@ async function materialize(reader: SearchReader, ranked: RankedPage, question: s
 type Row = PageChunk;
 
 /**
- * The aggregates with their documents' names (only the documents the term index named, read in
- * one batch); a document gone meanwhile is left out, as the survivors' join leaves it out.
+ * The aggregates with their documents' names (the term index's, or those read in one batch); a
+ * document gone meanwhile (before the index's sync, or when the names were read) is left out,
+ * as the survivors' join leaves it out.
  */
 function docNames(aggs: PageAgg[], names: ReadonlyMap<string, string>): DocAgg[] {
   const out: DocAgg[] = [];

@@ -26,6 +26,13 @@
  * A document's rename rewrites its chunks' FTS5 titles and logs them (store/chunks.ts
  * retitleDocumentChunks); like `rowTerms`, this copy reads the current name when it re-reads a chunk.
  *
+ * Document names: each chunk's document is held (interned), with its name as the chunk's row last
+ * read it, so a search counts its doc_aggs with their names without reading the store (on
+ * PostgreSQL, ~80 names a search were most of its one statement's cost). A rename logs every chunk
+ * of the document and a deletion deletes them, so the names follow the feed as the rows do (the
+ * same visibility), and they live and go with the index they belong to: the store's, or a
+ * dataset's under `indexMemory`, counted in `bytes` (no cache of their own to bound or evict).
+ *
  * Memory: ~1.1–1.3 KB per ~200-word chunk (the forward rows' term ids, the postings). Building
  * takes ~2 s per 100k such chunks: retrieve.ts builds it a slice per search (`advance`; one
  * search's step at a time, the others skip theirs), FTS5 answering until it is built;
@@ -67,6 +74,8 @@ const LOW = 1 - 1e-9;
 const EMPTY_LIST: [Int32Array, Int32Array] = [new Int32Array(0), new Int32Array(0)];
 const NCOLS = 4;
 const W = COLUMN_WEIGHTS;
+/** Bytes an interned document costs besides its two strings' characters (map entry, array slots, string headers). */
+const DOC_OVERHEAD = 96;
 
 const byReader = new WeakMap<SearchReader, TermIndex>();
 
@@ -212,8 +221,12 @@ export class TermIndex {
   private readonly slotOf = new RowSlots();
   /** per slot: its document (a chunk's document never changes), interned */
   private doc = new Int32Array(0);
-  private readonly docIds = new Map<string, number>();
-  private readonly docNames: string[] = [];
+  private docIds = new Map<string, number>();
+  private docKeys: string[] = [];
+  /** per interned document: its name as last read (null: the document was gone) */
+  private docTitles: Array<string | null> = [];
+  /** the documents' ids and names, in bytes (UTF-16) */
+  private docBytes = 0;
 
   // ---- keeping in step
   /** the feed position applied (null: never loaded) */
@@ -292,10 +305,14 @@ export class TermIndex {
       const r = rows.get(rid);
       const cols = r ? rowCols(r) : undefined;
       const old = this.slotOf.get(rid);
-      // A switch (available) or a re-embedding leaves the full-text row as it was.
-      if (cols && old !== undefined && this.holds(old, cols)) continue;
+      // A switch (available) or a re-embedding leaves the full-text row as it was; a rename may
+      // too (the same terms), its name is taken all the same.
+      if (cols && old !== undefined && this.docKeys[this.doc[old]!] === r![6] && this.holds(old, cols)) {
+        this.nameDocument(this.doc[old]!, r![8]);
+        continue;
+      }
       this.removeRow(rid);
-      if (cols) added.push(this.addRow(rid, cols, r![6]));
+      if (cols) added.push(this.addRow(rid, cols, r![6], r![8]));
     }
     this.canonicalise();
     for (const s of added) this.post(s);
@@ -348,6 +365,10 @@ export class TermIndex {
       this.poolLen = 0;
       this.slotOf.clear();
       this.df.fill(0);
+      this.docIds = new Map();
+      this.docKeys = [];
+      this.docTitles = [];
+      this.docBytes = 0;
       this.building = { at: await this.reader.feed('chunks').head(), next: 0 };
     }
     const b = this.building;
@@ -356,7 +377,7 @@ export class TermIndex {
     for (;;) {
       let read = 0;
       for (const r of await this.reader.termSlice(b.at, b.next, slice, this.dataset)) {
-        this.addRow(r[0], rowCols(r), r[6]);
+        this.addRow(r[0], rowCols(r), r[6], r[8]);
         b.next = r[0];
         read++;
       }
@@ -394,20 +415,64 @@ export class TermIndex {
     this.cap = cap;
   }
 
-  private docId(id: string): number {
+  /** The interned document `id`, its name set to `name` (the latest read). */
+  private docId(id: string, name: string | null): number {
     let k = this.docIds.get(id);
     if (k === undefined) {
-      k = this.docNames.length;
+      k = this.docKeys.length;
       this.docIds.set(id, k);
-      this.docNames.push(id);
+      this.docKeys.push(id);
+      this.docTitles.push(null);
+      this.docBytes += 2 * id.length + DOC_OVERHEAD;
     }
+    this.nameDocument(k, name);
     return k;
+  }
+
+  private nameDocument(k: number, name: string | null): void {
+    const was = this.docTitles[k]!;
+    if (was === name) return;
+    this.docBytes += 2 * ((name?.length ?? 0) - (was?.length ?? 0));
+    this.docTitles[k] = name;
+  }
+
+  /** Interns again only the documents of live rows (the others' were deleted): their memory goes with them. */
+  private internLiveDocuments(): void {
+    const ids = new Map<string, number>();
+    const keys: string[] = [];
+    const titles: Array<string | null> = [];
+    const to = new Int32Array(this.docKeys.length).fill(-1);
+    let bytes = 0;
+    for (let s = 0; s < this.n; s++) {
+      const k = this.doc[s]!;
+      if (to[k]! < 0) {
+        to[k] = keys.length;
+        ids.set(this.docKeys[k]!, keys.length);
+        keys.push(this.docKeys[k]!);
+        titles.push(this.docTitles[k]!);
+        bytes += 2 * (this.docKeys[k]!.length + (this.docTitles[k]?.length ?? 0)) + DOC_OVERHEAD;
+      }
+      this.doc[s] = to[k]!;
+    }
+    this.docIds = ids;
+    this.docKeys = keys;
+    this.docTitles = titles;
+    this.docBytes = bytes;
   }
 
   /** The document id of a chunk held here, or undefined. */
   documentOf(rowid: number): string | undefined {
     const s = this.slotOf.get(rowid);
-    return s === undefined ? undefined : this.docNames[this.doc[s]!];
+    return s === undefined ? undefined : this.docKeys[this.doc[s]!];
+  }
+
+  /**
+   * The name of a held chunk's document as of the last sync, or undefined (not held, or its
+   * document was gone when the row was read).
+   */
+  documentNameOf(rowid: number): string | undefined {
+    const s = this.slotOf.get(rowid);
+    return s === undefined ? undefined : (this.docTitles[this.doc[s]!] ?? undefined);
   }
 
   private termId(s: string): number {
@@ -436,7 +501,7 @@ export class TermIndex {
   }
 
   /** Appends a chunk's forward row; its postings follow (post) once its terms are tokenised. */
-  private addRow(rid: number, cols: FtsTerms, documentId: string): number {
+  private addRow(rid: number, cols: FtsTerms, documentId: string, documentName: string | null): number {
     if (this.n >= this.cap) this.grow(this.n + 1);
     const s = this.n++;
     this.start[s] = this.poolLen;
@@ -456,7 +521,7 @@ export class TermIndex {
     }
     this.rowid[s] = rid;
     this.alive[s] = 1;
-    this.doc[s] = this.docId(documentId);
+    this.doc[s] = this.docId(documentId, documentName);
     this.slotOf.set(rid, s);
     this.live++;
     return s;
@@ -581,6 +646,7 @@ export class TermIndex {
       this.poolLen = len;
       this.n = m;
       this.dead = 0;
+      this.internLiveDocuments();
     }
     const V = this.strs.length;
     const count = new Float64Array(V + 1);
@@ -1047,7 +1113,7 @@ export class TermIndex {
   /** Memory held by the typed arrays, in bytes (bench/speed reports it). */
   get bytes(): number {
     return this.pool.byteLength + this.baseSlot.byteLength + this.baseWf.byteLength + this.baseOff.byteLength +
-      this.cap * (8 + 1 + 4 + 4 + 8 + 8 * NCOLS) + this.df.byteLength * 3 + this.tailCount * 8;
+      this.cap * (8 + 1 + 4 + 4 + 8 + 8 * NCOLS) + this.df.byteLength * 3 + this.tailCount * 8 + this.docBytes;
   }
 }
 

@@ -88,12 +88,13 @@ export const VECTOR_SOURCES: Readonly<Record<FeedName, { readonly name: string; 
 
 /**
  * A chunk's full-text columns as stored: [rowid, content, index_text, keywords JSON, questions JSON,
- * document name, document id, lang (the analysis its row was written with; null: analyzer version 2)],
- * and, where the store keeps it, the full-text row itself as written (its four analysed columns:
- * the term index then reads them instead of analysing the text again).
+ * title (the document's name where the chunk is titled, else ''), document id, lang (the analysis
+ * its row was written with; null: analyzer version 2), the document's name (null: the document is
+ * gone)], and, where the store keeps it, the full-text row itself as written (its four analysed
+ * columns: the term index then reads them instead of analysing the text again).
  */
 export type TermRow = [rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string, documentId: string, lang: string | null,
-  fts?: readonly [string, string, string, string]];
+  documentName: string | null, fts?: readonly [string, string, string, string]];
 
 /** Splits texts into the full-text engine's tokens, and computes its logarithm (the term index matches FTS5 bit for bit). */
 export interface TextTokenizer {

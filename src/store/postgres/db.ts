@@ -359,6 +359,19 @@ export class PgDb implements PgQuery {
     }, true);
   }
 
+  /**
+   * `rows` through a statement prepared once per connection under `name` (pg keeps which of its
+   * connections have it; a new connection, after a reconnect or a failover, prepares it again):
+   * the server then skips parsing and planning, ~0.2 ms a call on loopback — for the one statement
+   * of a warm search (PgSearch.pageChunks). `name` must always go with the same `sql`.
+   */
+  async prepared<R = Record<string, unknown>>(name: string, sql: string, params: unknown[]): Promise<R[]> {
+    return this.attempt(async (c) => {
+      this.statements++;
+      return (await c.query({ name, text: sql, values: params })).rows as R[];
+    }, true);
+  }
+
   async one<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R | undefined> {
     return (await this.rows<R>(sql, params))[0];
   }

@@ -33,6 +33,8 @@ export interface PgQueryResult {
 
 export interface PgQueryable {
   query(text: string, values?: unknown[]): Promise<PgQueryResult>;
+  /** A named statement: pg prepares it on the connection at its first use, then only binds and runs it. */
+  query(config: { name: string; text: string; values?: unknown[] }): Promise<PgQueryResult>;
 }
 
 export interface PgClient extends PgQueryable {

@@ -231,12 +231,13 @@ class PgFeed implements ChangeFeed {
 
 // The stored full-text row comes as JSON text (fulltext.ts: a text[] is parsed slowly).
 const TERM_SQL = `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled = 1 THEN COALESCE(d.name, '') ELSE '' END AS title,
-  c.document_id, c.lang, array_to_json(c.fts)::text AS fts FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
+  c.document_id, c.lang, d.name AS doc_name, array_to_json(c.fts)::text AS fts FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
 
-type TermObj = { rowid: number; content: string; index_text: string | null; important_keywords: string; questions: string; title: string; document_id: string; lang: string | null; fts: string | null };
+type TermObj = { rowid: number; content: string; index_text: string | null; important_keywords: string; questions: string; title: string; document_id: string; lang: string | null;
+  doc_name: string | null; fts: string | null };
 const termRow = (r: TermObj): TermRow => {
   const fts = r.fts === null ? null : (JSON.parse(r.fts) as string[]);
-  const row: TermRow = [r.rowid, r.content, r.index_text, r.important_keywords, r.questions, r.title, r.document_id, r.lang];
+  const row: TermRow = [r.rowid, r.content, r.index_text, r.important_keywords, r.questions, r.title, r.document_id, r.lang, r.doc_name];
   if (fts && fts.length === 4) row.push(fts as [string, string, string, string]);
   return row;
 };
@@ -244,6 +245,7 @@ const termRow = (r: TermObj): TermRow => {
 const PAGE_SQL = `SELECT c.rowid, c.id, c.document_id, c.dataset_id, c.content, c.important_keywords, c.questions, c.tag_kwd,
   c.positions, c.available, c.image_id, c.doc_type, c.create_time, c.create_timestamp, c.index_text, d.name AS doc_name, c.lang
   FROM chunk c JOIN document d ON d.id = c.document_id`;
+const PAGE_CHUNKS_SQL = `${PAGE_SQL} WHERE c.rowid = ANY($1)`;
 
 export class PgSearch implements SearchReader {
   private readonly feeds: Record<FeedName, PgFeed>;
@@ -395,7 +397,8 @@ export class PgSearch implements SearchReader {
   }
 
   async pageChunks(rowids: readonly number[]): Promise<Map<number, PageChunk>> {
-    const rows = await this.db.rows<PageChunk>(`${PAGE_SQL} WHERE c.rowid = ANY($1)`, [[...rowids]]);
+    // A warm search's one statement (its doc_aggs' names come from the term index): prepared.
+    const rows = await this.db.prepared<PageChunk>('ragloom_page', PAGE_CHUNKS_SQL, [[...rowids]]);
     return new Map(rows.map((r) => [r.rowid, r]));
   }
 

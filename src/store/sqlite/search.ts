@@ -175,7 +175,7 @@ class SqliteFeed implements ChangeFeed {
   }
 }
 
-const TERM_COLUMNS = `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END, c.document_id, c.lang FROM chunk c
+const TERM_COLUMNS = `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled THEN COALESCE(d.name, '') ELSE '' END, c.document_id, c.lang, d.name FROM chunk c
     LEFT JOIN document d ON d.id = c.document_id`;
 const TERM_SQL = {
   slice: `${TERM_COLUMNS} WHERE c.rowid > ? AND c.rowid <= ? ORDER BY c.rowid LIMIT ?`,
