@@ -26,6 +26,57 @@ export function wordnetDictDir(explicit?: string): string {
   }
 }
 
+function posOf(c: string): string {
+  return c === 'n' ? 'noun' : c === 'v' ? 'verb' : c === 'a' || c === 's' ? 'adj' : 'adv';
+}
+
+/** A pointer of a synset: `symbol` (`@` hypernym, `+` derivation …) to the synset `target` (`pos:offset`); `source`/`targetWord`: 1-based word numbers, 0 for the whole synset. */
+export interface WordNetPointer { symbol: string; target: string; source: number; targetWord: number }
+
+/** A synset as its data line holds it. */
+export interface WordNetSynset {
+  /** `pos:offset`. */
+  key: string;
+  /** Its lemmas, in WordNet's order, lower case, adjective markers such as `(p)` dropped; `_` between the words of a collocation. */
+  words: string[];
+  pointers: WordNetPointer[];
+  /** What follows ` | `: the definition and the quoted usage examples, `;`-separated. */
+  gloss: string;
+}
+
+/** Every synset of the data files. Data lines: offset lex_filenum ss_type w_cnt(hex) [word lex_id]… p_cnt [ptr]… | gloss. */
+export function* wordnetSynsets(dictDir: string): Generator<WordNetSynset> {
+  for (const pos of POS) {
+    for (const line of readFileSync(join(dictDir, `data.${pos}`), 'latin1').split('\n')) {
+      if (!line || line.startsWith('  ')) continue; // the licence header's lines start with two spaces
+      const bar = line.indexOf(' | ');
+      const f = (bar < 0 ? line : line.slice(0, bar)).split(' ');
+      const wCnt = parseInt(f[3]!, 16);
+      const words = Array.from({ length: wCnt }, (_, i) => f[4 + 2 * i]!.replace(/\(.*\)$/, '').toLowerCase());
+      let p = 4 + 2 * wCnt;
+      const pCnt = parseInt(f[p++]!, 10);
+      const pointers: WordNetPointer[] = [];
+      for (let i = 0; i < pCnt; i++, p += 4) {
+        const st = f[p + 3]!;
+        pointers.push({ symbol: f[p]!, target: `${posOf(f[p + 2]!)}:${f[p + 1]}`, source: parseInt(st.slice(0, 2), 16), targetWord: parseInt(st.slice(2), 16) });
+      }
+      yield { key: `${pos}:${f[0]}`, words, pointers, gloss: bar < 0 ? '' : line.slice(bar + 3) };
+    }
+  }
+}
+
+/** Every lemma of the index files, with its synsets (`pos:offset`) in sense order (WordNet's most frequent first). */
+export function* wordnetLemmas(dictDir: string): Generator<{ lemma: string; senses: string[] }> {
+  for (const pos of POS) {
+    for (const line of readFileSync(join(dictDir, `index.${pos}`), 'latin1').split('\n')) {
+      if (!line || line.startsWith('  ')) continue;
+      // lemma pos synset_cnt p_cnt [ptr]… sense_cnt tagsense_cnt offset…
+      const f = line.trim().split(' ');
+      yield { lemma: f[0]!, senses: f.slice(f.length - parseInt(f[2]!, 10)).map((off) => `${pos}:${off}`) };
+    }
+  }
+}
+
 interface Synset {
   /** Its lemmas, in WordNet's order, lower case, `_` → space. */
   lemmas: string[];
@@ -37,33 +88,17 @@ interface Synset {
   examples: string[];
 }
 
-function posOf(c: string): string {
-  return c === 'n' ? 'noun' : c === 'v' ? 'verb' : c === 'a' || c === 's' ? 'adj' : 'adv';
-}
-
-/** Every synset, keyed `pos:offset`. Data lines: offset lex_filenum ss_type w_cnt(hex) [word lex_id]… p_cnt [ptr]… | gloss. */
+/** Every synset, keyed `pos:offset`. */
 function readSynsets(dictDir: string): Map<string, Synset> {
   const synsets = new Map<string, Synset>();
-  for (const pos of POS) {
-    for (const line of readFileSync(join(dictDir, `data.${pos}`), 'latin1').split('\n')) {
-      if (!line || line.startsWith('  ')) continue; // the licence header's lines start with two spaces
-      const bar = line.indexOf(' | ');
-      const f = (bar < 0 ? line : line.slice(0, bar)).split(' ');
-      const wCnt = parseInt(f[3]!, 16);
-      // Adjective lemmas may carry a marker such as `(p)`.
-      const lemmas = Array.from({ length: wCnt }, (_, i) => f[4 + 2 * i]!.replace(/\(.*\)$/, '').replace(/_/g, ' ').toLowerCase());
-      let p = 4 + 2 * wCnt;
-      const pCnt = parseInt(f[p++]!, 10);
-      const hypernyms: string[] = [];
-      for (let i = 0; i < pCnt; i++, p += 4) if (f[p] === '@' || f[p] === '@i') hypernyms.push(`${posOf(f[p + 2]!)}:${f[p + 1]}`);
-      const parts = bar < 0 ? [] : line.slice(bar + 3).trim().split(/;\s*/);
-      synsets.set(`${pos}:${f[0]}`, {
-        lemmas,
-        hypernyms,
-        definition: parts.filter((x) => !x.startsWith('"')).join('; '),
-        examples: parts.filter((x) => x.startsWith('"')).map((x) => x.replace(/"/g, '').trim()),
-      });
-    }
+  for (const s of wordnetSynsets(dictDir)) {
+    const parts = s.gloss ? s.gloss.trim().split(/;\s*/) : [];
+    synsets.set(s.key, {
+      lemmas: s.words.map((w) => w.replace(/_/g, ' ')),
+      hypernyms: s.pointers.filter((p) => p.symbol === '@' || p.symbol === '@i').map((p) => p.target),
+      definition: parts.filter((x) => !x.startsWith('"')).join('; '),
+      examples: parts.filter((x) => x.startsWith('"')).map((x) => x.replace(/"/g, '').trim()),
+    });
   }
   return synsets;
 }
@@ -80,26 +115,19 @@ export function wordnetNeighbours(dictDir: string, opts: WordNetGraphOptions, ke
   const synsets = readSynsets(dictDir);
   const single = (w: string) => /^[a-z]+$/.test(w) && keep(w);
   const out = new Map<string, Map<string, number>>();
-  for (const pos of POS) {
-    for (const line of readFileSync(join(dictDir, `index.${pos}`), 'latin1').split('\n')) {
-      if (!line || line.startsWith('  ')) continue;
-      // lemma pos synset_cnt p_cnt [ptr]… sense_cnt tagsense_cnt offset…
-      const f = line.trim().split(' ');
-      const lemma = f[0]!;
-      if (!single(lemma)) continue;
-      const offsets = f.slice(f.length - parseInt(f[2]!, 10)).slice(0, opts.senses);
-      const nb = out.get(lemma) ?? new Map<string, number>();
-      const add = (w: string, weight: number) => {
-        if (w !== lemma && single(w)) nb.set(w, Math.max(nb.get(w) ?? 0, weight));
-      };
-      for (const off of offsets) {
-        const s = synsets.get(`${pos}:${off}`);
-        if (!s) continue;
-        for (const w of s.lemmas) add(w, 1);
-        if (opts.hypernymWeight > 0) for (const h of s.hypernyms) for (const w of synsets.get(h)?.lemmas ?? []) add(w, opts.hypernymWeight);
-      }
-      if (nb.size) out.set(lemma, nb);
+  for (const { lemma, senses } of wordnetLemmas(dictDir)) {
+    if (!single(lemma)) continue;
+    const nb = out.get(lemma) ?? new Map<string, number>();
+    const add = (w: string, weight: number) => {
+      if (w !== lemma && single(w)) nb.set(w, Math.max(nb.get(w) ?? 0, weight));
+    };
+    for (const key of senses.slice(0, opts.senses)) {
+      const s = synsets.get(key);
+      if (!s) continue;
+      for (const w of s.lemmas) add(w, 1);
+      if (opts.hypernymWeight > 0) for (const h of s.hypernyms) for (const w of synsets.get(h)?.lemmas ?? []) add(w, opts.hypernymWeight);
     }
+    if (nb.size) out.set(lemma, nb);
   }
   return out;
 }

@@ -14,11 +14,11 @@
  * rare words and proper names stay out. Deterministic: the same inputs give the same bytes.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { analyze } from '../../src/text/index.js';
-import { wordnetDictDir } from '../distill/wordnet.js';
+import { wordnetDictDir, wordnetLemmas, wordnetSynsets, type WordNetSynset } from '../distill/wordnet.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -29,8 +29,6 @@ const { values: args } = parseArgs({
 });
 const SENSES = Number(args.senses);
 const dict = wordnetDictDir(args['wn-dict']);
-const POS = ['noun', 'verb', 'adj', 'adv'] as const;
-const posOf = (c: string) => (c === 'n' ? 'noun' : c === 'v' ? 'verb' : c === 'a' || c === 's' ? 'adj' : 'adv');
 /** Relation order: a stem related in several ways keeps the strongest (s > d > a > h), then the lowest sense rank. */
 const ORDER = 'sdah';
 
@@ -38,26 +36,8 @@ const tokenizer = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../mo
 const vocab = new Set(Object.keys(tokenizer.model.vocab).filter((w) => /^[a-z]+$/.test(w)));
 const keep = (w: string) => w.length > 1 && vocab.has(w);
 
-interface Pointer { symbol: string; target: string; source: number; targetWord: number }
-interface Synset { lemmas: string[]; pointers: Pointer[] }
-const synsets = new Map<string, Synset>();
-for (const pos of POS) {
-  for (const line of readFileSync(join(dict, `data.${pos}`), 'latin1').split('\n')) {
-    if (!line || line.startsWith('  ')) continue; // the licence header
-    const bar = line.indexOf(' | ');
-    const f = (bar < 0 ? line : line.slice(0, bar)).split(' ');
-    const wCnt = parseInt(f[3]!, 16);
-    const lemmas = Array.from({ length: wCnt }, (_, i) => f[4 + 2 * i]!.replace(/\(.*\)$/, '').toLowerCase());
-    let p = 4 + 2 * wCnt;
-    const pCnt = parseInt(f[p++]!, 10);
-    const pointers: Pointer[] = [];
-    for (let i = 0; i < pCnt; i++, p += 4) {
-      const st = f[p + 3]!;
-      pointers.push({ symbol: f[p]!, target: `${posOf(f[p + 2]!)}:${f[p + 1]}`, source: parseInt(st.slice(0, 2), 16), targetWord: parseInt(st.slice(2), 16) });
-    }
-    synsets.set(`${pos}:${f[0]}`, { lemmas, pointers });
-  }
-}
+const synsets = new Map<string, WordNetSynset>();
+for (const s of wordnetSynsets(dict)) synsets.set(s.key, s);
 
 const stemOf = (w: string): string | undefined => {
   const t = analyze(w);
@@ -66,38 +46,32 @@ const stemOf = (w: string): string | undefined => {
 /** stem → related stem → code (relation letter + sense rank). */
 const table = new Map<string, Map<string, string>>();
 const better = (a: string, b: string) => ORDER.indexOf(a[0]!) < ORDER.indexOf(b[0]!) || (a[0] === b[0] && a[1]! < b[1]!);
-for (const pos of POS) {
-  for (const line of readFileSync(join(dict, `index.${pos}`), 'latin1').split('\n')) {
-    if (!line || line.startsWith('  ')) continue;
-    const f = line.trim().split(' ');
-    const lemma = f[0]!;
-    if (!keep(lemma)) continue;
-    const key = stemOf(lemma);
-    if (!key) continue;
-    const row = table.get(key) ?? new Map<string, string>();
-    const add = (w: string, code: string) => {
-      if (!keep(w)) return;
-      const s = stemOf(w);
-      if (!s || s === key) return;
-      const had = row.get(s);
-      if (!had || better(code, had)) row.set(s, code);
-    };
-    const offsets = f.slice(f.length - parseInt(f[2]!, 10)).slice(0, SENSES);
-    for (const [rank, off] of offsets.entries()) {
-      const s = synsets.get(`${pos}:${off}`);
-      if (!s) continue;
-      const me = s.lemmas.indexOf(lemma) + 1; // 1-based word number, for lexical pointers
-      for (const w of s.lemmas) add(w, `s${rank}`);
-      for (const p of s.pointers) {
-        const t = synsets.get(p.target);
-        if (!t) continue;
-        if ((p.symbol === '+' || p.symbol === '\\') && p.source === me) add(t.lemmas[p.targetWord - 1]!, `d${rank}`);
-        else if ((p.symbol === '&' || p.symbol === '^') && p.source === 0) for (const w of t.lemmas) add(w, `a${rank}`);
-        else if ((p.symbol === '@' || p.symbol === '@i') && p.source === 0) for (const w of t.lemmas) add(w, `h${rank}`);
-      }
+for (const { lemma, senses } of wordnetLemmas(dict)) {
+  if (!keep(lemma)) continue;
+  const key = stemOf(lemma);
+  if (!key) continue;
+  const row = table.get(key) ?? new Map<string, string>();
+  const add = (w: string, code: string) => {
+    if (!keep(w)) return;
+    const s = stemOf(w);
+    if (!s || s === key) return;
+    const had = row.get(s);
+    if (!had || better(code, had)) row.set(s, code);
+  };
+  for (const [rank, sense] of senses.slice(0, SENSES).entries()) {
+    const s = synsets.get(sense);
+    if (!s) continue;
+    const me = s.words.indexOf(lemma) + 1; // 1-based word number, for lexical pointers
+    for (const w of s.words) add(w, `s${rank}`);
+    for (const p of s.pointers) {
+      const t = synsets.get(p.target);
+      if (!t) continue;
+      if ((p.symbol === '+' || p.symbol === '\\') && p.source === me) add(t.words[p.targetWord - 1]!, `d${rank}`);
+      else if ((p.symbol === '&' || p.symbol === '^') && p.source === 0) for (const w of t.words) add(w, `a${rank}`);
+      else if ((p.symbol === '@' || p.symbol === '@i') && p.source === 0) for (const w of t.words) add(w, `h${rank}`);
     }
-    if (row.size) table.set(key, row);
   }
+  if (row.size) table.set(key, row);
 }
 
 const lines: string[] = [];

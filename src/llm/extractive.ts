@@ -547,6 +547,8 @@ export class ExtractiveChatModel implements ChatModel {
   /** Every candidate sentence of the passages, scored (see the module comment). */
   private async scored(knowledge: KnowledgeItem[], question: string, earlier: string[], signal?: AbortSignal, features = !!this.o.scorer): Promise<Candidate[]> {
     const o = this.o;
+    // The related-words tables are read on the first answer, without blocking the process.
+    await o.related?.ready?.();
     const { terms: qTerms, kind: qKind, define } = this.questionTerms(question, earlier);
     const { cands, passageTerms } = this.candidates(knowledge, new Set(qTerms.keys()));
     if (!cands.length || (!qTerms.size && !o.embed)) return [];

@@ -3,11 +3,15 @@
  * that words a question's term differently ("mandatory" → "compulsory", "breach" → "violation")
  * gets part of the term's credit. The table is `models/ragloom-related-en/related.tsv.gz`, built
  * from WordNet 3.1 by scripts/related-terms/build.ts (see the model's README); it is read once,
- * on first use (~0.7 MB gzipped, 25k stems).
+ * on first use (~0.7 MB gzipped, 25k stems): by the built-in model before its first answer, off
+ * the event loop (`ready`; reading and unzipping it in one go stalled a process ~90 ms), or at
+ * the first look-up by a caller that does not wait for it.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip, gunzipSync } from 'node:zlib';
 import { builtinModelsDir } from '../embed/builtin-models.js';
 
 /**
@@ -37,49 +41,76 @@ export interface RelationWeights {
 
 export const DEFAULT_RELATION_WEIGHTS: Readonly<RelationWeights> = Object.freeze({ s: 1, d: 0.8, a: 0.6, h: 0, g: 1, gMin: 0.6, gHeld: 0, senseDecay: 0.7 });
 
-/** A stem → its related stems, weighted in (0, 1]; `held`: the passages hold the stem itself (see `gHeld`). */
-export type RelatedTerms = (stem: string, held?: boolean) => ReadonlyMap<string, number>;
+/**
+ * A stem → its related stems, weighted in (0, 1]; `held`: the passages hold the stem itself (see
+ * `gHeld`). `ready()` reads the tables without blocking; a look-up before it settles reads them at once.
+ */
+export type RelatedTerms = ((stem: string, held?: boolean) => ReadonlyMap<string, number>) & { ready?: () => Promise<void> };
 
 const NONE: ReadonlyMap<string, number> = new Map();
-let rows: Map<string, string> | null | undefined;
+let rows: Map<string, string> | undefined;
+let loading: Promise<void> | undefined;
+const gunzipAsync = promisify(gunzip);
 
 /** The tables' files, shipped with the package: WordNet's relations, GloVe's neighbours. */
 export function relatedTermsFiles(): string[] {
   return ['related.tsv.gz', 'neighbours.tsv.gz'].map((f) => join(builtinModelsDir(), 'ragloom-related-en', f));
 }
 
-/** stem → its row (`stem:code …`, both tables'), parsed lazily; null when no file is there (a trimmed install). */
-function table(): Map<string, string> | null {
-  if (rows !== undefined) return rows;
-  const files = relatedTermsFiles().filter((f) => existsSync(f));
-  if (!files.length) return (rows = null);
-  rows = new Map();
-  for (const file of files) {
-    for (const line of gunzipSync(readFileSync(file)).toString('utf8').split('\n')) {
-      const tab = line.indexOf('\t');
-      if (tab <= 0) continue;
-      const key = line.slice(0, tab);
-      const had = rows.get(key);
-      rows.set(key, had ? `${had} ${line.slice(tab + 1)}` : line.slice(tab + 1));
-    }
+const installed = (): string[] => relatedTermsFiles().filter((f) => existsSync(f));
+
+/** Adds a file's lines (`stem\tstem:code …`) to `out`: stem → its row, both tables' joined. */
+function addLines(out: Map<string, string>, lines: string[]): void {
+  for (const line of lines) {
+    const tab = line.indexOf('\t');
+    if (tab <= 0) continue;
+    const key = line.slice(0, tab);
+    const had = out.get(key);
+    out.set(key, had ? `${had} ${line.slice(tab + 1)}` : line.slice(tab + 1));
   }
-  return rows;
+}
+
+/** The rows, read now if `ready` has not read them yet. */
+function table(): Map<string, string> {
+  if (rows) return rows;
+  const out = new Map<string, string>();
+  for (const f of installed()) addLines(out, gunzipSync(readFileSync(f)).toString('utf8').split('\n'));
+  return (rows = out);
+}
+
+/**
+ * Reads the rows with the event loop free: the files read and unzipped on libuv's threads, the
+ * lines taken a slice at a time (the ~60k lines at once held it ~30 ms). Once.
+ */
+function load(): Promise<void> {
+  return (loading ??= (async () => {
+    const texts = await Promise.all(installed().map(async (f) => (await gunzipAsync(await readFile(f))).toString('utf8')));
+    const out = new Map<string, string>();
+    for (const text of texts) {
+      const lines = text.split('\n');
+      for (let i = 0; i < lines.length; i += 5_000) {
+        if (rows) return; // a look-up that could not wait read them meanwhile
+        addLines(out, lines.slice(i, i + 5_000));
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    rows ??= out;
+  })());
 }
 
 /**
  * The related stems of a stem under `weights` (relations of weight 0 left out), or undefined when
- * the table is not installed.
+ * the table is not installed. Nothing is read until `ready()` or the first look-up.
  */
 export function wordnetRelatedTerms(weights: Partial<RelationWeights> = {}): RelatedTerms | undefined {
-  const t = table();
-  if (!t) return undefined;
+  if (!installed().length) return undefined;
   const w = { ...DEFAULT_RELATION_WEIGHTS, ...weights };
   const memo = new Map<string, ReadonlyMap<string, number>>();
-  return (stem, held = false) => {
+  const related: RelatedTerms = (stem, held = false) => {
     const key = held ? `${stem} held` : stem;
     let out = memo.get(key);
     if (out) return out;
-    const row = t.get(stem);
+    const row = table().get(stem);
     if (!row) return NONE;
     const m = new Map<string, number>();
     for (const item of row.split(' ')) {
@@ -94,4 +125,6 @@ export function wordnetRelatedTerms(weights: Partial<RelationWeights> = {}): Rel
     if (memo.size < 10_000) memo.set(key, out);
     return out;
   };
+  related.ready = load;
+  return related;
 }

@@ -165,7 +165,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // On PostgreSQL searches run in this thread: its indexes load now, in the background (the
     // search threads of a SQLite server build theirs when they start).
     if (o.postgres !== undefined) {
-      void api.engine.store.datasets.analyses().then((ds) => warmSearch(api.engine.store.search, ds.map((d) => d.id)), () => undefined);
+      void api.engine.store.datasets.analyses().then(
+        (ds) => warmSearch(api.engine.store.search, ds.map((d) => d.id)),
+        (e: unknown) => console.warn(`ragloom search: preloading the search indexes failed: the datasets could not be listed: ${e instanceof Error ? e.message : String(e)}`),
+      );
     }
     const { port } = app.server.address() as AddressInfo;
     let closed: Promise<void> | undefined;

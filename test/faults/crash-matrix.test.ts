@@ -1,6 +1,6 @@
 /**
  * The crash matrix (issue 17 item 1). For every write operation, a child process
- * (fixtures/crash-child.mjs) performs it on a copy of a prepared database and is SIGKILLed at each
+ * (fixtures/crash-child-warm.mjs) performs it on a copy of a prepared database and is SIGKILLed at each
  * of the operation's named kill points (`faultPoint()`, src/util/fault.ts, armed by
  * RAGLOOM_FAULT_POINT). The parent then reopens the file with the public `Client` — which recovers
  * what a dead process left (a parse owned by a dead pid is parsed again) — waits until no document
@@ -16,11 +16,16 @@
  * logged); one good run per operation proves the checks pass on a good file and that it passes
  * every point; a self-test corrupts good files to show each check fails when it should.
  *
+ * By default each kill point is driven once, at the first operation that has it (a point several
+ * operations reach — parse:owned, chunks.upsert:rows-written, agents.version:written … — runs the
+ * same code there), after every operation's good run; children that load ragloom once are started
+ * ahead (crash-warm.ts), and a good run's child serves the next cell. RAGLOOM_CRASH_FULL=1 drives
+ * every point of every operation (and is what RAGLOOM_WRITE_DOCS=1 runs).
+ *
  * RAGLOOM_WRITE_DOCS=1 writes the matrix to docs/reliability.md (section `## Crash matrix`);
- * RAGLOOM_CRASH_OPS=<id,id> runs only those operations.
+ * RAGLOOM_CRASH_OPS=<id,id> runs only those operations (every point of each).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { copyFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -36,9 +41,9 @@ import { Workspace } from '../../src/workspace/index.js';
 import type { ModelConfig } from '../../src/embed/index.js';
 import { startChatServer, type ChatServer } from '../support/chat-server.js';
 import { checkInvariants, snapshot } from './crash-checks.js';
-import { ALL_OPS as SHARED_OPS, EMBD, fillCommon, fillExtract, pointsOn, type BaseName, type Op } from './crash-ops.js';
+import { ALL_OPS as SHARED_OPS, EMBD, eachPointOnce, fillCommon, fillExtract, pointsOn, type BaseName, type Op } from './crash-ops.js';
+import { WarmPool } from './crash-warm.js';
 
-const CHILD = fileURLToPath(new URL('./fixtures/crash-child.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DOCS = join(ROOT, 'docs', 'reliability.md');
 /** Children at a time (two cores); RAGLOOM_CRASH_LANES overrides. */
@@ -48,7 +53,9 @@ const LANES = Number(process.env.RAGLOOM_CRASH_LANES ?? 2);
 const ONLY = process.env.RAGLOOM_CRASH_OPS?.split(',').filter(Boolean);
 /** The operations and points of the shared list that run on SQLite. */
 const ALL_OPS: Op[] = SHARED_OPS.filter((o) => !o.stores || o.stores.includes('sqlite')).map((o) => ({ ...o, points: pointsOn(o, 'sqlite') }));
-const OPS = ONLY?.length ? ALL_OPS.filter((o) => ONLY.includes(o.id)) : ALL_OPS;
+/** Every point of every operation: asked for, or writing the docs' table. */
+const FULL = process.env.RAGLOOM_CRASH_FULL === '1' || process.env.RAGLOOM_WRITE_DOCS === '1' || !!ONLY?.length;
+const OPS = ONLY?.length ? ALL_OPS.filter((o) => ONLY.includes(o.id)) : FULL ? ALL_OPS : eachPointOnce(ALL_OPS);
 
 // ---------------------------------------------------------------- baselines
 
@@ -156,22 +163,15 @@ async function cellPath(op: Op, tag: string): Promise<string> {
   return join(dir, 'kb.db');
 }
 
-function runChild(op: Op, path: string, args: P, point: string | null, log: string): Promise<{ code: number | null; signal: string | null; out: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, RAGLOOM_OP: op.id, RAGLOOM_DB: path, RAGLOOM_ARGS: JSON.stringify(args), RAGLOOM_FAULT_LOG: log };
-  delete env.RAGLOOM_FAULT_POINT;
-  if (point) env.RAGLOOM_FAULT_POINT = point;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-    const timer = setTimeout(() => child.kill('SIGTERM'), 30_000);
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, out });
-    });
-  });
+/** Children that load ragloom once, started ahead (crash-warm.ts). */
+const children = new WarmPool(LANES);
+
+async function runChild(op: Op, path: string, args: P, point: string | null, log: string): Promise<{ code: number | null; signal: string | null; out: string }> {
+  const child = await children.take();
+  const r = await child.run({ op: op.id, store: { path }, args, point, log }, 30_000);
+  children.give(child);
+  if (r.killed) return { code: child.exited?.code ?? null, signal: child.exited?.signal ?? null, out: child.err };
+  return r.error ? { code: 1, signal: null, out: r.error } : { code: 0, signal: null, out: 'done' };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -288,6 +288,7 @@ beforeAll(async () => {
   started = performance.now();
   work = await mkdtemp(join(tmpdir(), 'ragloom-crash-'));
   chat = await startChatServer();
+  children.warmUp();
   // Baselines are built when a job first needs one (the lightest first, while the other lane runs children).
   const jobs: Array<() => Promise<void>> = [];
   // A job that throws is recorded as broken, not left to stop the others.
@@ -313,6 +314,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  children.stopAll();
   if (process.env.RAGLOOM_WRITE_DOCS === '1' && OPS === ALL_OPS && cells.size) await writeDocs();
   await chat?.close();
   if (work) await rm(work, { recursive: true, force: true });
@@ -353,6 +355,13 @@ function firstDiff(a: unknown, b: unknown, path = ''): string {
 }
 
 describe('crash matrix: the checks themselves', () => {
+  it.skipIf(!!ONLY?.length)('drives every kill point at least once (each once by default)', () => {
+    const driven = OPS.flatMap((o) => o.points.map(([p]) => p));
+    const all = new Set(ALL_OPS.flatMap((o) => o.points.map(([p]) => p)));
+    expect([...all].filter((p) => !driven.includes(p))).toEqual([]);
+    if (!FULL) expect(driven.length).toBe(all.size);
+  });
+
   it('the baselines reopen consistent', () => {
     for (const [name, b] of before) expect(b.broken, name).toEqual([]);
     expect(before.size).toBe(new Set(OPS.map((o) => o.base)).size);
@@ -516,6 +525,9 @@ async function writeDocs(): Promise<void> {
   const section = `## Crash matrix
 
 Written by \`test/faults/crash-matrix.test.ts\` (\`RAGLOOM_WRITE_DOCS=1 npx vitest run test/faults/crash-matrix.test.ts\`).
+By default the test drives each kill point once, at the first operation that has it (a point that
+several operations reach runs the same code there), after every operation's good run;
+\`RAGLOOM_CRASH_FULL=1\` drives every point of every operation, as writing this table does.
 For every write operation a child process runs it on a copy of a prepared database and is
 SIGKILLed at each named kill point (\`faultPoint()\` in \`src/util/fault.ts\`, armed by
 \`RAGLOOM_FAULT_POINT\`; a point the operation does not reach fails the test). The file is then

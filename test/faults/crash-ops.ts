@@ -177,6 +177,16 @@ export function pointsOn(op: Op, store: StoreKind): Array<[string, string]> {
   return op.points.filter(([, , on]) => !on || on.includes(store)).map(([p, what]) => [p, what]);
 }
 
+/**
+ * The kill points a default run drives: each point once, at the first operation that has it (a
+ * point several operations reach runs the same code there; a new process per kill is the
+ * matrices' cost), leaving out those `skip` names. RAGLOOM_CRASH_FULL=1 drives them all.
+ */
+export function eachPointOnce(ops: Op[], skip: (point: string) => boolean = () => false): Op[] {
+  const seen = new Set<string>();
+  return ops.map((o) => ({ ...o, points: o.points.filter(([p]) => !skip(p) && !seen.has(p) && !!seen.add(p)) }));
+}
+
 // ---------------------------------------------------------------- baselines
 
 export const EMBD = 'ragloom-static-en-256@Builtin';

@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import { test, enc } from '../helpers.js';
 import { analyze, countTokens, splitSentences } from '../../src/text/index.js';
 import { ExtractiveChatModel } from '../../src/llm/extractive.js';
-import { DEFAULT_RELATION_WEIGHTS, wordnetRelatedTerms } from '../../src/llm/related-terms.js';
+import { DEFAULT_RELATION_WEIGHTS, relatedTermsFiles, wordnetRelatedTerms } from '../../src/llm/related-terms.js';
 import type { KnowledgeItem } from '../../src/llm/types.js';
 
 const stem = (w: string) => analyze(w)[0]!;
@@ -107,5 +110,41 @@ describe('a default chat (the built-in model reads the shipped tables)', () => {
     const m = await (await chat.createSession()).ask('what makes the sea rise and fall');
     expect(m.content).toMatch(/^Tides are caused by the gravitational pull of the moon and the sun on the oceans\. \[ID:\d\]$/);
     expect(m.content).not.toContain('Sourdough');
+  });
+});
+
+describe('reading the tables', () => {
+  /** A fresh copy of the module, its tables not yet read. */
+  const fresh = async () => {
+    vi.resetModules();
+    return (await import('../../src/llm/related-terms.js')).wordnetRelatedTerms()!;
+  };
+  /** Every stem of both shipped tables. */
+  const stems = () => relatedTermsFiles().flatMap((f) => gunzipSync(readFileSync(f)).toString('utf8').split('\n').map((l) => l.slice(0, l.indexOf('\t'))).filter(Boolean));
+
+  it('ready() reads them once without holding the event loop, to the same rows as a look-up that does not wait', async () => {
+    const waited = await fresh();
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const once = waited.ready!();
+    expect(waited.ready!()).toBe(once);
+    await once;
+    clearInterval(timer);
+    // Read and unzipped off the event loop, the lines a slice at a time: timers ran meanwhile.
+    expect(ticks).toBeGreaterThan(2);
+    const direct = await fresh(); // its first look-up reads the files itself
+    const all = [...new Set(stems())];
+    expect(all.length).toBeGreaterThan(25_000);
+    const differ = all.filter((s) => [false, true].some((held) => !isDeepStrictEqual(waited(s, held), direct(s, held))));
+    expect(differ).toEqual([]);
+  });
+
+  it("the built-in model's first answer waits for them: the answer that needs them", async () => {
+    const question = 'What is compulsory for juniors rowing at the club?';
+    const ask = async (related: ReturnType<typeof wordnetRelatedTerms>) =>
+      (await new ExtractiveChatModel({ analyze, splitSentences, countTokens, related }).chat([{ role: 'user', content: question }], { knowledge: KNOWLEDGE })).content;
+    const first = await ask(await fresh()); // nothing read before this answer
+    expect(first).toContain('Life jackets are mandatory');
+    expect(first).toBe(await ask(wordnetRelatedTerms()));
   });
 });

@@ -3,39 +3,18 @@
  * reads its page in one statement, and keeps the datasets it checks until a wake-up of the
  * change feed, so a change made on another node is still seen.
  */
-import { afterAll, describe, expect, test } from 'vitest';
-import pg from 'pg';
+import { describe, expect, test } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Api } from '../../src/api/index.js';
 import { PgStore } from '../../src/store/index.js';
 import { termIndex } from '../../src/search/index.js';
-import { createStoreDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
+import { eventually, fileDatabases, listenTo, pgServer, pgSkipReason } from '../support/postgres.js';
 import { seedDataset, seedOtherTenant, seedTenant } from '../store/contract/seed.js';
 
 const server = await pgServer();
 const reason = await pgSkipReason();
-const urls: string[] = [];
-const fresh = async () => {
-  const u = await createStoreDatabase(server!, 'warm');
-  urls.push(u);
-  return u;
-};
-afterAll(async () => {
-  for (const u of urls) await dropDatabase(server!, u).catch(() => undefined);
-});
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` until it holds (a change on another node arrives with its NOTIFY); false after `ms`. */
-async function eventually(probe: () => Promise<boolean>, ms = 5_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  for (;;) {
-    if (await probe()) return true;
-    if (Date.now() > end) return false;
-    await sleep(20);
-  }
-}
+const fresh = fileDatabases(server, 'warm', { schema: true });
 
 const WORDS = ['wing', 'heat', 'flow', 'shock', 'boundary', 'layer', 'panel', 'mach', 'pressure', 'lift'];
 
@@ -169,17 +148,8 @@ describe.skipIf(!server)(`a warm search on PostgreSQL${reason ? ` (${reason})` :
   test('every node is woken by a change of a dataset or of a team\'s members (NOTIFY at commit)', async () => {
     const url = await fresh();
     const s = await PgStore.open(url);
-    const listener = new pg.Client({ connectionString: url });
-    listener.on('error', () => undefined);
-    await listener.connect();
-    const heard: string[] = [];
-    listener.on('notification', (m) => heard.push(m.payload ?? ''));
-    await listener.query('LISTEN ragloom_change');
-    const heardOne = async () => {
-      const ok = await eventually(async () => heard.includes('dataset'), 3_000);
-      heard.length = 0;
-      return ok;
-    };
+    const listener = await listenTo(url, 'ragloom_change');
+    const heardOne = () => listener.heard('dataset');
     try {
       const owner = await seedTenant(s);
       expect(await heardOne()).toBe(true); // its owner joined its tenant

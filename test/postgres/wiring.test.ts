@@ -3,28 +3,20 @@
  * `startServer({ postgres })`, `--db postgresql://…`; a database that does not exist is an
  * ApiError naming it; for the same data, the same ranked results as on SQLite, to the last digit.
  */
-import { afterAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, ApiError } from '../../src/index.js';
 import { startServer } from '../../src/server/index.js';
-import { createDatabase, dropDatabase, pgServer, pgSkipReason, pgUrl } from '../support/postgres.js';
+import { fileDatabases, pgServer, pgSkipReason, pgUrl } from '../support/postgres.js';
 import { loadCranfield } from '../../bench/lib/cranfield.js';
 import { CORPUS, enc, parsedDataset, portable, caught } from '../acceptance/modes.js';
 import { runJson } from '../cli/run.js';
 
 const server = await pgServer();
 const reason = await pgSkipReason();
-const urls: string[] = [];
-const fresh = async (p = 'wire') => {
-  const u = await createDatabase(server!, p);
-  urls.push(u);
-  return u;
-};
-afterAll(async () => {
-  for (const u of urls) await dropDatabase(server!, u).catch(() => undefined);
-});
+const fresh = fileDatabases(server, 'wire');
 
 describe.skipIf(!server)(`the Client, server and CLI on PostgreSQL${reason ? ` (${reason})` : ''}`, () => {
   test('a database that does not exist: an ApiError naming it, from the Client and from startServer; nothing is created', async () => {

@@ -17,7 +17,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import pg from 'pg';
 import { launchCluster, STATE, type PgServer, type RunState } from './postgres-cluster.js';
 
@@ -157,4 +157,51 @@ export async function createStoreDatabase(s: PgServer, prefix = 't'): Promise<st
   const name = `${prefix}_${process.pid}_${Date.now().toString(36)}_${dbSeq++}`.toLowerCase();
   await adminQuery(s, `CREATE DATABASE "${name}" TEMPLATE "${tmpl}"`);
   return pgUrl(s, name);
+}
+
+/**
+ * The databases of one test file: `fresh()` makes one (with the store's schema already: `schema`,
+ * else empty), and every one is dropped when the file ends.
+ */
+export function fileDatabases(s: PgServer | undefined, prefix: string, opts: { schema?: boolean } = {}): () => Promise<string> {
+  const urls: string[] = [];
+  afterAll(async () => {
+    for (const u of urls) await dropDatabase(s!, u).catch(() => undefined);
+  });
+  return async () => {
+    const u = await (opts.schema ? createStoreDatabase : createDatabase)(s!, prefix);
+    urls.push(u);
+    return u;
+  };
+}
+
+/** Polls `probe` until it holds (a change made on another node arrives with its NOTIFY); false after `ms`. */
+export async function eventually(probe: () => Promise<boolean>, ms = 5_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await probe()) return true;
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * A connection LISTENing on `channel` (the store's change feed notifies `ragloom_change`):
+ * `heard(payload)` waits until a notification carrying `payload` has arrived since the last call.
+ */
+export async function listenTo(url: string, channel: string): Promise<{ heard(payload: string, ms?: number): Promise<boolean>; end(): Promise<void> }> {
+  const c = new pg.Client({ connectionString: url });
+  c.on('error', () => undefined);
+  await c.connect();
+  const got: string[] = [];
+  c.on('notification', (m) => got.push(m.payload ?? ''));
+  await c.query(`LISTEN ${channel}`);
+  return {
+    async heard(payload, ms = 3_000) {
+      const ok = await eventually(async () => got.includes(payload), ms);
+      got.length = 0;
+      return ok;
+    },
+    end: () => c.end(),
+  };
 }

@@ -20,14 +20,12 @@
  * RAGLOOM_CRASH_OPS=<id,id> runs only those operations.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { createInterface } from 'node:readline';
 import { Client } from '../../../src/index.js';
 import { Api } from '../../../src/api/index.js';
 import { openDatabase } from '../../../src/store/index.js';
@@ -37,11 +35,10 @@ import type { ModelConfig } from '../../../src/embed/index.js';
 import { startChatServer, type ChatServer } from '../../support/chat-server.js';
 import { adminQuery, createDatabase, dropDatabase, pgUrl } from '../../support/postgres.js';
 import { checkInvariants, snapshot } from '../../faults/crash-checks.js';
-import { ALL_OPS, fillCommon, fillExtract, pointsOn, type BaseName, type Op } from '../../faults/crash-ops.js';
+import { ALL_OPS, eachPointOnce, fillCommon, fillExtract, pointsOn, type BaseName, type Op } from '../../faults/crash-ops.js';
+import { WarmPool } from '../../faults/crash-warm.js';
 import { server } from './fixture.js';
 
-const WARM_CHILD = fileURLToPath(new URL('../../faults/fixtures/crash-child-warm.mjs', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SRC_PG = fileURLToPath(new URL('../../../src/store/postgres/', import.meta.url));
 /**
  * Cells at a time. Three on two cores: a cell spends much of its time waiting (a child warming
@@ -69,9 +66,7 @@ const AFTER_COMMIT = /:(committed|saved|swapped)$/;
  */
 const OPS: Op[] = (() => {
   const ops = ONLY?.length ? PG_OPS.filter((o) => ONLY.includes(o.id)) : PG_OPS;
-  if (FULL) return ops;
-  const seen = new Set<string>();
-  return ops.map((o) => ({ ...o, points: o.points.filter(([p]) => !AFTER_COMMIT.test(p) && !seen.has(p) && !!seen.add(p)) }));
+  return FULL ? ops : eachPointOnce(ops, (p) => AFTER_COMMIT.test(p));
 })();
 
 type P = Record<string, unknown>;
@@ -95,81 +90,8 @@ const dbName = (url: string) => decodeURIComponent(new URL(url).pathname.slice(1
 let seq = 0;
 let elapsed = 0;
 
-// ---------------------------------------------------------------- warm children
-
-/** A child that has loaded ragloom and waits for an operation. */
-class Warm {
-  readonly proc: ChildProcess;
-  readonly ready: Promise<void>;
-  private lines: string[] = [];
-  private wake: (() => void) | null = null;
-  exited: { code: number | null; signal: string | null } | null = null;
-  err = '';
-
-  constructor() {
-    this.proc = spawn(process.execPath, ['--import', 'tsx', WARM_CHILD], {
-      cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, RAGLOOM_PARSE_LEASE_MS: String(CHILD_LEASE_MS), RAGLOOM_FAULT_POINT: '', RAGLOOM_FAULT_LOG: '' },
-    });
-    this.proc.stderr!.on('data', (b: Buffer) => (this.err = (this.err + b.toString()).slice(-4000)));
-    createInterface({ input: this.proc.stdout! }).on('line', (l) => {
-      this.lines.push(l);
-      this.wake?.();
-    });
-    this.proc.on('exit', (code, signal) => {
-      this.exited = { code, signal };
-      this.wake?.();
-    });
-    this.ready = this.next().then((l) => {
-      if (l !== 'ready') throw new Error(`the crash child did not start: ${l ?? ''} ${this.err}`);
-    });
-  }
-
-  /** The next line, or null once the child has exited. */
-  private async next(): Promise<string | null> {
-    for (;;) {
-      if (this.lines.length) return this.lines.shift()!;
-      if (this.exited) return null;
-      await new Promise<void>((r) => (this.wake = r));
-      this.wake = null;
-    }
-  }
-
-  /** Runs one operation: 'done', an error, or killed (the child is gone then). */
-  async run(cmd: P): Promise<{ killed: string | null; error: string }> {
-    this.proc.stdin!.write(`${JSON.stringify(cmd)}\n`);
-    const l = await this.next();
-    if (l === 'done') return { killed: null, error: '' };
-    if (l === null) return { killed: this.exited?.signal ?? `exit ${this.exited?.code}`, error: this.exited?.signal === 'SIGKILL' ? '' : this.err };
-    return { killed: null, error: l.startsWith('error ') ? (JSON.parse(l.slice(6)) as string) : l };
-  }
-
-  stop(): void {
-    if (!this.exited) this.proc.kill('SIGKILL');
-  }
-}
-
-/** Children started ahead: one waiting beside each lane's. */
-const spare: Warm[] = [];
-const all: Warm[] = [];
-function take(): Warm {
-  const w = spare.shift() ?? start();
-  start(); // the next one warms up while this one works
-  return w;
-}
-function start(): Warm {
-  const w = new Warm();
-  w.ready.catch(() => undefined);
-  all.push(w);
-  spare.push(w);
-  return w;
-}
-function give(w: Warm): void {
-  if (w.exited) return;
-  spare.unshift(w);
-  // Keep no more than the lanes need waiting.
-  while (spare.length > LANES) spare.pop()!.stop();
-}
+/** Children that load ragloom once, started ahead (test/faults/crash-warm.ts). */
+const children = new WarmPool(LANES, { RAGLOOM_PARSE_LEASE_MS: String(CHILD_LEASE_MS) });
 
 // ---------------------------------------------------------------- cells
 
@@ -251,10 +173,9 @@ async function runCell(op: Op, point: string | null): Promise<Cell> {
   const url = await clone(op.base);
   const tag = `${op.id}-${(point ?? 'good').replace(/[^a-z0-9]+/gi, '_')}`;
   const log = join(work, `${tag}.points`);
-  const child = take();
-  await child.ready;
+  const child = await children.take();
   const r = await child.run({ op: op.id, store: { postgres: url }, args: bases.get(op.base)!.args, point, log });
-  give(child);
+  children.give(child);
   const t1 = performance.now();
   const lines = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
   const { broken, state } = await reopen(op, url, tag, point === null || RECOVERING.has(op.id));
@@ -275,7 +196,7 @@ beforeAll(async () => {
   const t0 = performance.now();
   work = await mkdtemp(join(tmpdir(), 'ragloom-pg-crash-'));
   chat = await startChatServer();
-  for (let i = 0; i < LANES; i++) start();
+  children.warmUp();
   for (const base of new Set(OPS.map((o) => o.base))) {
     const url = await createDatabase(server, `crashbase_${base}`);
     const args = base === 'common'
@@ -306,7 +227,7 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  for (const w of all) w.stop();
+  children.stopAll();
   await chat?.close();
   if (server) for (const b of bases.values()) await dropDatabase(server, pgUrl(server, b.name)).catch(() => undefined);
   if (work) await rm(work, { recursive: true, force: true });
