@@ -15,6 +15,7 @@ import type { PgStore, SearchReader } from '../../src/store/index.js';
 import { indexMemoryStats, setIndexMemory, termIndex, termIndexOptions } from '../../src/search/index.js';
 import { createStoreDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
 import { addChunks } from '../support/seeded-chunks.js';
+import { withoutTermIndex } from '../support/term-index-off.js';
 import { portable } from '../acceptance/modes.js';
 
 const server = await pgServer();
@@ -57,15 +58,6 @@ function namesAsked(reader: SearchReader): number[] {
   return asked;
 }
 
-/** What the store holds, answered without the term index (FTS5; names joined to the survivors' rows). */
-async function withoutTermIndex<T>(fn: () => Promise<T>): Promise<T> {
-  termIndexOptions.enabled = false;
-  try {
-    return await fn();
-  } finally {
-    termIndexOptions.enabled = true;
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -11,6 +11,7 @@ import type { PgStore } from '../../src/store/index.js';
 import { indexMemoryStats, setIndexMemory, termIndexOptions } from '../../src/search/index.js';
 import { createStoreDatabase, dropDatabase, pgServer, pgSkipReason } from '../support/postgres.js';
 import { addChunks } from '../support/seeded-chunks.js';
+import { withoutTermIndex } from '../support/term-index-off.js';
 
 const server = await pgServer();
 const reason = await pgSkipReason();
@@ -35,14 +36,6 @@ async function seeded(): Promise<{ url: string; id: string }> {
   }
 }
 
-async function withoutTermIndex<T>(fn: () => Promise<T>): Promise<T> {
-  termIndexOptions.enabled = false;
-  try {
-    return await fn();
-  } finally {
-    termIndexOptions.enabled = true;
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
