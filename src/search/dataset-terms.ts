@@ -14,7 +14,7 @@
  *
  * Parts hold disjoint rows (a chunk belongs to one dataset).
  */
-import type { SearchReader } from '../store/index.js';
+import type { PageChunk, SearchReader } from '../store/index.js';
 import { bestTerms, ftsDocFreq, type TextQuery } from './fulltext.js';
 import type { TermHit, TermIndex, TermSource } from './term-index.js';
 
@@ -124,6 +124,11 @@ export class DatasetTerms implements TermSource {
 
   documentNameOf(rowid: number): string | undefined {
     return this.holder(rowid)?.documentNameOf(rowid);
+  }
+
+  /** TermIndex.pageOf, from the dataset's index that holds the chunk. */
+  pageOf(rowid: number): PageChunk | undefined {
+    return this.holder(rowid)?.pageOf(rowid);
   }
 
   contentTerms(rowid: number): string[] | undefined {

@@ -310,6 +310,11 @@ export interface RankedPage {
   unknown?: string[];
   /** The window's chunks, read for the rerank model (never from a search thread): the page is among them. */
   read?: Map<number, PageChunk>;
+  /**
+   * The page's rows the term index holds (SearchReader.termPages), as of the sync the ranking
+   * read: materialize reads only the others (never from a search thread).
+   */
+  held?: Map<number, PageChunk>;
 }
 
 /**
@@ -564,6 +569,15 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
   // as it spent itself (at most termIndexOptions.buildStepMs), so one question to a large store
   // is not made to wait for the whole copy, and a store searched often has it after a few hundred.
   if (!tix) await termIndexStep(reader, Math.min(termIndexOptions.buildStepMs, performance.now() - started));
+  // The page's rows from the same snapshot as the ranking, where the index holds them.
+  let pageHeld: Map<number, PageChunk> | undefined;
+  if (tix && reader.termPages && termIndexOptions.pages && !read) {
+    pageHeld = new Map();
+    for (const c of pageRows) {
+      const p = tix.pageOf(c.rowid);
+      if (p) pageHeld.set(c.rowid, p);
+    }
+  }
   return {
     total: survivors.length,
     page: pageRows.map((c) => {
@@ -575,6 +589,7 @@ export async function rank(reader: SearchReader, r: SearchRequest): Promise<Rank
     lang,
     unknown: tq0.terms.filter((t) => !tq0.idf.has(t)),
     ...(read ? { read } : {}),
+    ...(pageHeld ? { held: pageHeld } : {}),
   };
 }
 
@@ -627,7 +642,7 @@ async function materialize(reader: SearchReader, ranked: RankedPage, question: s
   // A reranked page's rows were read for the model: only names the term index lacked remain.
   const { chunks: rows, names } = ranked.read
     ? { chunks: ranked.read, names: unnamed.length ? await reader.documentNames(unnamed) : new Map<string, string>() }
-    : await reader.pageRows(ids, unnamed);
+    : ranked.held ? await heldPage(reader, ranked.held, ids, unnamed) : await reader.pageRows(ids, unnamed);
   const doc_aggs = docNames(ranked.doc_aggs, names);
   const chunks: Record<string, unknown>[] = [];
   for (const c of ranked.page) {
@@ -635,6 +650,15 @@ async function materialize(reader: SearchReader, ranked: RankedPage, question: s
     if (row) chunks.push(chunkOut(row, c, question, row.index_text === null ? c.ltks : undefined, ranked.lang));
   }
   return { total: ranked.total, chunks, doc_aggs, ...(ranked.unknown?.length ? { unknown: ranked.unknown } : {}) };
+}
+
+/** The page's rows the term index held, and the others (and the names it lacked) read in one go; no read when it held all. */
+async function heldPage(reader: SearchReader, held: Map<number, PageChunk>, ids: number[], unnamed: string[]): Promise<{ chunks: Map<number, PageChunk>; names: Map<string, string> }> {
+  const missing = ids.filter((id) => !held.has(id));
+  if (!missing.length && !unnamed.length) return { chunks: held, names: new Map() };
+  const read = await reader.pageRows(missing, unnamed);
+  for (const [id, row] of read.chunks) held.set(id, row);
+  return { chunks: held, names: read.names };
 }
 
 /** What a page's chunk is written from (chunkOut, rerankText). */

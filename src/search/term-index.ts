@@ -41,7 +41,7 @@
  * building none of it. Its build steps and syncs run one after another. Under an `indexMemory`
  * budget, each dataset has its own instead (dataset-vectors.ts `searchTerms`, dataset-terms.ts).
  */
-import type { FeedPosition, SearchReader, TextTokenizer } from '../store/index.js';
+import type { FeedPosition, PageChunk, SearchReader, TextTokenizer } from '../store/index.js';
 import type { FtsTerms } from '../text/index.js';
 import { K1, B, COLUMN_WEIGHTS, termSimilarity } from './bm25.js';
 import { RowSlots } from './row-slots.js';
@@ -54,7 +54,16 @@ import { bestTerms, termRowColumns, type TextQuery } from './fulltext.js';
  * spends building the index while it is not built (retrieve.ts `rank`: about as long as the
  * search itself took, at least one slice of rows). @default { enabled: true, buildStepMs: 100 }
  */
-export const termIndexOptions = { enabled: process.env.RAGLOOM_TERM_INDEX !== '0', buildStepMs: 100 };
+export const termIndexOptions = {
+  enabled: process.env.RAGLOOM_TERM_INDEX !== '0',
+  buildStepMs: 100,
+  /**
+   * Hold each chunk's page row where the store sends it (SearchReader.termPages: PostgreSQL), so a
+   * ranked page is served without a round trip. false (RAGLOOM_TERM_PAGES=0): a node short of RAM
+   * reads each page instead (docs/scaling.md gives the bytes per chunk).
+   */
+  pages: process.env.RAGLOOM_TERM_PAGES !== '0',
+};
 
 /**
  * Rows read per statement while the copy is built: `step` by a search's build step (one slice is
@@ -227,6 +236,11 @@ export class TermIndex {
   private docTitles: Array<string | null> = [];
   /** the documents' ids and names, in bytes (UTF-16) */
   private docBytes = 0;
+  /** per slot: the chunk's page row as last read (SearchReader.termPages), doc_name taken from docTitles */
+  private pages: Array<PageChunk | undefined> = [];
+  /** the page rows, in bytes (estimated: UTF-16 strings and the object; shared ids counted once) */
+  private pageBytes = 0;
+  private readonly datasetKeys = new Map<string, string>();
 
   // ---- keeping in step
   /** the feed position applied (null: never loaded) */
@@ -309,10 +323,12 @@ export class TermIndex {
       // too (the same terms), its name is taken all the same.
       if (cols && old !== undefined && this.docKeys[this.doc[old]!] === r![6] && this.holds(old, cols)) {
         this.nameDocument(this.doc[old]!, r![8]);
+        // Its page columns may have changed all the same (available, positions, the content's case).
+        this.setPage(old, r![10]);
         continue;
       }
       this.removeRow(rid);
-      if (cols) added.push(this.addRow(rid, cols, r![6], r![8]));
+      if (cols) added.push(this.addRow(rid, cols, r![6], r![8], r![10]));
     }
     this.canonicalise();
     for (const s of added) this.post(s);
@@ -369,6 +385,8 @@ export class TermIndex {
       this.docKeys = [];
       this.docTitles = [];
       this.docBytes = 0;
+      this.pages = [];
+      this.pageBytes = 0;
       this.building = { at: await this.reader.feed('chunks').head(), next: 0 };
     }
     const b = this.building;
@@ -377,7 +395,7 @@ export class TermIndex {
     for (;;) {
       let read = 0;
       for (const r of await this.reader.termSlice(b.at, b.next, slice, this.dataset)) {
-        this.addRow(r[0], rowCols(r), r[6], r[8]);
+        this.addRow(r[0], rowCols(r), r[6], r[8], r[10]);
         b.next = r[0];
         read++;
       }
@@ -460,6 +478,35 @@ export class TermIndex {
     this.docBytes = bytes;
   }
 
+  /** Slot `s`'s page row is now `page` (undefined: none held). */
+  private setPage(s: number, page: PageChunk | undefined): void {
+    if (!termIndexOptions.pages) page = undefined;
+    const was = this.pages[s];
+    if (was) this.pageBytes -= pageRowBytes(was);
+    if (page) {
+      // The row is the store's, fresh: its repeated strings are shared (the name comes from docTitles).
+      page.doc_name = '';
+      page.document_id = this.docKeys[this.doc[s]!]!;
+      page.dataset_id = this.datasetKeys.get(page.dataset_id) ?? (this.datasetKeys.set(page.dataset_id, page.dataset_id), page.dataset_id);
+    }
+    this.pages[s] = page;
+    if (page) this.pageBytes += pageRowBytes(page);
+  }
+
+  /**
+   * The page row of a held chunk as of the last sync (its document's name the latest read), or
+   * undefined: not held, the store sends none (SearchReader.termPages), pages off, or its
+   * document was gone. The same row `pageChunks` reads at that snapshot.
+   */
+  pageOf(rowid: number): PageChunk | undefined {
+    const s = this.slotOf.get(rowid);
+    if (s === undefined) return undefined;
+    const p = this.pages[s];
+    const name = this.docTitles[this.doc[s]!];
+    if (!p || name == null) return undefined;
+    return { ...p, doc_name: name };
+  }
+
   /** The document id of a chunk held here, or undefined. */
   documentOf(rowid: number): string | undefined {
     const s = this.slotOf.get(rowid);
@@ -501,7 +548,7 @@ export class TermIndex {
   }
 
   /** Appends a chunk's forward row; its postings follow (post) once its terms are tokenised. */
-  private addRow(rid: number, cols: FtsTerms, documentId: string, documentName: string | null): number {
+  private addRow(rid: number, cols: FtsTerms, documentId: string, documentName: string | null, page?: PageChunk): number {
     if (this.n >= this.cap) this.grow(this.n + 1);
     const s = this.n++;
     this.start[s] = this.poolLen;
@@ -522,6 +569,8 @@ export class TermIndex {
     this.rowid[s] = rid;
     this.alive[s] = 1;
     this.doc[s] = this.docId(documentId, documentName);
+    this.pages[s] = undefined;
+    this.setPage(s, page);
     this.slotOf.set(rid, s);
     this.live++;
     return s;
@@ -612,6 +661,7 @@ export class TermIndex {
       this.df[t]!--;
     }
     this.alive[s] = 0;
+    this.setPage(s, undefined);
     this.live--;
     this.dead++;
   }
@@ -638,12 +688,14 @@ export class TermIndex {
         this.alive[m] = 1;
         this.dlen[m] = this.dlen[s]!;
         this.doc[m] = this.doc[s]!;
+        this.pages[m] = this.pages[s];
         this.slotOf.set(this.rowid[m]!, m);
         len += to - from;
         m++;
       }
       this.pool = pool;
       this.poolLen = len;
+      this.pages.length = m;
       this.n = m;
       this.dead = 0;
       this.internLiveDocuments();
@@ -1113,8 +1165,18 @@ export class TermIndex {
   /** Memory held by the typed arrays, in bytes (bench/speed reports it). */
   get bytes(): number {
     return this.pool.byteLength + this.baseSlot.byteLength + this.baseWf.byteLength + this.baseOff.byteLength +
-      this.cap * (8 + 1 + 4 + 4 + 8 + 8 * NCOLS) + this.df.byteLength * 3 + this.tailCount * 8 + this.docBytes;
+      this.cap * (8 + 1 + 4 + 4 + 8 + 8 * NCOLS) + this.df.byteLength * 3 + this.tailCount * 8 + this.docBytes + this.pageBytes;
   }
+}
+
+/** Fields of PageChunk (17): V8 holds each in 8 bytes, after a header of 24. */
+const PAGE_OBJECT = 24 + 17 * 8;
+
+/** A page row's bytes, estimated: its own strings as UTF-16 (V8 may hold them in one byte a character) and its object. */
+function pageRowBytes(p: PageChunk): number {
+  const chars = p.id.length + p.content.length + p.important_keywords.length + p.questions.length + p.tag_kwd.length + p.positions.length +
+    (p.image_id?.length ?? 0) + (p.doc_type?.length ?? 0) + (p.create_time?.length ?? 0) + (p.index_text?.length ?? 0) + (p.lang?.length ?? 0);
+  return PAGE_OBJECT + 2 * chars;
 }
 
 function grown(a: Int32Array, min = 0): Int32Array {

@@ -91,10 +91,12 @@ export const VECTOR_SOURCES: Readonly<Record<FeedName, { readonly name: string; 
  * title (the document's name where the chunk is titled, else ''), document id, lang (the analysis
  * its row was written with; null: analyzer version 2), the document's name (null: the document is
  * gone)], and, where the store keeps it, the full-text row itself as written (its four analysed
- * columns: the term index then reads them instead of analysing the text again).
+ * columns: the term index then reads them instead of analysing the text again), and, where the
+ * store sends it (SearchReader.termPages), the chunk's page row as `pageChunks` reads it (absent:
+ * its document is gone): the term index then serves a ranked page without a read.
  */
 export type TermRow = [rowid: number, content: string, indexText: string | null, keywords: string, questions: string, title: string, documentId: string, lang: string | null,
-  documentName: string | null, fts?: readonly [string, string, string, string]];
+  documentName: string | null, fts?: readonly [string, string, string, string], page?: PageChunk];
 
 /** Splits texts into the full-text engine's tokens, and computes its logarithm (the term index matches FTS5 bit for bit). */
 export interface TextTokenizer {
@@ -178,6 +180,12 @@ export interface SearchReader {
    * `dataset`: only that dataset's chunks (a dataset's term index loads alone).
    */
   termSlice(at: FeedPosition, after: number, limit: number, dataset?: string): Promise<TermRow[]>;
+  /**
+   * true: termRows/termSlice rows carry their page row (TermRow's `page`), so the term index holds
+   * each chunk's page row and a search's page needs no read (PostgreSQL: a read there is a round
+   * trip, ~0.8 ms more than SQLite's in-process read inside a search). Absent: they do not.
+   */
+  readonly termPages?: boolean;
   /** The tokenizer and logarithm of the chunks' full-text engine. */
   textTokenizer(): Promise<TextTokenizer>;
   /** The store's full-text engine, if it has one. */

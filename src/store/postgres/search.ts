@@ -231,14 +231,22 @@ class PgFeed implements ChangeFeed {
 
 // The stored full-text row comes as JSON text (fulltext.ts: a text[] is parsed slowly).
 const TERM_SQL = `SELECT c.rowid, c.content, c.index_text, c.important_keywords, c.questions, CASE WHEN c.titled = 1 THEN COALESCE(d.name, '') ELSE '' END AS title,
-  c.document_id, c.lang, d.name AS doc_name, array_to_json(c.fts)::text AS fts FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
+  c.document_id, c.lang, d.name AS doc_name, array_to_json(c.fts)::text AS fts,
+  c.id, c.dataset_id, c.tag_kwd, c.positions, c.available, c.image_id, c.doc_type, c.create_time, c.create_timestamp
+  FROM chunk c LEFT JOIN document d ON d.id = c.document_id`;
 
 type TermObj = { rowid: number; content: string; index_text: string | null; important_keywords: string; questions: string; title: string; document_id: string; lang: string | null;
-  doc_name: string | null; fts: string | null };
+  doc_name: string | null; fts: string | null } & Omit<PageChunk, 'doc_name'>;
 const termRow = (r: TermObj): TermRow => {
   const fts = r.fts === null ? null : (JSON.parse(r.fts) as string[]);
   const row: TermRow = [r.rowid, r.content, r.index_text, r.important_keywords, r.questions, r.title, r.document_id, r.lang, r.doc_name];
-  if (fts && fts.length === 4) row.push(fts as [string, string, string, string]);
+  row.push(fts && fts.length === 4 ? (fts as [string, string, string, string]) : undefined);
+  // The page row as PAGE_SQL reads it (its inner join: none once the document is gone).
+  if (r.doc_name !== null) {
+    row.push({ rowid: r.rowid, id: r.id, document_id: r.document_id, dataset_id: r.dataset_id, content: r.content, important_keywords: r.important_keywords,
+      questions: r.questions, tag_kwd: r.tag_kwd, positions: r.positions, available: r.available, image_id: r.image_id, doc_type: r.doc_type,
+      create_time: r.create_time, create_timestamp: r.create_timestamp, index_text: r.index_text, doc_name: r.doc_name, lang: r.lang });
+  }
   return row;
 };
 
@@ -364,6 +372,9 @@ export class PgSearch implements SearchReader {
     }, { idempotent: true });
     return rows.map(termRow);
   }
+
+  /** Each term row carries its page row: a search's page then needs no round trip. */
+  readonly termPages = true;
 
   async textTokenizer(): Promise<TextTokenizer> {
     this.tokenizer ??= new Fts5Tokenizer(FTS5_TABLE('chunk_fts'));
